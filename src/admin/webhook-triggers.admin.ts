@@ -1,0 +1,164 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import type { BotOutput } from '../bots/bot.types.js';
+import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
+import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
+import { newTriggerId } from '../keys/ids.js';
+import { generateTriggerKey, hashTriggerKey, TriggerKeyCipher } from '../keys/trigger-keys.js';
+import { CreditLedger } from '../persistence/credit-ledger.js';
+import { InvocationRepository } from '../persistence/invocation.repository.js';
+import type { InvocationError, InvocationStatus, TriggerRecord } from '../persistence/records.js';
+import { TriggerRepository } from '../persistence/trigger.repository.js';
+import { RESOLVED_OPTIONS, WEBHOOKS_PATH } from '../webhook-trigger.constants.js';
+import { TRIGGER_TYPE_UNSUPPORTED, UNKNOWN_BOT } from '../webhook-trigger.messages.js';
+
+export interface BotView {
+  id: string;
+  name: string;
+  accountId: string;
+  credits: number;
+}
+
+export interface TriggerView {
+  id: string;
+  name: string;
+  type: 'webhook';
+  botId: string;
+  accountId: string;
+  url: string;
+  createdAt: Date;
+}
+
+export interface TriggerWithKey extends TriggerView {
+  /** The key; null when the module has no `keySecret` and so cannot show it again. */
+  key: string | null;
+}
+
+export interface InvocationView {
+  id: string;
+  triggerId: string;
+  botId: string;
+  status: InvocationStatus;
+  credits: number;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  outputs: BotOutput[] | null;
+  error: InvocationError | null;
+}
+
+export interface CreateTriggerInput {
+  name: string;
+  /** Only `webhook` exists. @default 'webhook' */
+  type?: string;
+}
+
+/** Invalid input to the admin service (an unknown bot, a bad name or credit amount). */
+export class WebhookAdminInputError extends Error {}
+
+/**
+ * What a host needs to build its own trigger UI: create, list, view, rotate and delete triggers, read
+ * run history and manage credits. The module mounts no HTTP API for this; expose it as you see fit.
+ */
+@Injectable()
+export class WebhookTriggersAdmin {
+  private readonly cipher: TriggerKeyCipher | null;
+
+  constructor(
+    private readonly registry: WebhookBotRegistry,
+    private readonly triggers: TriggerRepository,
+    private readonly invocations: InvocationRepository,
+    private readonly ledger: CreditLedger,
+    @Optional() @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+  ) {
+    this.cipher = options.keySecret ? new TriggerKeyCipher(options.keySecret) : null;
+  }
+
+  listBots(): BotView[] {
+    return this.registry.list().map(({ id, name, accountId, credits }) => ({ id, name, accountId, credits }));
+  }
+
+  /** Creates a trigger for a bot; the answer is the only time a key is shown when there is no `keySecret`. */
+  async createTrigger(botId: string, input: CreateTriggerInput): Promise<TriggerWithKey> {
+    const bot = this.registry.get(botId);
+    if (!bot) throw new WebhookAdminInputError(UNKNOWN_BOT(botId));
+    const type = input.type ?? 'webhook';
+    if (type !== 'webhook') throw new WebhookAdminInputError(TRIGGER_TYPE_UNSUPPORTED(String(type)));
+    const name = typeof input.name === 'string' ? input.name.trim() : '';
+    if (name.length < 1 || name.length > 200) throw new WebhookAdminInputError('Trigger name must be 1–200 characters');
+    const key = generateTriggerKey();
+    const record: TriggerRecord = {
+      id: newTriggerId(),
+      botId,
+      accountId: bot.accountId,
+      name,
+      type: 'webhook',
+      keyHash: hashTriggerKey(key),
+      keyCiphertext: this.cipher?.encrypt(key) ?? null,
+      createdAt: new Date(),
+    };
+    await this.triggers.create(record);
+    return { ...this.toView(record), key };
+  }
+
+  async listTriggers(botId: string): Promise<TriggerView[]> {
+    return (await this.triggers.listByBot(botId)).map((t) => this.toView(t));
+  }
+
+  /** The trigger with its key (decrypted with `keySecret`), or null when unknown or deleted. */
+  async viewTrigger(triggerId: string): Promise<TriggerWithKey | null> {
+    const trigger = await this.triggers.findActive(triggerId);
+    if (!trigger) return null;
+    const key = trigger.keyCiphertext && this.cipher ? this.cipher.decrypt(trigger.keyCiphertext) : null;
+    return { ...this.toView(trigger), key };
+  }
+
+  /** Issues a new key; the old one stops working at once. Null when the trigger is unknown or deleted. */
+  async rotateKey(triggerId: string): Promise<TriggerWithKey | null> {
+    const key = generateTriggerKey();
+    if (!(await this.triggers.replaceKey(triggerId, hashTriggerKey(key), this.cipher?.encrypt(key) ?? null))) return null;
+    const trigger = await this.triggers.findActive(triggerId);
+    return trigger ? { ...this.toView(trigger), key } : null;
+  }
+
+  /** Deletes a trigger: its URL answers 404 from now on; its runs stay in history. */
+  deleteTrigger(triggerId: string): Promise<boolean> {
+    return this.triggers.delete(triggerId);
+  }
+
+  /** A bot's runs, newest first. */
+  async listInvocations(botId: string, limit = 100): Promise<InvocationView[]> {
+    const rows = await this.invocations.listByBot(botId, Math.min(Math.max(1, limit), 1000));
+    return rows.map(({ id, triggerId, botId: b, status, credits, createdAt, startedAt, finishedAt, outputs, error }) => ({
+      id,
+      triggerId,
+      botId: b,
+      status,
+      credits,
+      createdAt,
+      startedAt,
+      finishedAt,
+      outputs,
+      error,
+    }));
+  }
+
+  async getCredits(accountId: string): Promise<{ id: string; credits: number } | null> {
+    const credits = await this.ledger.getBalance(accountId);
+    return credits === null ? null : { id: accountId, credits };
+  }
+
+  async setCredits(accountId: string, credits: number): Promise<{ id: string; credits: number }> {
+    if (!Number.isSafeInteger(credits) || credits < 0) throw new WebhookAdminInputError('credits must be a whole number ≥ 0');
+    await this.ledger.setBalance(accountId, credits);
+    return { id: accountId, credits };
+  }
+
+  /** `{publicBaseUrl}/webhooks/{id}/trigger`. */
+  triggerUrl(triggerId: string): string {
+    return `${this.options.publicBaseUrl}/${WEBHOOKS_PATH}/${triggerId}/trigger`;
+  }
+
+  private toView(t: TriggerRecord): TriggerView {
+    return { id: t.id, name: t.name, type: t.type, botId: t.botId, accountId: t.accountId, url: this.triggerUrl(t.id), createdAt: t.createdAt };
+  }
+}

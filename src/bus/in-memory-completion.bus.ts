@@ -1,0 +1,35 @@
+import { Injectable } from '@nestjs/common';
+import { CompletionBus } from './completion-bus.js';
+
+/** For runs that finish in this process: a map from id to its waiters, O(1) per wake-up. */
+@Injectable()
+export class InMemoryCompletionBus extends CompletionBus {
+  private readonly listeners = new Map<string, Set<() => void>>();
+
+  async publish(invocationId: string): Promise<void> {
+    const set = this.listeners.get(invocationId);
+    if (!set) return;
+    this.listeners.delete(invocationId);
+    for (const listener of set) listener();
+  }
+
+  subscribe(invocationId: string, listener: () => void): () => void {
+    let set = this.listeners.get(invocationId);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(invocationId, set);
+    }
+    set.add(listener);
+    return () => {
+      const current = this.listeners.get(invocationId);
+      if (!current) return;
+      current.delete(listener);
+      if (current.size === 0) this.listeners.delete(invocationId);
+    };
+  }
+
+  /** Number of ids with waiters; lets tests prove that a gone client released its waiter. */
+  get waitingIds(): number {
+    return this.listeners.size;
+  }
+}

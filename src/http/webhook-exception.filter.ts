@@ -1,0 +1,52 @@
+import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { HttpAdapterHost } from '@nestjs/core';
+import { STATUS_CODES } from 'node:http';
+import { BotNotRegisteredError, NotEnoughCreditsError } from '../invocations/invocation.errors.js';
+import { BOT_NOT_REGISTERED, INTERNAL_ERROR, NOT_ENOUGH_CREDITS } from '../webhook-trigger.messages.js';
+import { WebhookThrottledException } from './webhook-throttled.exception.js';
+
+/** Body of every non-2xx answer of the webhook API. */
+export interface WebhookErrorBody {
+  success: false;
+  statusCode: number;
+  error: string;
+  message: string;
+}
+
+/** Every failure of the webhook routes becomes `{ success: false, statusCode, error, message }`; never a stack. */
+@Catch()
+export class WebhookExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('WebhookTriggerModule');
+
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const { httpAdapter } = this.adapterHost;
+    const response = host.switchToHttp().getResponse();
+    const [status, message] = this.describe(exception);
+    if (exception instanceof WebhookThrottledException) {
+      httpAdapter.setHeader(response, 'Retry-After', String(exception.retryAfterSeconds));
+    }
+    const body: WebhookErrorBody = { success: false, statusCode: status, error: STATUS_CODES[status] ?? 'Error', message };
+    httpAdapter.reply(response, body, status);
+  }
+
+  private describe(exception: unknown): [number, string] {
+    if (exception instanceof HttpException) {
+      const response = exception.getResponse();
+      const message =
+        typeof response === 'string'
+          ? response
+          : Array.isArray((response as { message?: unknown }).message)
+            ? ((response as { message: string[] }).message).join('; ')
+            : String((response as { message?: unknown }).message ?? exception.message);
+      return [exception.getStatus(), message];
+    }
+    if (exception instanceof NotEnoughCreditsError) {
+      return [HttpStatus.PAYMENT_REQUIRED, NOT_ENOUGH_CREDITS(exception.accountId, exception.cost)];
+    }
+    if (exception instanceof BotNotRegisteredError) return [HttpStatus.NOT_FOUND, BOT_NOT_REGISTERED(exception.botId)];
+    this.logger.error('Unexpected error in the webhook API', exception instanceof Error ? exception.stack : String(exception));
+    return [HttpStatus.INTERNAL_SERVER_ERROR, INTERNAL_ERROR];
+  }
+}

@@ -1,0 +1,33 @@
+// The public API. Everything a host uses or implements is named here; explorers, provider factories and
+// internal tokens stay private.
+export { WebhookTriggerModule, InjectWebhookTriggerOptions, getWebhookTriggerOptionsToken } from './webhook-trigger.module.js';
+export type { WebhookTriggerModuleExtras } from './webhook-trigger.module-definition.js';
+export type {
+  WebhookTriggerModuleOptions,
+  ResolvedWebhookTriggerOptions,
+  WebhookRateLimit,
+  WebhookTriggerDatabaseOptions,
+} from './interfaces/webhook-trigger-options.interface.js';
+export { DEFAULT_OPTIONS } from './webhook-trigger.options.js';
+export { WEBHOOK_EVENTS } from './webhook-trigger.constants.js';
+
+export { WebhookBot } from './bots/webhook-bot.decorator.js';
+export { WebhookBotHost } from './bots/webhook-bot-host.js';
+export type { BotContext, BotInputs, BotOutput, WebhookBotOptions } from './bots/bot.types.js';
+
+export { WebhookTriggersAdmin, WebhookAdminInputError } from './admin/webhook-triggers.admin.js';
+export type { BotView, TriggerView, TriggerWithKey, InvocationView, CreateTriggerInput } from './admin/webhook-triggers.admin.js';
+
+export { TriggerRepository } from './persistence/trigger.repository.js';
+export { InvocationRepository } from './persistence/invocation.repository.js';
+export { CreditLedger } from './persistence/credit-ledger.js';
+export { WebhookUnitOfWork } from './persistence/unit-of-work.js';
+export { IdempotencyKeyTakenError, TERMINAL_STATUSES } from './persistence/records.js';
+export type { TriggerRecord, InvocationRecord, InvocationStatus, InvocationError, NewInvocation, InvocationTransition } from './persistence/records.js';
+export { WEBHOOK_TRIGGER_ENTITIES, WebhookAccountEntity, WebhookTriggerEntity, WebhookInvocationEntity } from './persistence/typeorm/entities.js';
+export { WEBHOOK_TRIGGER_MIGRATIONS } from './persistence/typeorm/migrations/index.js';
+
+export { BotRunner } from './runner/bot-runner.js';
+export { CompletionBus } from './bus/completion-bus.js';
+export type { InvocationEvent } from './invocations/invocation.events.js';
+export type { WebhookErrorBody } from './http/webhook-exception.filter.js';

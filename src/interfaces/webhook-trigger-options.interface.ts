@@ -1,0 +1,96 @@
+/** One rate limit: at most `limit` requests in every window of `ttlMs` milliseconds. */
+export interface WebhookRateLimit {
+  /** Requests allowed per window. */
+  limit: number;
+  /** Window length in milliseconds. */
+  ttlMs: number;
+}
+
+/** A database the module opens and owns (its entities and migrations are added for you). */
+export type WebhookTriggerDatabaseOptions =
+  | {
+      type: 'better-sqlite3';
+      /** File path, or `:memory:`. */
+      database: string;
+    }
+  | {
+      type: 'postgres';
+      /** Connection URL, e.g. `postgres://user@127.0.0.1:5432/app`. */
+      url: string;
+    };
+
+export interface WebhookTriggerModuleOptions {
+  /**
+   * How long `GET …/sync` waits for a run to finish before answering 408.
+   * @default 300000 (5 minutes, as the spec says)
+   */
+  syncTimeoutMs?: number;
+  /**
+   * Rate limits, counted only for requests whose `X-Key` was valid.
+   * @default { perTrigger: { limit: 10, ttlMs: 1000 }, perAccount: { limit: 100, ttlMs: 60000 } }
+   */
+  rateLimits?: {
+    /** Requests per trigger. @default { limit: 10, ttlMs: 1000 } */
+    perTrigger?: WebhookRateLimit;
+    /** Requests per account that owns the trigger's bot. @default { limit: 100, ttlMs: 60000 } */
+    perAccount?: WebhookRateLimit;
+  };
+  /**
+   * Largest accepted trigger body in bytes; larger bodies get 413.
+   * @default 1048576 (1 MiB)
+   */
+  maxBodyBytes?: number;
+  /**
+   * Secret used to encrypt trigger keys at rest (AES-256-GCM) so that `view` can show a key again.
+   * Any string of at least 16 characters; without it keys are stored as hashes only and can be shown
+   * once, at creation or rotation.
+   * @default undefined
+   */
+  keySecret?: string;
+  /**
+   * A database the module opens, migrates and closes itself. Not allowed together with the
+   * `dataSourceName` extra (the host's DataSource).
+   * @default { type: 'better-sqlite3', database: 'webhook-triggers.sqlite' }
+   */
+  database?: WebhookTriggerDatabaseOptions;
+  /**
+   * Run the shipped migrations at startup. Set to false if you run them with your own tooling.
+   * @default true
+   */
+  migrationsRun?: boolean;
+  /**
+   * Account charged for runs of bots that do not name one in `@WebhookBot({ accountId })`.
+   * @default 'default'
+   */
+  defaultAccountId?: string;
+  /**
+   * Base URL used to build trigger URLs shown by the admin service (e.g. `https://api.example.com`).
+   * @default 'http://localhost:3000'
+   */
+  publicBaseUrl?: string;
+  /**
+   * Bots running at once in this process; further runs wait in order as `queued`.
+   * @default 16
+   */
+  maxConcurrentRuns?: number;
+  /**
+   * Header that makes a trigger request idempotent; repeats within `idempotencyTtlMs` return the
+   * first invocation. @default 'idempotency-key'
+   */
+  idempotencyHeader?: string;
+  /** How long an idempotency key is remembered. @default 86400000 (24 h) */
+  idempotencyTtlMs?: number;
+}
+
+/** Options after defaults and validation; what every part of the module reads. */
+export interface ResolvedWebhookTriggerOptions
+  extends Required<
+    Omit<
+      WebhookTriggerModuleOptions,
+      | 'keySecret'
+      | 'rateLimits'
+    >
+  > {
+  keySecret: string | undefined;
+  rateLimits: { perTrigger: WebhookRateLimit; perAccount: WebhookRateLimit };
+}

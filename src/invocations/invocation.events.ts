@@ -1,0 +1,38 @@
+import { Injectable, Optional } from '@nestjs/common';
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import type { InvocationRecord, InvocationStatus } from '../persistence/records.js';
+import { WEBHOOK_EVENTS } from '../webhook-trigger.constants.js';
+
+/** Payload of every `webhook-trigger.invocation.*` event. */
+export interface InvocationEvent {
+  invocationId: string;
+  triggerId: string;
+  botId: string;
+  accountId: string;
+  status: InvocationStatus;
+  /** Set on finished runs: from start to finish. */
+  durationMs?: number;
+}
+
+/**
+ * Emits state changes through the host's EventEmitter2. Optional on purpose: importing
+ * EventEmitterModule.forRoot() here as well would give the app two emitters and double-bound listeners.
+ */
+@Injectable()
+export class InvocationEvents {
+  constructor(@Optional() private readonly emitter?: EventEmitter2) {}
+
+  emit(invocation: Pick<InvocationRecord, 'id' | 'triggerId' | 'botId' | 'accountId'>, status: InvocationStatus, durationMs?: number): void {
+    if (!this.emitter) return;
+    const event: InvocationEvent = {
+      invocationId: invocation.id,
+      triggerId: invocation.triggerId,
+      botId: invocation.botId,
+      accountId: invocation.accountId,
+      status,
+    };
+    if (durationMs !== undefined) event.durationMs = durationMs;
+    const name = status === 'running' ? WEBHOOK_EVENTS.started : WEBHOOK_EVENTS[status];
+    this.emitter.emit(name, event);
+  }
+}

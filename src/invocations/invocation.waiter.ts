@@ -1,0 +1,48 @@
+import { Injectable } from '@nestjs/common';
+import { CompletionBus } from '../bus/completion-bus.js';
+import { InvocationRepository } from '../persistence/invocation.repository.js';
+import { TERMINAL_STATUSES, type InvocationRecord } from '../persistence/records.js';
+
+export type WaitResult =
+  | { kind: 'finished'; invocation: InvocationRecord }
+  | { kind: 'timeout'; invocation: InvocationRecord }
+  | { kind: 'not-found' }
+  | { kind: 'aborted' };
+
+/** Waits for a run to finish, woken by the completion bus; never polls the database. */
+@Injectable()
+export class InvocationWaiter {
+  constructor(
+    private readonly invocations: InvocationRepository,
+    private readonly bus: CompletionBus,
+  ) {}
+
+  /**
+   * Subscribes BEFORE reading the row: a run that finishes between the read and the subscription
+   * would otherwise never wake this waiter.
+   */
+  async wait(triggerId: string, invocationId: string, timeoutMs: number, signal?: AbortSignal): Promise<WaitResult> {
+    let wake!: (reason: 'finished' | 'timeout' | 'aborted') => void;
+    const woken = new Promise<'finished' | 'timeout' | 'aborted'>((resolve) => (wake = resolve));
+    const unsubscribe = this.bus.subscribe(invocationId, () => wake('finished'));
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = () => wake('aborted');
+    try {
+      const current = await this.invocations.findById(invocationId);
+      if (!current || current.triggerId !== triggerId) return { kind: 'not-found' };
+      if (TERMINAL_STATUSES.has(current.status)) return { kind: 'finished', invocation: current };
+      if (signal?.aborted) return { kind: 'aborted' };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      timer = setTimeout(() => wake('timeout'), timeoutMs);
+      const reason = await woken;
+      if (reason === 'aborted') return { kind: 'aborted' };
+      const latest = (await this.invocations.findById(invocationId)) ?? current;
+      if (TERMINAL_STATUSES.has(latest.status)) return { kind: 'finished', invocation: latest };
+      return { kind: 'timeout', invocation: latest };
+    } finally {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      unsubscribe();
+    }
+  }
+}

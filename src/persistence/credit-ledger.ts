@@ -1,0 +1,9 @@
+/** Account credits. Replace this alone to bill runs through your own system. */
+export abstract class CreditLedger {
+  /** Atomically takes `amount` from the account if it holds at least that much; false otherwise. */
+  abstract tryDebit(accountId: string, amount: number): Promise<boolean>;
+  /** The balance, or null for an unknown account. */
+  abstract getBalance(accountId: string): Promise<number | null>;
+  /** Sets the balance, creating the account if needed. */
+  abstract setBalance(accountId: string, credits: number): Promise<void>;
+}

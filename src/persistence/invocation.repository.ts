@@ -1,0 +1,19 @@
+import type { InvocationRecord, InvocationStatus, InvocationTransition, NewInvocation } from './records.js';
+
+/** Stores invocations (runs). Abstract class so it doubles as the DI token. */
+export abstract class InvocationRepository {
+  /** Inserts a `queued` invocation; throws `IdempotencyKeyTakenError` when its key is taken on the trigger. */
+  abstract insert(invocation: NewInvocation): Promise<void>;
+  abstract findById(id: string): Promise<InvocationRecord | null>;
+  /** The invocation created on `triggerId` with `key` at or after `since`, if any. */
+  abstract findByIdempotencyKey(triggerId: string, key: string, since: Date): Promise<InvocationRecord | null>;
+  /** Frees `key` on `triggerId` where it was used before `before`, so an expired key can be used again. */
+  abstract releaseIdempotencyKey(triggerId: string, key: string, before: Date): Promise<void>;
+  /**
+   * One conditional state change (`… WHERE status = from`): true only for the caller that made it,
+   * so two workers can never both start or finish a run.
+   */
+  abstract transition(id: string, from: InvocationStatus, to: InvocationStatus, fields: InvocationTransition): Promise<boolean>;
+  /** A bot's invocations, newest first. */
+  abstract listByBot(botId: string, limit: number): Promise<InvocationRecord[]>;
+}

@@ -1,0 +1,57 @@
+import type { BotOutput } from '../bots/bot.types.js';
+
+/** Where a run is in its life; terminal states never change. */
+export type InvocationStatus = 'queued' | 'running' | 'succeeded' | 'failed';
+export const TERMINAL_STATUSES: ReadonlySet<InvocationStatus> = new Set(['succeeded', 'failed']);
+
+export interface TriggerRecord {
+  id: string;
+  botId: string;
+  /** The account charged for runs started through this trigger. */
+  accountId: string;
+  name: string;
+  type: 'webhook';
+  /** SHA-256 of the key, hex. */
+  keyHash: string;
+  /** AES-256-GCM ciphertext of the key when the host configured `keySecret`. */
+  keyCiphertext: string | null;
+  createdAt: Date;
+}
+
+export interface InvocationError {
+  message: string;
+}
+
+export interface InvocationRecord {
+  id: string;
+  triggerId: string;
+  botId: string;
+  accountId: string;
+  status: InvocationStatus;
+  inputs: Record<string, unknown>;
+  outputs: BotOutput[] | null;
+  error: InvocationError | null;
+  /** Credits charged when the run was accepted. */
+  credits: number;
+  idempotencyKey: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+export type NewInvocation = Omit<InvocationRecord, 'status' | 'outputs' | 'error' | 'startedAt' | 'finishedAt'>;
+
+/** Fields written together with a state change. */
+export interface InvocationTransition {
+  startedAt?: Date;
+  finishedAt?: Date;
+  outputs?: BotOutput[] | null;
+  error?: InvocationError | null;
+}
+
+/** Thrown by `InvocationRepository.insert` when (triggerId, idempotencyKey) is already taken. */
+export class IdempotencyKeyTakenError extends Error {
+  constructor(readonly triggerId: string, readonly idempotencyKey: string) {
+    super(`Idempotency key already used on trigger ${triggerId}`);
+  }
+}

@@ -1,0 +1,101 @@
+import { Column, Entity, Index, PrimaryColumn, type ValueTransformer } from 'typeorm';
+import type { BotOutput } from '../../bots/bot.types.js';
+import type { InvocationError, InvocationStatus } from '../records.js';
+
+/** Times are epoch milliseconds in a bigint column: the same on SQLite and PostgreSQL. */
+const epochMs: ValueTransformer = {
+  to: (value: Date | null | undefined) => (value == null ? value : value.getTime()),
+  from: (value: string | number | null) => (value == null ? null : new Date(Number(value))),
+};
+/** PostgreSQL returns bigint as a string. */
+const bigintNumber: ValueTransformer = {
+  to: (value: number) => value,
+  from: (value: string | number) => Number(value),
+};
+
+@Entity('webhook_accounts')
+export class WebhookAccountEntity {
+  @PrimaryColumn('varchar', { length: 200 })
+  id!: string;
+
+  @Column('bigint', { transformer: bigintNumber })
+  credits!: number;
+}
+
+@Entity('webhook_triggers')
+@Index('IDX_webhook_triggers_bot', ['botId'])
+export class WebhookTriggerEntity {
+  @PrimaryColumn('varchar', { length: 40 })
+  id!: string;
+
+  @Column('varchar', { name: 'bot_id', length: 200 })
+  botId!: string;
+
+  @Column('varchar', { name: 'account_id', length: 200 })
+  accountId!: string;
+
+  @Column('varchar', { length: 200 })
+  name!: string;
+
+  @Column('varchar', { length: 20 })
+  type!: 'webhook';
+
+  @Column('varchar', { name: 'key_hash', length: 64 })
+  keyHash!: string;
+
+  @Column('text', { name: 'key_ciphertext', nullable: true })
+  keyCiphertext!: string | null;
+
+  @Column('bigint', { name: 'created_at', transformer: epochMs })
+  createdAt!: Date;
+
+  @Column('bigint', { name: 'deleted_at', nullable: true, transformer: epochMs })
+  deletedAt!: Date | null;
+}
+
+@Entity('webhook_invocations')
+@Index('IDX_webhook_invocations_bot_created', ['botId', 'createdAt'])
+@Index('UQ_webhook_invocations_idempotency', ['triggerId', 'idempotencyKey'], { unique: true })
+export class WebhookInvocationEntity {
+  @PrimaryColumn('varchar', { length: 40 })
+  id!: string;
+
+  @Column('varchar', { name: 'trigger_id', length: 40 })
+  triggerId!: string;
+
+  @Column('varchar', { name: 'bot_id', length: 200 })
+  botId!: string;
+
+  @Column('varchar', { name: 'account_id', length: 200 })
+  accountId!: string;
+
+  @Column('varchar', { length: 20 })
+  status!: InvocationStatus;
+
+  @Column('simple-json')
+  inputs!: Record<string, unknown>;
+
+  @Column('simple-json', { nullable: true })
+  outputs!: BotOutput[] | null;
+
+  @Column('simple-json', { nullable: true })
+  error!: InvocationError | null;
+
+  @Column('integer')
+  credits!: number;
+
+  @Column('varchar', { name: 'idempotency_key', length: 255, nullable: true })
+  idempotencyKey!: string | null;
+
+  @Column('bigint', { name: 'created_at', transformer: epochMs })
+  createdAt!: Date;
+
+  @Column('bigint', { name: 'started_at', nullable: true, transformer: epochMs })
+  startedAt!: Date | null;
+
+  @Column('bigint', { name: 'finished_at', nullable: true, transformer: epochMs })
+  finishedAt!: Date | null;
+}
+
+/** Add these to your DataSource's `entities` when you pass `dataSourceName`. */
+export const WEBHOOK_TRIGGER_ENTITIES = [WebhookAccountEntity, WebhookTriggerEntity, WebhookInvocationEntity];

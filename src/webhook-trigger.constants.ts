@@ -1,0 +1,23 @@
+/** Injection token of the resolved options (internal; hosts use `@InjectWebhookTriggerOptions()`). */
+export const RESOLVED_OPTIONS = Symbol('WEBHOOK_TRIGGER_RESOLVED_OPTIONS');
+/** Injection token of the TypeORM DataSource the module uses. */
+export const WEBHOOK_DATA_SOURCE = Symbol('WEBHOOK_TRIGGER_DATA_SOURCE');
+/** Metadata key set by `@WebhookBot()`. */
+export const WEBHOOK_BOT_METADATA = 'webhook-trigger:bot';
+
+/** Path segments of the public API; the spec fixes them. */
+export const WEBHOOKS_PATH = 'webhooks';
+/** Matches the trigger route with any global prefix, for the body reader that runs before routing. */
+export const TRIGGER_ROUTE_PATTERN = /\/webhooks\/[^/?#]+\/trigger\/?(?:\?.*)?$/;
+
+export const TRIGGER_ID_PATTERN = /^trg_[A-Za-z0-9_-]{16}$/;
+export const INVOCATION_ID_PATTERN = /^inv_[A-Za-z0-9_-]{22}$/;
+export const KEY_PREFIX = 'whk_';
+
+/** Event names emitted through @nestjs/event-emitter. */
+export const WEBHOOK_EVENTS = {
+  queued: 'webhook-trigger.invocation.queued',
+  started: 'webhook-trigger.invocation.started',
+  succeeded: 'webhook-trigger.invocation.succeeded',
+  failed: 'webhook-trigger.invocation.failed',
+} as const;

@@ -1,0 +1,30 @@
+export const UNKNOWN_TRIGGER = (id: string) => `Trigger "${id}" does not exist`;
+export const UNKNOWN_INVOCATION = (id: string) => `Invocation "${id}" does not exist for this trigger`;
+export const MISSING_KEY = 'The X-Key header is required';
+export const INVALID_KEY = 'The X-Key header does not match this trigger';
+export const RATE_LIMITED = (scope: string) => `Too many requests for this ${scope}; retry later`;
+export const NOT_ENOUGH_CREDITS = (accountId: string, cost: number) =>
+  `Account "${accountId}" has fewer than ${cost} credit(s) left`;
+export const BODY_NOT_JSON_TYPE = (type: string | undefined) =>
+  `Content-Type must be application/json${type ? `, got "${type}"` : ''}`;
+export const BODY_MALFORMED = 'The request body is not valid JSON';
+export const BODY_NOT_OBJECT = 'The request body must be a JSON object';
+export const BODY_TOO_LARGE = (limit: number) => `The request body exceeds ${limit} bytes`;
+export const SYNC_TIMEOUT = (ms: number) => `The run did not finish within ${ms} ms; call sync again`;
+export const BOT_NOT_REGISTERED = (botId: string) => `Bot "${botId}" is not registered in this application`;
+export const INVALID_OUTPUTS =
+  'The bot returned invalid outputs: expected an array of { title: string, message: string }';
+export const INTERNAL_ERROR = 'Internal server error';
+
+export const DUPLICATE_BOT_ID = (id: string, a: string, b: string) =>
+  `@WebhookBot id "${id}" is used by both ${a} and ${b}; bot ids must be unique`;
+export const BOT_NOT_EXTENDING_BASE = (name: string) =>
+  `${name} is decorated with @WebhookBot() but does not extend WebhookBotHost; declare it as "class ${name} extends WebhookBotHost" and implement main()`;
+export const INVALID_OPTION = (field: string, problem: string) =>
+  `WebhookTriggerModule: invalid option "${field}": ${problem}`;
+export const HOST_DATA_SOURCE_MISSING = (name: string) =>
+  `WebhookTriggerModule: no TypeORM DataSource named "${name}" was found; register it with TypeOrmModule.forRoot() or remove "dataSourceName"`;
+export const HOST_DATA_SOURCE_ENTITIES = (name: string) =>
+  `WebhookTriggerModule: DataSource "${name}" does not include WEBHOOK_TRIGGER_ENTITIES; add them to its "entities"`;
+export const UNKNOWN_BOT = (id: string) => `Bot "${id}" is not registered`;
+export const TRIGGER_TYPE_UNSUPPORTED = (type: string) => `Trigger type "${type}" is not supported; use "webhook"`;

@@ -1,0 +1,101 @@
+import { ConfigurableModuleBuilder, type Provider, type Type } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { CompletionBus } from './bus/completion-bus.js';
+import { InMemoryCompletionBus } from './bus/in-memory-completion.bus.js';
+import type { ResolvedWebhookTriggerOptions, WebhookTriggerModuleOptions } from './interfaces/webhook-trigger-options.interface.js';
+import { CreditLedger } from './persistence/credit-ledger.js';
+import { InvocationRepository } from './persistence/invocation.repository.js';
+import { TriggerRepository } from './persistence/trigger.repository.js';
+import { TypeOrmCreditLedger } from './persistence/typeorm/typeorm-credit-ledger.js';
+import { TypeOrmInvocationRepository } from './persistence/typeorm/typeorm-invocation.repository.js';
+import { TypeOrmTriggerRepository } from './persistence/typeorm/typeorm-trigger.repository.js';
+import { TypeOrmUnitOfWork } from './persistence/typeorm/typeorm-unit-of-work.js';
+import { checkHostDataSource, openOwnedDataSource, OwnedDataSourceCloser } from './persistence/typeorm/webhook-data-source.js';
+import { WebhookUnitOfWork } from './persistence/unit-of-work.js';
+import { BotRunner } from './runner/bot-runner.js';
+import { InProcessBotRunner } from './runner/in-process.runner.js';
+import { RESOLVED_OPTIONS, WEBHOOK_DATA_SOURCE } from './webhook-trigger.constants.js';
+import { INVALID_OPTION } from './webhook-trigger.messages.js';
+
+/**
+ * Wiring decided when the module is imported (also on `forRootAsync`), because Nest must know which
+ * classes to instantiate before any async options exist.
+ */
+export interface WebhookTriggerModuleExtras {
+  /** Register the module globally. @default false */
+  isGlobal?: boolean;
+  /**
+   * Use the DataSource your `TypeOrmModule.forRoot()` registered under this name (`'default'` for the
+   * unnamed one) instead of opening one. It must list `WEBHOOK_TRIGGER_ENTITIES` in `entities` and run
+   * `WEBHOOK_TRIGGER_MIGRATIONS` (e.g. `migrations: [...]`, `migrationsRun: true`).
+   * @default undefined (the module opens its own database: see the `database` option)
+   */
+  dataSourceName?: string;
+  /** Replace the trigger store. @default TypeOrmTriggerRepository */
+  triggerRepository?: Type<TriggerRepository>;
+  /** Replace the invocation store. @default TypeOrmInvocationRepository */
+  invocationRepository?: Type<InvocationRepository>;
+  /** Replace credit accounting, e.g. with your billing. @default TypeOrmCreditLedger */
+  creditLedger?: Type<CreditLedger>;
+  /** Replace the transaction boundary around the stores. @default TypeOrmUnitOfWork */
+  unitOfWork?: Type<WebhookUnitOfWork>;
+  /** Replace where runs execute. @default InProcessBotRunner */
+  runner?: Type<BotRunner>;
+  /** Replace how "run finished" reaches waiting sync requests. @default InMemoryCompletionBus */
+  completionBus?: Type<CompletionBus>;
+}
+
+function dataSourceProvider(dataSourceName: string | undefined): Provider[] {
+  if (dataSourceName !== undefined) {
+    if (typeof dataSourceName !== 'string' || dataSourceName === '') throw new Error(INVALID_OPTION('dataSourceName', 'expected a non-empty string'));
+    return [
+      OwnedDataSourceCloser,
+      {
+        provide: WEBHOOK_DATA_SOURCE,
+        inject: [getDataSourceToken(dataSourceName === 'default' ? undefined : dataSourceName)],
+        useFactory: (dataSource: DataSource) => checkHostDataSource(dataSource, dataSourceName),
+      },
+    ];
+  }
+  return [
+    OwnedDataSourceCloser,
+    {
+      provide: WEBHOOK_DATA_SOURCE,
+      inject: [RESOLVED_OPTIONS, OwnedDataSourceCloser],
+      useFactory: async (options: ResolvedWebhookTriggerOptions, closer: OwnedDataSourceCloser) => {
+        const dataSource = await openOwnedDataSource(options);
+        closer.own(dataSource);
+        return dataSource;
+      },
+    },
+  ];
+}
+
+function wiringProviders(extras: WebhookTriggerModuleExtras): Provider[] {
+  return [
+    ...dataSourceProvider(extras.dataSourceName),
+    TypeOrmUnitOfWork,
+    { provide: WebhookUnitOfWork, useClass: extras.unitOfWork ?? TypeOrmUnitOfWork },
+    { provide: TriggerRepository, useClass: extras.triggerRepository ?? TypeOrmTriggerRepository },
+    { provide: InvocationRepository, useClass: extras.invocationRepository ?? TypeOrmInvocationRepository },
+    { provide: CreditLedger, useClass: extras.creditLedger ?? TypeOrmCreditLedger },
+    { provide: BotRunner, useClass: extras.runner ?? InProcessBotRunner },
+    { provide: CompletionBus, useClass: extras.completionBus ?? InMemoryCompletionBus },
+  ];
+}
+
+export const {
+  ConfigurableModuleClass: ConfigurableWebhookTriggerModule,
+  MODULE_OPTIONS_TOKEN: WEBHOOK_TRIGGER_MODULE_OPTIONS,
+  OPTIONS_TYPE: WEBHOOK_TRIGGER_OPTIONS_TYPE,
+  ASYNC_OPTIONS_TYPE: WEBHOOK_TRIGGER_ASYNC_OPTIONS_TYPE,
+} = new ConfigurableModuleBuilder<WebhookTriggerModuleOptions>({ moduleName: 'WebhookTrigger' })
+  .setClassMethodName('forRoot')
+  .setFactoryMethodName('createWebhookTriggerOptions')
+  .setExtras<WebhookTriggerModuleExtras>({ isGlobal: false }, (definition, extras) => ({
+    ...definition,
+    global: extras.isGlobal,
+    providers: [...(definition.providers ?? []), ...wiringProviders(extras)],
+  }))
+  .build();

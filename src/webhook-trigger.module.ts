@@ -1,0 +1,56 @@
+import { Inject, Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { WebhookTriggersAdmin } from './admin/webhook-triggers.admin.js';
+import { WebhookBotExplorer } from './bots/webhook-bot.explorer.js';
+import { WebhookBotRegistry } from './bots/webhook-bot.registry.js';
+import { CompletionBus } from './bus/completion-bus.js';
+import { TriggerKeyGuard } from './http/trigger-key.guard.js';
+import { SlidingWindowThrottlerStorage } from './http/sliding-window.throttler-storage.js';
+import { WebhookBodyReader } from './http/webhook-body.reader.js';
+import { WebhookThrottlerGuard } from './http/webhook-throttler.guard.js';
+import { WebhookTriggerController } from './http/webhook-trigger.controller.js';
+import { InvocationEvents } from './invocations/invocation.events.js';
+import { InvocationExecutor } from './invocations/invocation.executor.js';
+import { InvocationService } from './invocations/invocation.service.js';
+import { InvocationWaiter } from './invocations/invocation.waiter.js';
+import { CreditLedger } from './persistence/credit-ledger.js';
+import { InvocationRepository } from './persistence/invocation.repository.js';
+import { TriggerRepository } from './persistence/trigger.repository.js';
+import { BotRunner } from './runner/bot-runner.js';
+import { RESOLVED_OPTIONS } from './webhook-trigger.constants.js';
+import { ConfigurableWebhookTriggerModule, WEBHOOK_TRIGGER_MODULE_OPTIONS } from './webhook-trigger.module-definition.js';
+import { resolveWebhookTriggerOptions } from './webhook-trigger.options.js';
+
+/**
+ * Mounts the webhook trigger API (`POST /webhooks/:triggerId/trigger`,
+ * `GET /webhooks/:triggerId/trigger/invocation/:invocationId/sync`) and runs `@WebhookBot()` providers.
+ *
+ * ```ts
+ * @Module({ imports: [WebhookTriggerModule.forRoot({ keySecret: process.env.KEY_SECRET })], providers: [EchoBot] })
+ * ```
+ */
+@Module({
+  imports: [DiscoveryModule],
+  controllers: [WebhookTriggerController],
+  providers: [
+    { provide: RESOLVED_OPTIONS, inject: [WEBHOOK_TRIGGER_MODULE_OPTIONS], useFactory: resolveWebhookTriggerOptions },
+    WebhookBotRegistry,
+    WebhookBotExplorer,
+    InvocationEvents,
+    InvocationExecutor,
+    InvocationService,
+    InvocationWaiter,
+    SlidingWindowThrottlerStorage,
+    TriggerKeyGuard,
+    WebhookThrottlerGuard,
+    WebhookBodyReader,
+    WebhookTriggersAdmin,
+  ],
+  exports: [RESOLVED_OPTIONS, WebhookTriggersAdmin, TriggerRepository, InvocationRepository, CreditLedger, BotRunner, CompletionBus],
+})
+export class WebhookTriggerModule extends ConfigurableWebhookTriggerModule {}
+
+/** Token of the resolved options (defaults applied), for `@Inject()`. */
+export const getWebhookTriggerOptionsToken = (): symbol => RESOLVED_OPTIONS;
+/** Injects the resolved `ResolvedWebhookTriggerOptions`. */
+export const InjectWebhookTriggerOptions = (): ParameterDecorator & PropertyDecorator => Inject(RESOLVED_OPTIONS);

@@ -1,0 +1,78 @@
+import type {
+  ResolvedWebhookTriggerOptions,
+  WebhookRateLimit,
+  WebhookTriggerModuleOptions,
+} from './interfaces/webhook-trigger-options.interface.js';
+import { INVALID_OPTION } from './webhook-trigger.messages.js';
+
+/** The one place defaults live. */
+export const DEFAULT_OPTIONS = {
+  syncTimeoutMs: 300_000,
+  perTrigger: { limit: 10, ttlMs: 1_000 },
+  perAccount: { limit: 100, ttlMs: 60_000 },
+  maxBodyBytes: 1024 * 1024,
+  database: { type: 'better-sqlite3', database: 'webhook-triggers.sqlite' },
+  migrationsRun: true,
+  defaultAccountId: 'default',
+  publicBaseUrl: 'http://localhost:3000',
+  maxConcurrentRuns: 16,
+  idempotencyHeader: 'idempotency-key',
+  idempotencyTtlMs: 24 * 60 * 60 * 1000,
+} as const;
+
+function positiveInt(field: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
+    throw new Error(INVALID_OPTION(field, `expected a whole number from 1 to ${max}, got ${JSON.stringify(value)}`));
+  }
+  return value;
+}
+
+function nonEmptyString(field: string, value: unknown): string {
+  if (typeof value !== 'string' || value.trim() === '') {
+    throw new Error(INVALID_OPTION(field, `expected a non-empty string, got ${JSON.stringify(value)}`));
+  }
+  return value;
+}
+
+function rateLimit(field: string, value: WebhookRateLimit | undefined, fallback: WebhookRateLimit): WebhookRateLimit {
+  if (value === undefined) return { ...fallback };
+  if (typeof value !== 'object' || value === null) {
+    throw new Error(INVALID_OPTION(field, 'expected { limit, ttlMs }'));
+  }
+  return { limit: positiveInt(`${field}.limit`, value.limit), ttlMs: positiveInt(`${field}.ttlMs`, value.ttlMs) };
+}
+
+/** Applies defaults and validates; a bad value stops bootstrap with a message naming the field. */
+export function resolveWebhookTriggerOptions(raw: WebhookTriggerModuleOptions = {}): ResolvedWebhookTriggerOptions {
+  const o = raw ?? {};
+  if (o.keySecret !== undefined && (typeof o.keySecret !== 'string' || o.keySecret.length < 16)) {
+    throw new Error(INVALID_OPTION('keySecret', 'expected a string of at least 16 characters'));
+  }
+  const database = o.database ?? DEFAULT_OPTIONS.database;
+  if (database.type === 'better-sqlite3') nonEmptyString('database.database', database.database);
+  else if (database.type === 'postgres') nonEmptyString('database.url', database.url);
+  else throw new Error(INVALID_OPTION('database.type', `expected "better-sqlite3" or "postgres", got ${JSON.stringify((database as { type: unknown }).type)}`));
+
+  const publicBaseUrl = nonEmptyString('publicBaseUrl', o.publicBaseUrl ?? DEFAULT_OPTIONS.publicBaseUrl);
+  try {
+    new URL(publicBaseUrl);
+  } catch {
+    throw new Error(INVALID_OPTION('publicBaseUrl', `not an absolute URL: ${JSON.stringify(publicBaseUrl)}`));
+  }
+  return {
+    syncTimeoutMs: positiveInt('syncTimeoutMs', o.syncTimeoutMs ?? DEFAULT_OPTIONS.syncTimeoutMs, 2_147_483_647),
+    rateLimits: {
+      perTrigger: rateLimit('rateLimits.perTrigger', o.rateLimits?.perTrigger, DEFAULT_OPTIONS.perTrigger),
+      perAccount: rateLimit('rateLimits.perAccount', o.rateLimits?.perAccount, DEFAULT_OPTIONS.perAccount),
+    },
+    maxBodyBytes: positiveInt('maxBodyBytes', o.maxBodyBytes ?? DEFAULT_OPTIONS.maxBodyBytes),
+    keySecret: o.keySecret,
+    database: { ...database },
+    migrationsRun: o.migrationsRun ?? DEFAULT_OPTIONS.migrationsRun,
+    defaultAccountId: nonEmptyString('defaultAccountId', o.defaultAccountId ?? DEFAULT_OPTIONS.defaultAccountId),
+    publicBaseUrl: publicBaseUrl.replace(/\/+$/, ''),
+    maxConcurrentRuns: positiveInt('maxConcurrentRuns', o.maxConcurrentRuns ?? DEFAULT_OPTIONS.maxConcurrentRuns, 10_000),
+    idempotencyHeader: nonEmptyString('idempotencyHeader', o.idempotencyHeader ?? DEFAULT_OPTIONS.idempotencyHeader).toLowerCase(),
+    idempotencyTtlMs: positiveInt('idempotencyTtlMs', o.idempotencyTtlMs ?? DEFAULT_OPTIONS.idempotencyTtlMs),
+  };
+}
