@@ -19,8 +19,9 @@ const triggerOf = (req: unknown) => rawRequestOf(req)[AUTHENTICATED_TRIGGER]!;
 export class WebhookThrottlerGuard extends ThrottlerGuard {
   constructor(
     @Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions,
-    storage: SlidingWindowThrottlerStorage,
-    reflector: Reflector,
+    // Explicit, because ThrottlerGuard's own @InjectThrottlerStorage() metadata is inherited.
+    @Inject(SlidingWindowThrottlerStorage) storage: SlidingWindowThrottlerStorage,
+    @Inject(Reflector) reflector: Reflector,
   ) {
     const { perTrigger, perAccount } = options.rateLimits;
     const throttlerOptions: ThrottlerModuleOptions = {
