@@ -1,7 +1,11 @@
 // The public API. Everything a host uses or implements is named here; explorers, provider factories and
 // internal tokens stay private.
 export { WebhookTriggerModule, InjectWebhookTriggerOptions, getWebhookTriggerOptionsToken } from './webhook-trigger.module.js';
-export type { WebhookTriggerModuleExtras } from './webhook-trigger.module-definition.js';
+export type {
+  WebhookTriggerModuleExtras,
+  WebhookTriggerModuleAsyncOptions,
+  WebhookTriggerOptionsFactory,
+} from './webhook-trigger.module-definition.js';
 export type {
   WebhookTriggerModuleOptions,
   ResolvedWebhookTriggerOptions,

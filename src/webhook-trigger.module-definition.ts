@@ -46,6 +46,9 @@ export interface WebhookTriggerModuleExtras {
   completionBus?: Type<CompletionBus>;
 }
 
+/** The raw options token, before defaults (internal). */
+const MODULE_OPTIONS = 'WEBHOOK_TRIGGER_MODULE_OPTIONS';
+
 function dataSourceProvider(dataSourceName: string | undefined): Provider[] {
   if (dataSourceName !== undefined) {
     if (typeof dataSourceName !== 'string' || dataSourceName === '') throw new Error(INVALID_OPTION('dataSourceName', 'expected a non-empty string'));
@@ -53,8 +56,13 @@ function dataSourceProvider(dataSourceName: string | undefined): Provider[] {
       OwnedDataSourceCloser,
       {
         provide: WEBHOOK_DATA_SOURCE,
-        inject: [getDataSourceToken(dataSourceName === 'default' ? undefined : dataSourceName)],
-        useFactory: (dataSource: DataSource) => checkHostDataSource(dataSource, dataSourceName),
+        inject: [getDataSourceToken(dataSourceName === 'default' ? undefined : dataSourceName), MODULE_OPTIONS],
+        useFactory: (dataSource: DataSource, raw: WebhookTriggerModuleOptions) => {
+          if (raw?.database !== undefined) {
+            throw new Error(INVALID_OPTION('database', 'set either "dataSourceName" (the host\'s DataSource) or "database", not both'));
+          }
+          return checkHostDataSource(dataSource, dataSourceName);
+        },
       },
     ];
   }
@@ -90,12 +98,33 @@ export const {
   MODULE_OPTIONS_TOKEN: WEBHOOK_TRIGGER_MODULE_OPTIONS,
   OPTIONS_TYPE: WEBHOOK_TRIGGER_OPTIONS_TYPE,
   ASYNC_OPTIONS_TYPE: WEBHOOK_TRIGGER_ASYNC_OPTIONS_TYPE,
-} = new ConfigurableModuleBuilder<WebhookTriggerModuleOptions>({ moduleName: 'WebhookTrigger' })
+} = new ConfigurableModuleBuilder<WebhookTriggerModuleOptions>({ moduleName: 'WebhookTrigger', optionsInjectionToken: MODULE_OPTIONS })
   .setClassMethodName('forRoot')
   .setFactoryMethodName('createWebhookTriggerOptions')
-  .setExtras<WebhookTriggerModuleExtras>({ isGlobal: false }, (definition, extras) => ({
+  // Every extra is listed (undefined by default) so that Nest strips all of them from the options object.
+  .setExtras<WebhookTriggerModuleExtras>(
+    {
+      isGlobal: false,
+      dataSourceName: undefined,
+      triggerRepository: undefined,
+      invocationRepository: undefined,
+      creditLedger: undefined,
+      unitOfWork: undefined,
+      runner: undefined,
+      completionBus: undefined,
+    },
+    (definition, extras) => ({
     ...definition,
     global: extras.isGlobal,
-    providers: [...(definition.providers ?? []), ...wiringProviders(extras)],
-  }))
+      providers: [...(definition.providers ?? []), ...wiringProviders(extras)],
+    }),
+  )
   .build();
+
+/** What `forRootAsync({ useClass | useExisting })` must implement. */
+export interface WebhookTriggerOptionsFactory {
+  createWebhookTriggerOptions(): Promise<WebhookTriggerModuleOptions> | WebhookTriggerModuleOptions;
+}
+
+/** Argument of `WebhookTriggerModule.forRootAsync()`: imports, inject, useFactory/useClass/useExisting and the extras. */
+export type WebhookTriggerModuleAsyncOptions = typeof WEBHOOK_TRIGGER_ASYNC_OPTIONS_TYPE;

@@ -1,4 +1,4 @@
-import { Inject, Module } from '@nestjs/common';
+import { type DynamicModule, Inject, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { WebhookTriggersAdmin } from './admin/webhook-triggers.admin.js';
 import { WebhookBotExplorer } from './bots/webhook-bot.explorer.js';
@@ -18,7 +18,11 @@ import { InvocationRepository } from './persistence/invocation.repository.js';
 import { TriggerRepository } from './persistence/trigger.repository.js';
 import { BotRunner } from './runner/bot-runner.js';
 import { RESOLVED_OPTIONS } from './webhook-trigger.constants.js';
-import { ConfigurableWebhookTriggerModule, WEBHOOK_TRIGGER_MODULE_OPTIONS } from './webhook-trigger.module-definition.js';
+import {
+  ConfigurableWebhookTriggerModule,
+  WEBHOOK_TRIGGER_MODULE_OPTIONS,
+  type WEBHOOK_TRIGGER_OPTIONS_TYPE,
+} from './webhook-trigger.module-definition.js';
 import { resolveWebhookTriggerOptions } from './webhook-trigger.options.js';
 
 /**
@@ -48,7 +52,12 @@ import { resolveWebhookTriggerOptions } from './webhook-trigger.options.js';
   ],
   exports: [RESOLVED_OPTIONS, WebhookTriggersAdmin, TriggerRepository, InvocationRepository, CreditLedger, BotRunner, CompletionBus],
 })
-export class WebhookTriggerModule extends ConfigurableWebhookTriggerModule {}
+export class WebhookTriggerModule extends ConfigurableWebhookTriggerModule {
+  /** Options and wiring in one object; every field is optional (`forRoot()` uses the defaults). */
+  static override forRoot(options: typeof WEBHOOK_TRIGGER_OPTIONS_TYPE = {}): DynamicModule {
+    return super.forRoot(options);
+  }
+}
 
 /** Token of the resolved options (defaults applied), for `@Inject()`. */
 export const getWebhookTriggerOptionsToken = (): symbol => RESOLVED_OPTIONS;

@@ -1,0 +1,240 @@
+import { Injectable, Module, type INestApplication, type DynamicModule } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Column, Entity, PrimaryColumn } from 'typeorm';
+import {
+  CreditLedger,
+  WEBHOOK_TRIGGER_ENTITIES,
+  WEBHOOK_TRIGGER_MIGRATIONS,
+  WebhookTriggerModule,
+  WebhookTriggersAdmin,
+  getWebhookTriggerOptionsToken,
+  type ResolvedWebhookTriggerOptions,
+  type WebhookTriggerModuleOptions,
+  type WebhookTriggerOptionsFactory,
+} from '../src/index.js';
+import { EchoBot } from './fixtures/bots.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'webhook-config-'));
+let n = 0;
+const dbFile = () => join(dir, `db-${++n}.sqlite`);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function boot(imports: Array<DynamicModule | object>, providers: unknown[] = [EchoBot]): Promise<INestApplication> {
+  const moduleRef = await Test.createTestingModule({ imports: imports as DynamicModule[], providers: providers as never[] }).compile();
+  const app = moduleRef.createNestApplication({ logger: false });
+  await app.listen(0, '127.0.0.1');
+  return app;
+}
+
+/** Proves the API is mounted and working: create a trigger, trigger echo, read its outputs via sync. */
+async function roundTrip(app: INestApplication): Promise<void> {
+  const url = await app.getUrl();
+  const admin = app.get(WebhookTriggersAdmin);
+  await admin.setCredits('acct', 3);
+  const trigger = await admin.createTrigger('echo', { name: 'config test' });
+  const started = await fetch(`${url}/webhooks/${trigger.id}/trigger`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-key': trigger.key! },
+    body: JSON.stringify({ hello: 'world' }),
+  });
+  expect(started.status).toBe(200);
+  const { invocation } = (await started.json()) as { invocation: { id: string } };
+  const sync = await fetch(`${url}/webhooks/${trigger.id}/trigger/invocation/${invocation.id}/sync`, { headers: { 'x-key': trigger.key! } });
+  expect(sync.status).toBe(200);
+  expect(await sync.json()).toEqual({ success: true, outputs: [{ title: 'hello', message: 'world' }] });
+  expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 2 });
+}
+
+@Injectable()
+class ConfigService {
+  readonly file = dbFile();
+  get(): WebhookTriggerModuleOptions {
+    return { database: { type: 'better-sqlite3', database: this.file }, syncTimeoutMs: 12_345 };
+  }
+}
+
+@Module({ providers: [ConfigService], exports: [ConfigService] })
+class ConfigModule {}
+
+@Injectable()
+class OptionsFactory implements WebhookTriggerOptionsFactory {
+  constructor(private readonly config: ConfigService) {}
+  createWebhookTriggerOptions(): WebhookTriggerModuleOptions {
+    return this.config.get();
+  }
+}
+
+@Module({ imports: [ConfigModule], providers: [OptionsFactory], exports: [OptionsFactory] })
+class OptionsFactoryModule {}
+
+describe('WebhookTriggerModule configuration styles', () => {
+  let app: INestApplication | undefined;
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  it('forRoot() with no options opens webhook-triggers.sqlite in the working directory', async () => {
+    const cwd = process.cwd();
+    const here = mkdtempSync(join(dir, 'cwd-'));
+    process.chdir(here);
+    try {
+      app = await boot([WebhookTriggerModule.forRoot()]);
+      await roundTrip(app);
+      expect(existsSync(join(here, 'webhook-triggers.sqlite'))).toBe(true);
+      const options = app.get<ResolvedWebhookTriggerOptions>(getWebhookTriggerOptionsToken());
+      expect(options.syncTimeoutMs).toBe(300_000);
+      expect(options.rateLimits).toEqual({ perTrigger: { limit: 10, ttlMs: 1000 }, perAccount: { limit: 100, ttlMs: 60_000 } });
+      expect(options.maxBodyBytes).toBe(1024 * 1024);
+    } finally {
+      process.chdir(cwd);
+    }
+  });
+
+  it('forRoot(options) applies the options', async () => {
+    app = await boot([WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: dbFile() }, syncTimeoutMs: 4321 })]);
+    await roundTrip(app);
+    expect(app.get<ResolvedWebhookTriggerOptions>(getWebhookTriggerOptionsToken()).syncTimeoutMs).toBe(4321);
+  });
+
+  it('forRootAsync({ imports, inject, useFactory })', async () => {
+    app = await boot([
+      WebhookTriggerModule.forRootAsync({ imports: [ConfigModule], inject: [ConfigService], useFactory: async (c: ConfigService) => c.get() }),
+    ]);
+    await roundTrip(app);
+    expect(app.get<ResolvedWebhookTriggerOptions>(getWebhookTriggerOptionsToken()).syncTimeoutMs).toBe(12_345);
+  });
+
+  it('forRootAsync({ useClass })', async () => {
+    app = await boot([WebhookTriggerModule.forRootAsync({ imports: [ConfigModule], useClass: OptionsFactory })]);
+    await roundTrip(app);
+    expect(app.get<ResolvedWebhookTriggerOptions>(getWebhookTriggerOptionsToken()).syncTimeoutMs).toBe(12_345);
+  });
+
+  it('forRootAsync({ useExisting })', async () => {
+    app = await boot([WebhookTriggerModule.forRootAsync({ imports: [OptionsFactoryModule], useExisting: OptionsFactory })]);
+    await roundTrip(app);
+    expect(app.get<ResolvedWebhookTriggerOptions>(getWebhookTriggerOptionsToken()).syncTimeoutMs).toBe(12_345);
+  });
+});
+
+@Entity('host_notes')
+class HostNote {
+  @PrimaryColumn('varchar') id!: string;
+  @Column('varchar') text!: string;
+}
+
+describe("the host's DataSource (dataSourceName)", () => {
+  it('stores triggers and runs in the host database beside its own tables', async () => {
+    const file = dbFile();
+    const app = await boot([
+      TypeOrmModule.forRoot({
+        type: 'better-sqlite3',
+        database: file,
+        entities: [HostNote, ...WEBHOOK_TRIGGER_ENTITIES],
+        migrations: WEBHOOK_TRIGGER_MIGRATIONS,
+        migrationsRun: true,
+        synchronize: false,
+      }),
+      WebhookTriggerModule.forRoot({ dataSourceName: 'default' }),
+    ]);
+    try {
+      await roundTrip(app);
+    } finally {
+      await app.close();
+    }
+    const db = new Database(file, { readonly: true });
+    const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as { name: string }[];
+    const invocations = db.prepare(`SELECT status FROM webhook_invocations`).all();
+    db.close();
+    expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(['webhook_accounts', 'webhook_triggers', 'webhook_invocations']));
+    expect(invocations).toEqual([{ status: 'succeeded' }]);
+  });
+
+  it('refuses a host DataSource without the webhook entities, naming the fix', async () => {
+    const moduleRef = Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot({ type: 'better-sqlite3', database: dbFile(), entities: [HostNote], synchronize: true }),
+        WebhookTriggerModule.forRoot({ dataSourceName: 'default' }),
+      ],
+      providers: [EchoBot],
+    });
+    await expect(moduleRef.compile()).rejects.toThrow(/does not include WEBHOOK_TRIGGER_ENTITIES/);
+  });
+
+  it('refuses dataSourceName together with database', async () => {
+    const moduleRef = Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot({ type: 'better-sqlite3', database: ':memory:', entities: WEBHOOK_TRIGGER_ENTITIES }),
+        WebhookTriggerModule.forRoot({ dataSourceName: 'default', database: { type: 'better-sqlite3', database: ':memory:' } }),
+      ],
+      providers: [EchoBot],
+    });
+    await expect(moduleRef.compile()).rejects.toThrow(/invalid option "database"/);
+  });
+});
+
+describe('bad options stop bootstrap with a message naming the field', () => {
+  it.each<[string, WebhookTriggerModuleOptions, RegExp]>([
+    ['syncTimeoutMs', { syncTimeoutMs: 0 }, /invalid option "syncTimeoutMs"/],
+    ['rateLimits.perTrigger.limit', { rateLimits: { perTrigger: { limit: -1, ttlMs: 1000 } } }, /invalid option "rateLimits\.perTrigger\.limit"/],
+    ['maxBodyBytes', { maxBodyBytes: 1.5 }, /invalid option "maxBodyBytes"/],
+    ['keySecret', { keySecret: 'short' }, /invalid option "keySecret"/],
+    ['publicBaseUrl', { publicBaseUrl: 'not a url' }, /invalid option "publicBaseUrl"/],
+    ['database.type', { database: { type: 'mysql' } as never }, /invalid option "database\.type"/],
+  ])('%s', async (_field, options, message) => {
+    const moduleRef = Test.createTestingModule({ imports: [WebhookTriggerModule.forRoot(options)], providers: [EchoBot] });
+    await expect(moduleRef.compile()).rejects.toThrow(message);
+  });
+
+  it('forRootAsync: a bad value from the factory fails the same way', async () => {
+    const moduleRef = Test.createTestingModule({
+      imports: [WebhookTriggerModule.forRootAsync({ useFactory: () => ({ maxConcurrentRuns: 0 }) })],
+      providers: [EchoBot],
+    });
+    await expect(moduleRef.compile()).rejects.toThrow(/invalid option "maxConcurrentRuns"/);
+  });
+});
+
+/** A host's own billing: only the ledger is replaced. */
+@Injectable()
+class FixedBudgetLedger extends CreditLedger {
+  static balance = 1;
+  async tryDebit(_accountId: string, amount: number): Promise<boolean> {
+    if (FixedBudgetLedger.balance < amount) return false;
+    FixedBudgetLedger.balance -= amount;
+    return true;
+  }
+  async getBalance(): Promise<number> {
+    return FixedBudgetLedger.balance;
+  }
+  async setBalance(_accountId: string, credits: number): Promise<void> {
+    FixedBudgetLedger.balance = credits;
+  }
+}
+
+describe('replacement classes', () => {
+  it('a host CreditLedger is the one charged (402 once it says no)', async () => {
+    const app = await boot([WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: dbFile() }, creditLedger: FixedBudgetLedger })]);
+    try {
+      const url = await app.getUrl();
+      const admin = app.get(WebhookTriggersAdmin);
+      const trigger = await admin.createTrigger('echo', { name: 'billing' });
+      const fire = () =>
+        fetch(`${url}/webhooks/${trigger.id}/trigger`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-key': trigger.key! }, body: '{}' });
+      expect((await fire()).status).toBe(200);
+      expect(FixedBudgetLedger.balance).toBe(0);
+      const refused = await fire();
+      expect(refused.status).toBe(402);
+      expect(await refused.json()).toMatchObject({ success: false, statusCode: 402, error: 'Payment Required' });
+      expect(await admin.listInvocations('echo')).toHaveLength(1);
+    } finally {
+      await app.close();
+    }
+  });
+});
