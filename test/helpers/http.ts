@@ -1,0 +1,127 @@
+import { request as httpRequest, STATUS_CODES } from 'node:http';
+import type { TestTrigger } from './webhook-app.js';
+
+export interface HttpResult {
+  status: number;
+  headers: Headers;
+  /** Parsed JSON, or undefined when the body was not JSON. */
+  body: any;
+  text: string;
+  /** From sending the request to having read the whole answer. */
+  elapsedMs: number;
+}
+
+/** fetch, with the body read and parsed and the time it took. */
+export async function request(url: string, init: RequestInit = {}): Promise<HttpResult> {
+  const t0 = performance.now();
+  const res = await fetch(url, init);
+  const text = await res.text();
+  const elapsedMs = performance.now() - t0;
+  let body: unknown;
+  try {
+    body = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { status: res.status, headers: res.headers, body, text, elapsedMs };
+}
+
+export interface TriggerCall {
+  /** The X-Key value; `null` sends no X-Key header. @default the trigger's key */
+  key?: string | null;
+  /** Extra headers (e.g. Idempotency-Key, or a Content-Type that replaces the JSON one). */
+  headers?: Record<string, string>;
+  /** Sent as is instead of `JSON.stringify(inputs)`; a Uint8Array goes out with no Content-Type. */
+  raw?: string | Uint8Array;
+}
+
+/** POST /webhooks/:triggerId/trigger */
+export function triggerBot(t: Pick<TestTrigger, 'url' | 'key'>, inputs: unknown = {}, call: TriggerCall = {}): Promise<HttpResult> {
+  const key = call.key === undefined ? t.key : call.key;
+  const headers: Record<string, string> = {};
+  if (call.raw === undefined || typeof call.raw === 'string') headers['content-type'] = 'application/json';
+  if (key !== null) headers['x-key'] = key;
+  Object.assign(headers, call.headers);
+  return request(t.url, { method: 'POST', headers, body: call.raw ?? JSON.stringify(inputs) });
+}
+
+/** GET /webhooks/:triggerId/trigger/invocation/:invocationId/sync */
+export function syncInvocation(
+  t: Pick<TestTrigger, 'syncUrl' | 'key'>,
+  invocationId: string,
+  init: { key?: string | null; signal?: AbortSignal } = {},
+): Promise<HttpResult> {
+  const key = init.key === undefined ? t.key : init.key;
+  return request(t.syncUrl(invocationId), { headers: key === null ? {} : { 'x-key': key }, signal: init.signal });
+}
+
+/** Triggers and returns the invocation id, failing the test unless the answer was 200. */
+export async function startRun(t: TestTrigger, inputs: unknown = {}, call: TriggerCall = {}): Promise<string> {
+  const res = await triggerBot(t, inputs, call);
+  if (res.status !== 200) throw new Error(`expected 200 from the trigger endpoint, got ${res.status}: ${res.text}`);
+  return res.body.invocation.id as string;
+}
+
+/** Every non-2xx answer of the webhook API is JSON `{ success: false, statusCode, error, message }` and nothing else. */
+export function expectError(res: HttpResult, status: number): void {
+  if (res.status !== status) throw new Error(`expected HTTP ${status}, got ${res.status}: ${res.text}`);
+  expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+  expect(res.body).toEqual({ success: false, statusCode: status, error: STATUS_CODES[status], message: expect.any(String) });
+  expect(res.body.message.length).toBeGreaterThan(0);
+  expect(res.text).not.toMatch(/stack|\n\s+at /);
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Re-checks `probe` every 10 ms until it returns true, failing after `timeoutMs`. */
+export async function until(probe: () => boolean | Promise<boolean>, timeoutMs = 2_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(10);
+  }
+}
+
+export interface RawResult {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+  text: string;
+}
+
+/**
+ * A request through node:http, for what fetch cannot express: header names sent exactly as spelled,
+ * and a chunked body with no Content-Length.
+ */
+export function rawRequest(
+  url: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer; chunks?: Array<string | Buffer> } = {},
+): Promise<RawResult> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: opts.method ?? 'GET', headers: opts.headers }, (res) => {
+      const parts: Buffer[] = [];
+      res.on('data', (c: Buffer) => parts.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(parts).toString('utf8');
+        let body: unknown;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          body = undefined;
+        }
+        resolve({ status: res.statusCode!, headers: res.headers, body, text });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    if (opts.chunks) for (const c of opts.chunks) req.write(c);
+    req.end(opts.body);
+  });
+}
+
+/** Calls sync again while it answers 408, as the spec tells clients to. */
+export async function syncUntilFinished(t: Pick<TestTrigger, 'syncUrl' | 'key'>, invocationId: string, attempts = 20): Promise<HttpResult> {
+  let res = await syncInvocation(t, invocationId);
+  for (let i = 1; i < attempts && res.status === 408; i++) res = await syncInvocation(t, invocationId);
+  return res;
+}
