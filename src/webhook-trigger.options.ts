@@ -34,6 +34,11 @@ function nonEmptyString(field: string, value: unknown): string {
   return value;
 }
 
+function boolean(field: string, value: unknown): boolean {
+  if (typeof value !== 'boolean') throw new Error(INVALID_OPTION(field, `expected true or false, got ${JSON.stringify(value)}`));
+  return value;
+}
+
 function rateLimit(field: string, value: WebhookRateLimit | undefined, fallback: WebhookRateLimit): WebhookRateLimit {
   if (value === undefined) return { ...fallback };
   if (typeof value !== 'object' || value === null) {
@@ -47,6 +52,9 @@ export function resolveWebhookTriggerOptions(raw: WebhookTriggerModuleOptions = 
   const o = raw ?? {};
   if (o.keySecret !== undefined && (typeof o.keySecret !== 'string' || o.keySecret.length < 16)) {
     throw new Error(INVALID_OPTION('keySecret', 'expected a string of at least 16 characters'));
+  }
+  if (o.rateLimits !== undefined && (typeof o.rateLimits !== 'object' || o.rateLimits === null)) {
+    throw new Error(INVALID_OPTION('rateLimits', 'expected { perTrigger?, perAccount? }'));
   }
   const database = o.database ?? DEFAULT_OPTIONS.database;
   if (database.type === 'better-sqlite3') nonEmptyString('database.database', database.database);
@@ -68,7 +76,7 @@ export function resolveWebhookTriggerOptions(raw: WebhookTriggerModuleOptions = 
     maxBodyBytes: positiveInt('maxBodyBytes', o.maxBodyBytes ?? DEFAULT_OPTIONS.maxBodyBytes),
     keySecret: o.keySecret,
     database: { ...database },
-    migrationsRun: o.migrationsRun ?? DEFAULT_OPTIONS.migrationsRun,
+    migrationsRun: boolean('migrationsRun', o.migrationsRun ?? DEFAULT_OPTIONS.migrationsRun),
     defaultAccountId: nonEmptyString('defaultAccountId', o.defaultAccountId ?? DEFAULT_OPTIONS.defaultAccountId),
     publicBaseUrl: publicBaseUrl.replace(/\/+$/, ''),
     maxConcurrentRuns: positiveInt('maxConcurrentRuns', o.maxConcurrentRuns ?? DEFAULT_OPTIONS.maxConcurrentRuns, 10_000),

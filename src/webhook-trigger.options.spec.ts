@@ -1,0 +1,90 @@
+import type { WebhookTriggerModuleOptions } from './interfaces/webhook-trigger-options.interface.js';
+import { DEFAULT_OPTIONS, resolveWebhookTriggerOptions } from './webhook-trigger.options.js';
+
+describe('resolveWebhookTriggerOptions', () => {
+  it('applies the documented defaults when given nothing', () => {
+    const expected = {
+      syncTimeoutMs: 300_000,
+      rateLimits: { perTrigger: { limit: 10, ttlMs: 1_000 }, perAccount: { limit: 100, ttlMs: 60_000 } },
+      maxBodyBytes: 1_048_576,
+      keySecret: undefined,
+      database: { type: 'better-sqlite3', database: 'webhook-triggers.sqlite' },
+      migrationsRun: true,
+      defaultAccountId: 'default',
+      publicBaseUrl: 'http://localhost:3000',
+      maxConcurrentRuns: 16,
+      idempotencyHeader: 'idempotency-key',
+      idempotencyTtlMs: 86_400_000,
+    };
+    expect(resolveWebhookTriggerOptions()).toEqual(expected);
+    expect(resolveWebhookTriggerOptions({})).toEqual(expected);
+    expect(resolveWebhookTriggerOptions(null as unknown as WebhookTriggerModuleOptions)).toEqual(expected);
+  });
+
+  it('keeps given values, fills the rest, and normalises the URL and header name', () => {
+    const resolved = resolveWebhookTriggerOptions({
+      syncTimeoutMs: 1_000,
+      rateLimits: { perAccount: { limit: 5, ttlMs: 10_000 } },
+      keySecret: 'a-secret-of-16-chars',
+      database: { type: 'postgres', url: 'postgres://u@127.0.0.1:5432/db' },
+      publicBaseUrl: 'https://api.example.com/base//',
+      idempotencyHeader: 'X-Request-Id',
+      migrationsRun: false,
+    });
+    expect(resolved).toMatchObject({
+      syncTimeoutMs: 1_000,
+      rateLimits: { perTrigger: { limit: 10, ttlMs: 1_000 }, perAccount: { limit: 5, ttlMs: 10_000 } },
+      keySecret: 'a-secret-of-16-chars',
+      database: { type: 'postgres', url: 'postgres://u@127.0.0.1:5432/db' },
+      publicBaseUrl: 'https://api.example.com/base',
+      idempotencyHeader: 'x-request-id',
+      migrationsRun: false,
+      maxBodyBytes: 1_048_576,
+    });
+  });
+
+  it('hands out copies, so one app changing its options cannot change the defaults of another', () => {
+    const a = resolveWebhookTriggerOptions();
+    a.rateLimits.perTrigger.limit = 1;
+    (a.database as { database: string }).database = 'changed';
+    const b = resolveWebhookTriggerOptions();
+    expect(b.rateLimits.perTrigger.limit).toBe(10);
+    expect(b.database).toEqual({ type: 'better-sqlite3', database: 'webhook-triggers.sqlite' });
+    expect(DEFAULT_OPTIONS.perTrigger.limit).toBe(10);
+  });
+
+  const bad: Array<[string, WebhookTriggerModuleOptions]> = [
+    ['syncTimeoutMs', { syncTimeoutMs: 0 }],
+    ['syncTimeoutMs', { syncTimeoutMs: -5 }],
+    ['syncTimeoutMs', { syncTimeoutMs: 1.5 }],
+    ['syncTimeoutMs', { syncTimeoutMs: '300' as unknown as number }],
+    ['syncTimeoutMs', { syncTimeoutMs: 2 ** 31 }], // past what setTimeout can wait
+    ['syncTimeoutMs', { syncTimeoutMs: Number.NaN }],
+    ['rateLimits.perTrigger', { rateLimits: { perTrigger: null as unknown as { limit: number; ttlMs: number } } }],
+    ['rateLimits.perTrigger.limit', { rateLimits: { perTrigger: { limit: 0, ttlMs: 1000 } } }],
+    ['rateLimits.perTrigger.ttlMs', { rateLimits: { perTrigger: { limit: 1, ttlMs: 0 } } }],
+    ['rateLimits.perAccount.limit', { rateLimits: { perAccount: { limit: 2.5, ttlMs: 1000 } } }],
+    ['rateLimits.perAccount.ttlMs', { rateLimits: { perAccount: { limit: 1 } as { limit: number; ttlMs: number } } }],
+    ['maxBodyBytes', { maxBodyBytes: 0 }],
+    ['maxBodyBytes', { maxBodyBytes: Infinity }],
+    ['keySecret', { keySecret: 'short' }],
+    ['keySecret', { keySecret: 12345678901234567 as unknown as string }],
+    ['database.type', { database: { type: 'mysql' } as unknown as WebhookTriggerModuleOptions['database'] }],
+    ['database.database', { database: { type: 'better-sqlite3', database: '' } }],
+    ['database.database', { database: { type: 'better-sqlite3' } as unknown as WebhookTriggerModuleOptions['database'] }],
+    ['database.url', { database: { type: 'postgres', url: ' ' } }],
+    ['publicBaseUrl', { publicBaseUrl: 'not a url' }],
+    ['publicBaseUrl', { publicBaseUrl: '' }],
+    ['defaultAccountId', { defaultAccountId: '' }],
+    ['maxConcurrentRuns', { maxConcurrentRuns: 0 }],
+    ['maxConcurrentRuns', { maxConcurrentRuns: 10_001 }],
+    ['idempotencyHeader', { idempotencyHeader: '  ' }],
+    ['idempotencyTtlMs', { idempotencyTtlMs: -1 }],
+    ['migrationsRun', { migrationsRun: 'false' as unknown as boolean }],
+    ['rateLimits', { rateLimits: 'strict' as unknown as WebhookTriggerModuleOptions['rateLimits'] }],
+  ];
+
+  it.each(bad)('rejects a bad %s with a message naming it', (field, options) => {
+    expect(() => resolveWebhookTriggerOptions(options)).toThrow(`WebhookTriggerModule: invalid option "${field}"`);
+  });
+});
