@@ -1,0 +1,66 @@
+import { SlidingWindowThrottlerStorage } from './sliding-window.throttler-storage.js';
+
+describe('SlidingWindowThrottlerStorage', () => {
+  let storage: SlidingWindowThrottlerStorage;
+  let now: number;
+  /** One request at time `t` (ms): true when accepted. */
+  const hit = async (t: number, key = 'k', ttl = 1000, limit = 2) => {
+    now = t;
+    return !(await storage.increment(key, ttl, limit)).isBlocked;
+  };
+
+  beforeEach(() => {
+    now = 0;
+    jest.spyOn(Date, 'now').mockImplementation(() => now);
+    storage = new SlidingWindowThrottlerStorage();
+  });
+  afterEach(() => {
+    storage.onModuleDestroy();
+    jest.restoreAllMocks();
+  });
+
+  it('accepts exactly `limit` requests in a window', async () => {
+    const results = [];
+    for (let i = 0; i < 15; i++) results.push(await hit(i, 'k', 1000, 10));
+    expect(results.filter(Boolean)).toHaveLength(10);
+    expect(results.slice(0, 10).every(Boolean)).toBe(true);
+  });
+
+  it('slides: a request counts for exactly `ttl` ms after it was accepted, not until a fixed window edge', async () => {
+    expect(await hit(0)).toBe(true);
+    expect(await hit(900)).toBe(true);
+    expect(await hit(950)).toBe(false);
+    expect(await hit(999)).toBe(false);
+    expect(await hit(1001)).toBe(true); // the hit at 0 has left the window
+    // A fixed window starting at 1000 would accept this one too; the hit at 900 still counts here.
+    expect(await hit(1002)).toBe(false);
+    expect(await hit(1899)).toBe(false);
+    expect(await hit(1900)).toBe(true);
+  });
+
+  it('does not count refused requests, so hammering does not extend the block', async () => {
+    expect(await hit(0, 'k', 1000, 1)).toBe(true);
+    for (let t = 10; t < 1000; t += 10) expect(await hit(t, 'k', 1000, 1)).toBe(false);
+    expect(await hit(1000, 'k', 1000, 1)).toBe(true);
+  });
+
+  it('reports how many whole seconds to wait (Retry-After), at least 1', async () => {
+    now = 0;
+    await storage.increment('k', 60_000, 1);
+    now = 1_000;
+    const blocked = await storage.increment('k', 60_000, 1);
+    expect(blocked).toMatchObject({ isBlocked: true, timeToBlockExpire: 59, totalHits: 2 });
+    now = 59_500;
+    expect((await storage.increment('k', 60_000, 1)).timeToBlockExpire).toBe(1);
+    now = 59_999;
+    expect((await storage.increment('k', 60_000, 1)).timeToBlockExpire).toBe(1);
+    now = 60_000;
+    expect(await storage.increment('k', 60_000, 1)).toMatchObject({ isBlocked: false, totalHits: 1, timeToBlockExpire: 0 });
+  });
+
+  it('keeps keys apart', async () => {
+    expect(await hit(0, 'trigger:a', 1000, 1)).toBe(true);
+    expect(await hit(1, 'trigger:a', 1000, 1)).toBe(false);
+    expect(await hit(2, 'trigger:b', 1000, 1)).toBe(true);
+  });
+});
