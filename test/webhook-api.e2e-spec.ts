@@ -16,6 +16,10 @@ import {
   INVALID_OUTPUTS,
   MISSING_KEY,
 } from '../src/webhook-trigger.messages.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EchoBot } from './fixtures/bots.js';
 import { creditsRow, invocationRows } from './helpers/db.js';
 import {
   expectError,
@@ -34,6 +38,7 @@ import {
   UNTHROTTLED,
   createTrigger,
   startWebhookApp,
+  triggerOn,
   type TestTrigger,
   type WebhookTestApp,
 } from './helpers/webhook-app.js';
@@ -669,6 +674,47 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
       expect(retryAfter).toBeLessThanOrEqual(60);
       expect(invocationRows(t.dbFile, b.id)).toHaveLength(1);
       expect(creditsRow(t.dbFile, ACCOUNT)).toBe(997);
+    });
+  });
+
+  describe('across a restart on the same SQLite file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'webhook-restart-'));
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('keeps triggers, keys, credits and finished runs; a trigger whose bot is gone answers 404 and charges nothing', async () => {
+      const dbFile = join(dir, `${adapterName}.sqlite`);
+      const first = await startWebhookApp(makeAdapter, { dbFile });
+      let echo: TestTrigger;
+      let fail: TestTrigger;
+      let id: string;
+      try {
+        await first.admin.setCredits(ACCOUNT, 10);
+        echo = await createTrigger(first, 'echo');
+        fail = await createTrigger(first, 'fail');
+        id = await startRun(echo, { kept: 'yes' });
+        expect((await syncInvocation(echo, id)).status).toBe(200);
+      } finally {
+        await first.close();
+      }
+
+      // The same file, opened by an app that no longer has the fail bot.
+      const second = await startWebhookApp(makeAdapter, { dbFile, onlyProviders: true, providers: [EchoBot] });
+      try {
+        const echoAgain = triggerOn(second, echo);
+        expect((await syncInvocation(echoAgain, id)).body).toEqual({ success: true, outputs: [{ title: 'kept', message: 'yes' }] });
+        expect(await second.admin.getCredits(ACCOUNT)).toEqual({ id: ACCOUNT, credits: 9 });
+        const next = await startRun(echoAgain, { again: 'yes' });
+        expect((await syncInvocation(echoAgain, next)).body.outputs).toEqual([{ title: 'again', message: 'yes' }]);
+        expectError(await triggerBot(echoAgain, {}, { key: fail.key }), 401);
+
+        const orphan = await triggerBot(triggerOn(second, fail), { a: 1 });
+        expectError(orphan, 404);
+        expect(orphan.body.message).toMatch(/"fail" is not registered/);
+        expect(invocationRows(dbFile, fail.id)).toHaveLength(0);
+        expect(creditsRow(dbFile, ACCOUNT)).toBe(8);
+      } finally {
+        await second.close();
+      }
     });
   });
 });

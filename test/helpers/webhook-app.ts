@@ -42,20 +42,24 @@ export interface StartOptions {
   options?: WebhookTriggerModuleOptions;
   /** Import `EventEmitterModule.forRoot()` so the module's events are emitted. */
   events?: boolean;
-  /** Providers besides the fixture bots. */
+  /** Providers besides the fixture bots. @default the four fixture bots */
   providers?: Provider[];
+  /** Replace the fixture bots instead of adding to them. */
+  onlyProviders?: boolean;
+  /** Open this SQLite file (e.g. one a closed app left behind) instead of a fresh one; it is not deleted on close. */
+  dbFile?: string;
 }
 
 /** A real Nest app with the webhook module on a real SQLite file, listening on a random port. */
 export async function startWebhookApp(makeAdapter: AdapterFactory, start: StartOptions = {}): Promise<WebhookTestApp> {
-  const dir = mkdtempSync(join(tmpdir(), 'webhook-e2e-'));
-  const dbFile = join(dir, 'webhooks.sqlite');
+  const dir = start.dbFile ? undefined : mkdtempSync(join(tmpdir(), 'webhook-e2e-'));
+  const dbFile = start.dbFile ?? join(dir!, 'webhooks.sqlite');
   const moduleRef = await Test.createTestingModule({
     imports: [
       ...(start.events ? [EventEmitterModule.forRoot()] : []),
       WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: dbFile }, ...start.options }),
     ],
-    providers: [...FIXTURE_BOTS, ...(start.providers ?? [])],
+    providers: [...(start.onlyProviders ? [] : FIXTURE_BOTS), ...(start.providers ?? [])],
   }).compile();
   const adapter = makeAdapter();
   const app = adapter ? moduleRef.createNestApplication(adapter, { logger: false }) : moduleRef.createNestApplication({ logger: false });
@@ -68,7 +72,7 @@ export async function startWebhookApp(makeAdapter: AdapterFactory, start: StartO
     dbFile,
     async close() {
       await app.close();
-      rmSync(dir, { recursive: true, force: true });
+      if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
@@ -85,6 +89,11 @@ export interface TestTrigger {
 /** Creates a trigger through the exported admin service, as a host's UI would. */
 export async function createTrigger(t: WebhookTestApp, botId = 'echo', name = `${botId} trigger`): Promise<TestTrigger> {
   const created = await t.admin.createTrigger(botId, { name });
-  const url = `${t.baseUrl}/webhooks/${created.id}/trigger`;
-  return { id: created.id, key: created.key!, botId, url, syncUrl: (invocationId) => `${url}/invocation/${invocationId}/sync` };
+  return triggerOn(t, { id: created.id, key: created.key!, botId });
+}
+
+/** The URLs of a trigger on this app (e.g. one created before a restart, now served on another port). */
+export function triggerOn(t: Pick<WebhookTestApp, 'baseUrl'>, trigger: Pick<TestTrigger, 'id' | 'key' | 'botId'>): TestTrigger {
+  const url = `${t.baseUrl}/webhooks/${trigger.id}/trigger`;
+  return { ...trigger, url, syncUrl: (invocationId) => `${url}/invocation/${invocationId}/sync` };
 }
