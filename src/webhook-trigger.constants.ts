@@ -7,8 +7,12 @@ export const WEBHOOK_BOT_METADATA = 'webhook-trigger:bot';
 
 /** Path segments of the public API; the spec fixes them. */
 export const WEBHOOKS_PATH = 'webhooks';
-/** Matches the trigger route with any global prefix, for the body reader that runs before routing. */
-export const TRIGGER_ROUTE_PATTERN = /\/webhooks\/[^/?#]+\/trigger\/?(?:\?.*)?$/;
+/**
+ * Matches the trigger route with any global prefix, for the body reader that runs before routing.
+ * Case-insensitive because Express routes case-insensitively by default: a request it routes here must
+ * have had its body captured.
+ */
+export const TRIGGER_ROUTE_PATTERN = /\/webhooks\/[^/?#]+\/trigger\/?(?:\?.*)?$/i;
 
 export const TRIGGER_ID_PATTERN = /^trg_[A-Za-z0-9_-]{16}$/;
 export const INVOCATION_ID_PATTERN = /^inv_[A-Za-z0-9_-]{22}$/;

@@ -150,6 +150,17 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         }
       });
 
+      it('serves the trigger path in other letter case exactly when the host router routes it, never with a misleading 400', async () => {
+        const res = await triggerBot({ url: `${t.baseUrl}/Webhooks/${echo.id}/TRIGGER`, key: echo.key }, { cased: 'yes' });
+        if (adapterName === 'express') {
+          // Express routes case-insensitively by default, so the body must have been captured too.
+          expect(res.status).toBe(200);
+          expect((await syncInvocation(echo, res.body.invocation.id)).body.outputs).toEqual([{ title: 'cased', message: 'yes' }]);
+        } else {
+          expect(res.status).toBe(404); // Fastify routes case-sensitively: not this module's route
+        }
+      });
+
       it('answers 401 for a missing, empty or wrong X-Key, and for the key of another trigger', async () => {
         const before = creditsRow(t.dbFile, ACCOUNT)!;
         const target = await createTrigger(t, 'echo', 'locked');
