@@ -186,6 +186,19 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         expectNothingStored(target, before);
       });
 
+      it('stops accepting the old key the moment the key is rotated', async () => {
+        const trigger = await createTrigger(t, 'echo', 'rotated');
+        const earlier = await startRun(trigger, { before: 'rotation' });
+        const rotated = await t.admin.rotateKey(trigger.id);
+        expect(rotated?.key).toMatch(/^whk_/);
+        expect(rotated!.key).not.toBe(trigger.key);
+        expectError(await triggerBot(trigger, { a: 1 }), 401);
+        expectError(await syncInvocation(trigger, earlier), 401);
+        const renewed = { ...trigger, key: rotated!.key! };
+        expect((await triggerBot(renewed, { a: 1 })).status).toBe(200);
+        expect((await syncInvocation(renewed, earlier)).body.outputs).toEqual([{ title: 'before', message: 'rotation' }]);
+      });
+
       it('accepts the X-Key header in any spelling of its name', async () => {
         for (const name of ['x-key', 'X-KEY', 'X-Key', 'x-KeY']) {
           const res = await rawRequest(echo.url, {
@@ -351,6 +364,16 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         expect(invocationRows(t.dbFile, trigger.id)).toHaveLength(1);
       });
 
+      it('does not remember a key whose request was refused for lack of credits', async () => {
+        const trigger = await createTrigger(t, 'echo', 'idem broke');
+        await t.admin.setCredits(ACCOUNT, 0);
+        expectError(await triggerBot(trigger, { try: 1 }, { headers: { 'Idempotency-Key': 'retry-me' } }), 402);
+        await t.admin.setCredits(ACCOUNT, 1);
+        const id = await startRun(trigger, { try: 2 }, { headers: { 'Idempotency-Key': 'retry-me' } });
+        expect((await syncInvocation(trigger, id)).body.outputs).toEqual([{ title: 'try', message: '2' }]);
+        expect(creditsRow(t.dbFile, ACCOUNT)).toBe(0);
+      });
+
       it('answers 400 for an unusable Idempotency-Key; nothing is stored or charged', async () => {
         const trigger = await createTrigger(t, 'echo', 'idem bad');
         const res = await triggerBot(trigger, { a: 1 }, { headers: { 'Idempotency-Key': 'k'.repeat(256) } });
@@ -432,6 +455,14 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         expect(res.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '200' }] });
         expect(elapsed).toBeGreaterThanOrEqual(190);
         expect(elapsed).toBeLessThan(200 + 200);
+      });
+
+      it('wakes every client waiting on the same run', async () => {
+        const slow = await createTrigger(t, 'slow', 'many waiters');
+        const id = await startRun(slow, { ms: 150 });
+        const results = await Promise.all(Array.from({ length: 5 }, () => syncInvocation(slow, id)));
+        for (const r of results) expect(r.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '150' }] });
+        expect((t.app.get(CompletionBus) as InMemoryCompletionBus).waitingIds).toBe(0);
       });
 
       it('releases the waiter of a client that disconnects, and the run still finishes', async () => {
@@ -567,6 +598,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
       expect(res.elapsedMs).toBeGreaterThanOrEqual(290);
       expect(res.elapsedMs).toBeLessThan(1000);
       expect((await historyEntry(t, 'slow', id))?.status).toBe('running');
+      expect((t.app.get(CompletionBus) as InMemoryCompletionBus).waitingIds).toBe(0);
 
       // The spec's recovery: call sync again until the run has finished.
       const last = await syncUntilFinished(slow, id);
