@@ -84,7 +84,9 @@ function wiringProviders(extras: WebhookTriggerModuleExtras): Provider[] {
   return [
     ...dataSourceProvider(extras.dataSourceName),
     TypeOrmUnitOfWork,
-    { provide: WebhookUnitOfWork, useClass: extras.unitOfWork ?? TypeOrmUnitOfWork },
+    // useExisting, not useClass: the TypeORM stores and the service must share ONE instance (one
+    // AsyncLocalStorage, one SQLite queue), or the stores would not see the service's transaction.
+    extras.unitOfWork ? { provide: WebhookUnitOfWork, useClass: extras.unitOfWork } : { provide: WebhookUnitOfWork, useExisting: TypeOrmUnitOfWork },
     { provide: TriggerRepository, useClass: extras.triggerRepository ?? TypeOrmTriggerRepository },
     { provide: InvocationRepository, useClass: extras.invocationRepository ?? TypeOrmInvocationRepository },
     { provide: CreditLedger, useClass: extras.creditLedger ?? TypeOrmCreditLedger },

@@ -1,0 +1,101 @@
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { Client } from 'pg';
+import { CreditLedger, WebhookTriggerModule, WebhookTriggersAdmin, WebhookUnitOfWork } from '../src/index.js';
+import { EchoBot, SlowBot } from './fixtures/bots.js';
+import { createScratchDatabase, serviceUrl } from './helpers/services.js';
+
+const baseUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
+
+if (!baseUrl) {
+  it.todo('PostgreSQL suite NOT RUN: set WEBHOOK_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test');
+} else {
+  describe('on PostgreSQL (shipped migrations, atomic credits)', () => {
+    let app: INestApplication;
+    let url: string;
+    let admin: WebhookTriggersAdmin;
+    let db: { url: string; drop: () => Promise<void> };
+
+    beforeAll(async () => {
+      db = await createScratchDatabase(baseUrl);
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          WebhookTriggerModule.forRoot({
+            database: { type: 'postgres', url: db.url },
+            rateLimits: { perTrigger: { limit: 10_000, ttlMs: 1000 }, perAccount: { limit: 10_000, ttlMs: 60_000 } },
+          }),
+        ],
+        providers: [EchoBot, SlowBot],
+      }).compile();
+      app = moduleRef.createNestApplication({ logger: false });
+      await app.listen(0, '127.0.0.1');
+      url = await app.getUrl();
+      admin = app.get(WebhookTriggersAdmin);
+    });
+
+    afterAll(async () => {
+      await app?.close();
+      await db?.drop();
+    });
+
+    const fire = (triggerId: string, key: string, body: unknown, headers: Record<string, string> = {}) =>
+      fetch(`${url}/webhooks/${triggerId}/trigger`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-key': key, ...headers },
+        body: JSON.stringify(body),
+      });
+
+    it('creates the schema through the shipped migration, not synchronize', async () => {
+      const c = new Client({ connectionString: db.url });
+      await c.connect();
+      const { rows } = await c.query(`SELECT name FROM webhook_migrations`);
+      await c.end();
+      expect(rows).toEqual([{ name: 'WebhookTriggersInitial1763800000000' }]);
+    });
+
+    it('triggers, runs and answers sync', async () => {
+      await admin.setCredits('acct', 10);
+      const t = await admin.createTrigger('echo', { name: 'pg' });
+      const res = await fire(t.id, t.key!, { text: 'hi', n: 2 });
+      expect(res.status).toBe(200);
+      const { invocation } = (await res.json()) as { invocation: { id: string } };
+      const sync = await fetch(`${url}/webhooks/${t.id}/trigger/invocation/${invocation.id}/sync`, { headers: { 'x-key': t.key! } });
+      expect(await sync.json()).toEqual({ success: true, outputs: [{ title: 'text', message: 'hi' }, { title: 'n', message: '2' }] });
+      expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 9 });
+    });
+
+    it('never overspends: 5 credits, 40 concurrent triggers → exactly 5 accepted', async () => {
+      await admin.setCredits('acct', 5);
+      const t = await admin.createTrigger('slow', { name: 'race' });
+      const statuses = (await Promise.all(Array.from({ length: 40 }, () => fire(t.id, t.key!, { ms: 10 })))).map((r) => r.status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+      expect(statuses.filter((s) => s === 402)).toHaveLength(35);
+      expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 0 });
+      expect((await admin.listInvocations('slow')).filter((i) => i.triggerId === t.id)).toHaveLength(5);
+    });
+
+    it('the ledger joins the unit of work: a failed unit rolls its debit back', async () => {
+      await admin.setCredits('acct', 7);
+      const unitOfWork = app.get(WebhookUnitOfWork);
+      const ledger = app.get(CreditLedger);
+      await expect(
+        unitOfWork.run(async () => {
+          expect(await ledger.tryDebit('acct', 3)).toBe(true);
+          throw new Error('insert failed');
+        }),
+      ).rejects.toThrow('insert failed');
+      expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 7 });
+    });
+
+    it('10 concurrent requests with one Idempotency-Key → one invocation, one charge', async () => {
+      await admin.setCredits('acct', 100);
+      const t = await admin.createTrigger('echo', { name: 'idem' });
+      const responses = await Promise.all(Array.from({ length: 10 }, () => fire(t.id, t.key!, { a: 1 }, { 'Idempotency-Key': 'order-42' })));
+      expect(responses.map((r) => r.status)).toEqual(Array(10).fill(200));
+      const ids = new Set(await Promise.all(responses.map(async (r) => ((await r.json()) as { invocation: { id: string } }).invocation.id)));
+      expect(ids.size).toBe(1);
+      expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 99 });
+      expect((await admin.listInvocations('echo')).filter((i) => i.triggerId === t.id)).toHaveLength(1);
+    });
+  });
+}
