@@ -13,6 +13,7 @@ import { InvocationEvents } from './invocations/invocation.events.js';
 import { InvocationExecutor } from './invocations/invocation.executor.js';
 import { InvocationService } from './invocations/invocation.service.js';
 import { InvocationWaiter } from './invocations/invocation.waiter.js';
+import { QueuedInvocationsDispatcher } from './invocations/queued-invocations.dispatcher.js';
 import { CreditLedger } from './persistence/credit-ledger.js';
 import { InvocationRepository } from './persistence/invocation.repository.js';
 import { TriggerRepository } from './persistence/trigger.repository.js';
@@ -44,6 +45,7 @@ import { resolveWebhookTriggerOptions } from './webhook-trigger.options.js';
     InvocationExecutor,
     InvocationService,
     InvocationWaiter,
+    QueuedInvocationsDispatcher,
     SlidingWindowThrottlerStorage,
     TriggerKeyGuard,
     WebhookThrottlerGuard,

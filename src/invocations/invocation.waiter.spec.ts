@@ -32,6 +32,9 @@ class FakeInvocationRepository extends InvocationRepository {
     Object.assign(row, fields, { status: to });
     return true;
   }
+  async listIdsByStatus(status: InvocationStatus): Promise<string[]> {
+    return [...this.rows.values()].filter((r) => r.status === status).map((r) => r.id);
+  }
   async listByBot(): Promise<InvocationRecord[]> {
     return [...this.rows.values()];
   }

@@ -14,6 +14,8 @@ export abstract class InvocationRepository {
    * so two workers can never both start or finish a run.
    */
   abstract transition(id: string, from: InvocationStatus, to: InvocationStatus, fields: InvocationTransition): Promise<boolean>;
+  /** Ids of invocations in `status`, oldest first. */
+  abstract listIdsByStatus(status: InvocationStatus, limit: number): Promise<string[]>;
   /** A bot's invocations, newest first. */
   abstract listByBot(botId: string, limit: number): Promise<InvocationRecord[]>;
 }

@@ -84,6 +84,13 @@ export class TypeOrmInvocationRepository extends InvocationRepository {
     });
   }
 
+  listIdsByStatus(status: InvocationStatus, limit: number): Promise<string[]> {
+    return this.db.use(async (m) => {
+      const rows = await m.find(WebhookInvocationEntity, { select: { id: true }, where: { status }, order: { createdAt: 'ASC', id: 'ASC' }, take: limit });
+      return rows.map((r) => r.id);
+    });
+  }
+
   listByBot(botId: string, limit: number): Promise<InvocationRecord[]> {
     return this.db.use(async (m) => {
       const rows = await m.find(WebhookInvocationEntity, {
