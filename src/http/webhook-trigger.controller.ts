@@ -1,4 +1,18 @@
-import { BadRequestException, Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import {
+  BadRequestException,
+  Controller,
+  Get,
+  HttpCode,
+  Inject,
+  NotFoundException,
+  Param,
+  Post,
+  Req,
+  RequestTimeoutException,
+  Res,
+  UseFilters,
+  UseGuards,
+} from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import type { ServerResponse } from 'node:http';
 import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
@@ -14,7 +28,6 @@ import { WebhookExceptionFilter } from './webhook-exception.filter.js';
 import { BotOutputDto, SyncResponseDto, TriggerResponseDto, WebhookErrorDto } from './webhook-trigger.dto.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
 import { WebhookThrottlerGuard } from './webhook-throttler.guard.js';
-import { RequestTimeoutException } from '@nestjs/common';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
