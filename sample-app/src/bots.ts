@@ -1,0 +1,47 @@
+import { WebhookBot, WebhookBotHost, type BotContext, type BotInputs, type BotOutput } from '../../src/index.js';
+
+/** The account that owns the demo bots; seeded with credits on first start. */
+export const DEMO_ACCOUNT = 'demo';
+
+/** One output per input property: title = property name, message = the string, or the value's JSON. */
+@WebhookBot({ id: 'echo', name: 'Echo', accountId: DEMO_ACCOUNT, credits: 1 })
+export class EchoBot extends WebhookBotHost {
+  async main(inputs: BotInputs): Promise<BotOutput[]> {
+    return Object.entries(inputs).map(([title, value]) => ({
+      title,
+      message: typeof value === 'string' ? value : JSON.stringify(value),
+    }));
+  }
+}
+
+/** Waits `inputs.ms` milliseconds (default 1000), stopping early when the run is aborted. */
+@WebhookBot({ id: 'slow', name: 'Slow', accountId: DEMO_ACCOUNT, credits: 1 })
+export class SlowBot extends WebhookBotHost {
+  async main(inputs: BotInputs, ctx: BotContext): Promise<BotOutput[]> {
+    const ms = typeof inputs.ms === 'number' && Number.isFinite(inputs.ms) && inputs.ms >= 0 ? Math.min(inputs.ms, 2_147_483_647) : 1000;
+    await new Promise<void>((resolve, reject) => {
+      if (ctx.signal.aborted) return reject(ctx.signal.reason);
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(ctx.signal.reason);
+      };
+      const timer = setTimeout(() => {
+        ctx.signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      ctx.signal.addEventListener('abort', onAbort, { once: true });
+    });
+    return [{ title: 'slept', message: String(ms) }];
+  }
+}
+
+/** Always fails, with `inputs.message` as the error message when given. */
+@WebhookBot({ id: 'fail', name: 'Fail', accountId: DEMO_ACCOUNT, credits: 1 })
+export class FailBot extends WebhookBotHost {
+  async main(inputs: BotInputs): Promise<BotOutput[]> {
+    const { message } = inputs;
+    throw new Error(message === undefined || message === null ? 'bot failed' : typeof message === 'string' ? message : JSON.stringify(message));
+  }
+}
+
+export const SAMPLE_BOTS = [EchoBot, SlowBot, FailBot];

@@ -1,0 +1,135 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import type { WebhookTriggerModuleOptions } from '../../src/index.js';
+
+/** Everything the sample app reads from the environment, validated, in one place. */
+export interface SampleConfig {
+  port: number;
+  /** Absolute file path, or `:memory:`. */
+  sqlitePath: string;
+  publicBaseUrl: string;
+  adminToken: string;
+  /** True when ADMIN_TOKEN was not set and a token was generated for this run. */
+  adminTokenGenerated: boolean;
+  syncTimeoutMs: number;
+  triggerRps: number;
+  accountRpm: number;
+  keySecret: string;
+  /** Where the key secret came from: the env var, a file beside the database, or memory only. */
+  keySecretSource: { kind: 'env' } | { kind: 'file'; path: string; created: boolean } | { kind: 'memory' };
+}
+
+/** A bad environment value; the message names the variable. */
+export class ConfigError extends Error {}
+
+/** The sample app's folder (`sample-app/`), whether running from `dist/sample-app/src` or elsewhere. */
+export const SAMPLE_APP_ROOT = resolve(__dirname, '..', '..', '..');
+export const DEFAULT_SQLITE_PATH = join(SAMPLE_APP_ROOT, 'data', 'sample.sqlite');
+
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** Unset and empty both mean "use the default". */
+function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const value = env[name];
+  return value === undefined || value.trim() === '' ? undefined : value.trim();
+}
+
+function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = read(env, name);
+  if (raw === undefined) return fallback;
+  const value = /^\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+/**
+ * Reads and validates the environment. Pure except for the key secret, which (when WEBHOOK_KEY_SECRET is
+ * unset and the database is a file) is read from, or created in, `<dir of SQLITE_PATH>/key-secret`.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
+  const port = wholeNumber(env, 'PORT', 3000, 1, 65535);
+
+  const rawPath = read(env, 'SQLITE_PATH');
+  const sqlitePath = rawPath === undefined ? DEFAULT_SQLITE_PATH : rawPath === ':memory:' ? ':memory:' : isAbsolute(rawPath) ? rawPath : resolve(rawPath);
+
+  const publicBaseUrl = (read(env, 'PUBLIC_BASE_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '');
+  let url: URL | undefined;
+  try {
+    url = new URL(publicBaseUrl);
+  } catch {
+    url = undefined;
+  }
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
+    throw new ConfigError(`PUBLIC_BASE_URL must be an absolute http(s) URL such as https://bots.example.com, got ${JSON.stringify(publicBaseUrl)}`);
+  }
+
+  const givenToken = read(env, 'ADMIN_TOKEN');
+  if (givenToken !== undefined && /\s/.test(givenToken)) throw new ConfigError('ADMIN_TOKEN must not contain whitespace');
+  const adminToken = givenToken ?? randomBytes(24).toString('base64url');
+
+  const syncTimeoutMs = wholeNumber(env, 'WEBHOOK_SYNC_TIMEOUT_MS', 300_000, 1, MAX_TIMER_MS);
+  const triggerRps = wholeNumber(env, 'WEBHOOK_TRIGGER_RPS', 10, 1, 1_000_000);
+  const accountRpm = wholeNumber(env, 'WEBHOOK_ACCOUNT_RPM', 100, 1, 1_000_000);
+
+  const givenSecret = read(env, 'WEBHOOK_KEY_SECRET');
+  if (givenSecret !== undefined && givenSecret.length < 16) {
+    throw new ConfigError('WEBHOOK_KEY_SECRET must be at least 16 characters long');
+  }
+  const base = { port, sqlitePath, publicBaseUrl, adminToken, adminTokenGenerated: givenToken === undefined, syncTimeoutMs, triggerRps, accountRpm };
+  if (givenSecret !== undefined) return { ...base, keySecret: givenSecret, keySecretSource: { kind: 'env' } };
+  if (sqlitePath === ':memory:') return { ...base, keySecret: randomBytes(32).toString('base64url'), keySecretSource: { kind: 'memory' } };
+  return { ...base, ...keySecretFile(sqlitePath) };
+}
+
+/** Creates the database folder if needed (called before the database is opened). */
+export function ensureDatabaseDir(config: SampleConfig): void {
+  if (config.sqlitePath === ':memory:') return;
+  try {
+    mkdirSync(dirname(config.sqlitePath), { recursive: true });
+  } catch (e) {
+    throw new ConfigError(`SQLITE_PATH: cannot create the folder ${dirname(config.sqlitePath)}: ${(e as Error).message}`);
+  }
+}
+
+/** The generated key secret lives beside the database so keys stay viewable after a restart. */
+function keySecretFile(sqlitePath: string): Pick<SampleConfig, 'keySecret' | 'keySecretSource'> {
+  const path = join(dirname(sqlitePath), 'key-secret');
+  try {
+    mkdirSync(dirname(path), { recursive: true });
+    if (!existsSync(path)) {
+      try {
+        writeFileSync(path, randomBytes(32).toString('base64url') + '\n', { mode: 0o600, flag: 'wx' });
+        return { keySecret: readSecret(path), keySecretSource: { kind: 'file', path, created: true } };
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e; // another process was faster: read theirs
+      }
+    }
+    return { keySecret: readSecret(path), keySecretSource: { kind: 'file', path, created: false } };
+  } catch (e) {
+    if (e instanceof ConfigError) throw e;
+    throw new ConfigError(`SQLITE_PATH: cannot read or create the key secret file ${path} (or set WEBHOOK_KEY_SECRET): ${(e as Error).message}`);
+  }
+}
+
+function readSecret(path: string): string {
+  const secret = readFileSync(path, 'utf8').trim();
+  if (secret.length < 16) throw new ConfigError(`The key secret file ${path} holds fewer than 16 characters; delete it or set WEBHOOK_KEY_SECRET`);
+  return secret;
+}
+
+/** The library's options, derived from the sample config. */
+export function webhookOptions(config: SampleConfig): WebhookTriggerModuleOptions {
+  return {
+    database: { type: 'better-sqlite3', database: config.sqlitePath },
+    publicBaseUrl: config.publicBaseUrl,
+    syncTimeoutMs: config.syncTimeoutMs,
+    rateLimits: {
+      perTrigger: { limit: config.triggerRps, ttlMs: 1_000 },
+      perAccount: { limit: config.accountRpm, ttlMs: 60_000 },
+    },
+    keySecret: config.keySecret,
+  };
+}

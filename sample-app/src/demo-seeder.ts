@@ -1,0 +1,33 @@
+import { Injectable } from '@nestjs/common';
+import { WebhookTriggersAdmin, type TriggerWithKey } from '../../src/index.js';
+import { DEMO_ACCOUNT } from './bots.js';
+
+export const DEMO_CREDITS = 1000;
+export const DEMO_TRIGGER_NAME = 'Demo echo trigger';
+
+export interface DemoState {
+  /** True when this start created the demo account and trigger. */
+  seeded: boolean;
+  /** The oldest echo trigger (the seeded one unless it was deleted), with its key if it can be shown. */
+  trigger: TriggerWithKey | null;
+}
+
+/**
+ * First start (no `demo` account yet): creates the account with 1000 credits and one trigger for `echo`.
+ * Later starts change nothing and only look up the echo trigger to print it.
+ */
+@Injectable()
+export class DemoSeeder {
+  constructor(private readonly admin: WebhookTriggersAdmin) {}
+
+  async seed(): Promise<DemoState> {
+    if ((await this.admin.getCredits(DEMO_ACCOUNT)) === null) {
+      const trigger = await this.admin.createTrigger('echo', { name: DEMO_TRIGGER_NAME, type: 'webhook' });
+      // The account last: if anything above fails, the next start seeds again.
+      await this.admin.setCredits(DEMO_ACCOUNT, DEMO_CREDITS);
+      return { seeded: true, trigger };
+    }
+    const [first] = await this.admin.listTriggers('echo');
+    return { seeded: false, trigger: first ? await this.admin.viewTrigger(first.id) : null };
+  }
+}

@@ -1,0 +1,82 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { AppModule } from './app.module.js';
+import { ConfigError, ensureDatabaseDir, loadConfig, type SampleConfig } from './config.js';
+import { type DemoState, DemoSeeder } from './demo-seeder.js';
+
+async function bootstrap(): Promise<void> {
+  let config: SampleConfig;
+  try {
+    config = loadConfig(process.env);
+    ensureDatabaseDir(config);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    process.stderr.write(`Invalid configuration: ${e.message}\n`);
+    process.exit(1);
+  }
+
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { abortOnError: false });
+  app.enableShutdownHooks();
+  app.disable('x-powered-by');
+
+  const document = SwaggerModule.createDocument(
+    app,
+    new DocumentBuilder()
+      .setTitle('Webhook Triggers')
+      .setDescription('Start a bot run with POST …/trigger, then wait for its outputs with GET …/sync. Every call needs the trigger key in X-Key.')
+      .setOpenAPIVersion('3.0.3')
+      .setVersion('1.0.0')
+      .addServer(config.publicBaseUrl)
+      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Key', description: "The trigger's key" }, 'X-Key')
+      .build(),
+  );
+  SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', yamlDocumentUrl: 'openapi.yaml' });
+
+  await app.init();
+  const demo = await app.get(DemoSeeder).seed();
+  await app.listen(config.port);
+  printBanner(config, demo);
+}
+
+function printBanner(config: SampleConfig, demo: DemoState): void {
+  const base = config.publicBaseUrl;
+  const lines = [
+    '',
+    `Webhook Triggers sample app is listening on port ${config.port}`,
+    `  Admin UI:     ${base}/admin`,
+    `  API docs:     ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
+    `  Database:     ${config.sqlitePath}`,
+  ];
+  if (config.adminTokenGenerated) lines.push(`  Admin token:  ${config.adminToken}   (generated for this run; set ADMIN_TOKEN to keep one)`);
+  else lines.push('  Admin token:  from ADMIN_TOKEN');
+  const secret = config.keySecretSource;
+  if (secret.kind === 'file' && secret.created) lines.push(`  Key secret:   generated and saved in ${secret.path}`);
+  if (secret.kind === 'memory') lines.push('  Key secret:   generated in memory (the database is in memory too)');
+  lines.push('');
+  lines.push(demo.seeded ? 'First start: seeded account "demo" with 1000 credits, owning bots echo, slow and fail.' : 'Demo data already present (not seeded again).');
+  if (!demo.trigger) {
+    lines.push('The echo bot has no trigger; create one in the admin UI.');
+  } else if (!demo.trigger.key) {
+    lines.push(`Echo trigger URL: ${demo.trigger.url}`);
+    lines.push('Its key cannot be shown (was WEBHOOK_KEY_SECRET changed?); rotate it in the admin UI to get a new one.');
+  } else {
+    const { url, key } = demo.trigger;
+    lines.push(
+      `Echo trigger URL: ${url}`,
+      `Echo trigger key: ${key}`,
+      'Try it:',
+      `  curl -X POST ${url} -H 'X-Key: ${key}' -H 'Content-Type: application/json' -d '{"text":"hello"}'`,
+      'then wait for the outputs with the invocation.id it returns:',
+      `  curl ${url}/invocation/<invocation.id>/sync -H 'X-Key: ${key}'`,
+    );
+  }
+  process.stdout.write(lines.join('\n') + '\n\n');
+}
+
+bootstrap().catch((e: unknown) => {
+  new Logger('SampleApp').error(`Startup failed: ${e instanceof Error ? e.message : String(e)}`, e instanceof Error ? e.stack : undefined);
+  process.exit(1);
+});
