@@ -79,8 +79,8 @@ if (!baseUrl) {
       const unitOfWork = app.get(WebhookUnitOfWork);
       const ledger = app.get(CreditLedger);
       await expect(
-        unitOfWork.run(async () => {
-          expect(await ledger.tryDebit('acct', 3)).toBe(true);
+        unitOfWork.run(async (tx) => {
+          expect(await ledger.tryDebit('acct', 3, tx)).toBe(true);
           throw new Error('insert failed');
         }),
       ).rejects.toThrow('insert failed');

@@ -49,16 +49,16 @@ export class InvocationService {
 
     let started: StartedInvocation;
     try {
-      started = await this.unitOfWork.run(async () => {
+      started = await this.unitOfWork.run(async (tx) => {
         if (idempotencyKey !== undefined) {
-          const earlier = await this.invocations.findByIdempotencyKey(trigger.id, idempotencyKey, since);
+          const earlier = await this.invocations.findByIdempotencyKey(trigger.id, idempotencyKey, since, tx);
           if (earlier) return { id: earlier.id, replayed: true };
-          await this.invocations.releaseIdempotencyKey(trigger.id, idempotencyKey, since);
+          await this.invocations.releaseIdempotencyKey(trigger.id, idempotencyKey, since, tx);
         }
-        if (bot.credits > 0 && !(await this.ledger.tryDebit(trigger.accountId, bot.credits))) {
+        if (bot.credits > 0 && !(await this.ledger.tryDebit(trigger.accountId, bot.credits, tx))) {
           throw new NotEnoughCreditsError(trigger.accountId, bot.credits);
         }
-        await this.invocations.insert(record);
+        await this.invocations.insert(record, tx);
         return { id: record.id, replayed: false };
       });
     } catch (error) {

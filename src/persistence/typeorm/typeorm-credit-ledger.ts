@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { CreditLedger } from '../credit-ledger.js';
-import { WebhookAccountEntity } from './entities.js';
+import type { WebhookTransaction } from '../unit-of-work.js';
 import { TypeOrmUnitOfWork } from './typeorm-unit-of-work.js';
 
 @Injectable()
@@ -9,30 +9,25 @@ export class TypeOrmCreditLedger extends CreditLedger {
     super();
   }
 
-  /** One conditional UPDATE: concurrent debits can never take the balance below zero. */
-  tryDebit(accountId: string, amount: number): Promise<boolean> {
-    return this.db.use(async (m) => {
-      const result = await m
-        .createQueryBuilder()
-        .update(WebhookAccountEntity)
-        .set({ credits: () => `"credits" - :amount` })
-        .where('"id" = :accountId AND "credits" >= :amount', { accountId, amount })
-        .setParameter('amount', amount)
-        .execute();
-      return (result.affected ?? 0) === 1;
-    });
+  /** One conditional UPDATE, no read-modify-write: concurrent debits can never take a balance below zero. */
+  async tryDebit(accountId: string, amount: number, tx?: WebhookTransaction): Promise<boolean> {
+    const { changes } = await this.db.write(
+      `UPDATE webhook_accounts SET credits = credits - ? WHERE id = ? AND credits >= ?`,
+      [amount, accountId, amount],
+      tx,
+    );
+    return changes === 1;
   }
 
-  getBalance(accountId: string): Promise<number | null> {
-    return this.db.use(async (m) => {
-      const row = await m.findOneBy(WebhookAccountEntity, { id: accountId });
-      return row ? row.credits : null;
-    });
+  async getBalance(accountId: string): Promise<number | null> {
+    const { rows } = await this.db.read(`SELECT credits FROM webhook_accounts WHERE id = ?`, [accountId]);
+    return rows[0] ? Number(rows[0].credits) : null;
   }
 
-  setBalance(accountId: string, credits: number): Promise<void> {
-    return this.db.use(async (m) => {
-      await m.upsert(WebhookAccountEntity, { id: accountId, credits }, ['id']);
-    });
+  async setBalance(accountId: string, credits: number): Promise<void> {
+    await this.db.write(
+      `INSERT INTO webhook_accounts (id, credits) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET credits = excluded.credits`,
+      [accountId, credits],
+    );
   }
 }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { LessThan, MoreThanOrEqual, QueryFailedError } from 'typeorm';
+import { InvocationRepository } from '../invocation.repository.js';
 import {
   IdempotencyKeyTakenError,
   type InvocationRecord,
@@ -7,19 +7,21 @@ import {
   type InvocationTransition,
   type NewInvocation,
 } from '../records.js';
-import { InvocationRepository } from '../invocation.repository.js';
-import { WebhookInvocationEntity } from './entities.js';
+import type { WebhookTransaction } from '../unit-of-work.js';
+import { INVOCATION_COLUMNS, isUniqueViolation, toInvocation } from './sql-rows.js';
 import { TypeOrmUnitOfWork } from './typeorm-unit-of-work.js';
 
-function toRecord(row: WebhookInvocationEntity): InvocationRecord {
-  return { ...row };
-}
+/** Column of each optional field a state change may write. */
+const TRANSITION_COLUMNS: { [K in keyof Required<InvocationTransition>]: string } = {
+  startedAt: 'started_at',
+  finishedAt: 'finished_at',
+  outputs: 'outputs',
+  error: 'error',
+};
 
-/** SQLite says "UNIQUE constraint failed", PostgreSQL answers code 23505. */
-function isUniqueViolation(error: unknown): boolean {
-  if (!(error instanceof QueryFailedError)) return false;
-  const driverError = error.driverError as { code?: string } | undefined;
-  return driverError?.code === '23505' || /UNIQUE constraint failed/i.test(error.message);
+function transitionValue(field: keyof InvocationTransition, value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  return field === 'startedAt' || field === 'finishedAt' ? (value as Date).getTime() : JSON.stringify(value);
 }
 
 @Injectable()
@@ -28,77 +30,63 @@ export class TypeOrmInvocationRepository extends InvocationRepository {
     super();
   }
 
-  insert(invocation: NewInvocation): Promise<void> {
-    return this.db.use(async (m) => {
-      try {
-        // simple-json columns take any JSON; TypeORM's deep-partial type cannot express that.
-        await m.insert(WebhookInvocationEntity, {
-          ...(invocation as Omit<NewInvocation, 'inputs'> & { inputs: never }),
-          status: 'queued',
-          outputs: null,
-          error: null,
-          startedAt: null,
-          finishedAt: null,
-        });
-      } catch (error) {
-        if (invocation.idempotencyKey !== null && isUniqueViolation(error)) {
-          throw new IdempotencyKeyTakenError(invocation.triggerId, invocation.idempotencyKey);
-        }
-        throw error;
-      }
-    });
-  }
-
-  findById(id: string): Promise<InvocationRecord | null> {
-    return this.db.use(async (m) => {
-      const row = await m.findOneBy(WebhookInvocationEntity, { id });
-      return row ? toRecord(row) : null;
-    });
-  }
-
-  findByIdempotencyKey(triggerId: string, key: string, since: Date): Promise<InvocationRecord | null> {
-    return this.db.use(async (m) => {
-      const row = await m.findOneBy(WebhookInvocationEntity, {
-        triggerId,
-        idempotencyKey: key,
-        createdAt: MoreThanOrEqual(since),
-      });
-      return row ? toRecord(row) : null;
-    });
-  }
-
-  releaseIdempotencyKey(triggerId: string, key: string, before: Date): Promise<void> {
-    return this.db.use(async (m) => {
-      await m.update(
-        WebhookInvocationEntity,
-        { triggerId, idempotencyKey: key, createdAt: LessThan(before) },
-        { idempotencyKey: null },
+  async insert(i: NewInvocation, tx?: WebhookTransaction): Promise<void> {
+    try {
+      await this.db.write(
+        `INSERT INTO webhook_invocations (${INVOCATION_COLUMNS}) VALUES (?, ?, ?, ?, 'queued', ?, NULL, NULL, ?, ?, ?, NULL, NULL)`,
+        [i.id, i.triggerId, i.botId, i.accountId, JSON.stringify(i.inputs), i.credits, i.idempotencyKey, i.createdAt.getTime()],
+        tx,
       );
-    });
+    } catch (error) {
+      if (i.idempotencyKey !== null && isUniqueViolation(error)) throw new IdempotencyKeyTakenError(i.triggerId, i.idempotencyKey);
+      throw error;
+    }
   }
 
-  transition(id: string, from: InvocationStatus, to: InvocationStatus, fields: InvocationTransition): Promise<boolean> {
-    return this.db.use(async (m) => {
-      const result = await m.update(WebhookInvocationEntity, { id, status: from }, { ...fields, status: to });
-      return (result.affected ?? 0) === 1;
-    });
+  async findById(id: string): Promise<InvocationRecord | null> {
+    const { rows } = await this.db.read(`SELECT ${INVOCATION_COLUMNS} FROM webhook_invocations WHERE id = ?`, [id]);
+    return rows[0] ? toInvocation(rows[0]) : null;
   }
 
-  listIdsByStatus(status: InvocationStatus, limit: number): Promise<string[]> {
-    return this.db.use(async (m) => {
-      const rows = await m.find(WebhookInvocationEntity, { select: { id: true }, where: { status }, order: { createdAt: 'ASC', id: 'ASC' }, take: limit });
-      return rows.map((r) => r.id);
-    });
+  async findByIdempotencyKey(triggerId: string, key: string, since: Date, tx?: WebhookTransaction): Promise<InvocationRecord | null> {
+    const { rows } = await this.db.read(
+      `SELECT ${INVOCATION_COLUMNS} FROM webhook_invocations WHERE trigger_id = ? AND idempotency_key = ? AND created_at >= ?`,
+      [triggerId, key, since.getTime()],
+      tx,
+    );
+    return rows[0] ? toInvocation(rows[0]) : null;
   }
 
-  listByBot(botId: string, limit: number): Promise<InvocationRecord[]> {
-    return this.db.use(async (m) => {
-      const rows = await m.find(WebhookInvocationEntity, {
-        where: { botId },
-        order: { createdAt: 'DESC', id: 'DESC' },
-        take: limit,
-      });
-      return rows.map(toRecord);
-    });
+  async releaseIdempotencyKey(triggerId: string, key: string, before: Date, tx?: WebhookTransaction): Promise<void> {
+    await this.db.write(
+      `UPDATE webhook_invocations SET idempotency_key = NULL WHERE trigger_id = ? AND idempotency_key = ? AND created_at < ?`,
+      [triggerId, key, before.getTime()],
+      tx,
+    );
+  }
+
+  async transition(id: string, from: InvocationStatus, to: InvocationStatus, fields: InvocationTransition): Promise<boolean> {
+    const names = (Object.keys(TRANSITION_COLUMNS) as (keyof InvocationTransition)[]).filter((f) => f in fields);
+    const sets = ['status = ?', ...names.map((f) => `${TRANSITION_COLUMNS[f]} = ?`)].join(', ');
+    const { changes } = await this.db.write(`UPDATE webhook_invocations SET ${sets} WHERE id = ? AND status = ?`, [
+      to,
+      ...names.map((f) => transitionValue(f, fields[f])),
+      id,
+      from,
+    ]);
+    return changes === 1;
+  }
+
+  async listIdsByStatus(status: InvocationStatus, limit: number): Promise<string[]> {
+    const { rows } = await this.db.read(`SELECT id FROM webhook_invocations WHERE status = ? ORDER BY created_at, id LIMIT ?`, [status, limit]);
+    return rows.map((r) => String(r.id));
+  }
+
+  async listByBot(botId: string, limit: number): Promise<InvocationRecord[]> {
+    const { rows } = await this.db.read(
+      `SELECT ${INVOCATION_COLUMNS} FROM webhook_invocations WHERE bot_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`,
+      [botId, limit],
+    );
+    return rows.map(toInvocation);
   }
 }

@@ -1,22 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { IsNull } from 'typeorm';
 import type { TriggerRecord } from '../records.js';
 import { TriggerRepository } from '../trigger.repository.js';
-import { WebhookTriggerEntity } from './entities.js';
+import { TRIGGER_COLUMNS, toTrigger } from './sql-rows.js';
 import { TypeOrmUnitOfWork } from './typeorm-unit-of-work.js';
-
-function toRecord(row: WebhookTriggerEntity): TriggerRecord {
-  return {
-    id: row.id,
-    botId: row.botId,
-    accountId: row.accountId,
-    name: row.name,
-    type: row.type,
-    keyHash: row.keyHash,
-    keyCiphertext: row.keyCiphertext,
-    createdAt: row.createdAt,
-  };
-}
 
 @Injectable()
 export class TypeOrmTriggerRepository extends TriggerRepository {
@@ -24,40 +10,36 @@ export class TypeOrmTriggerRepository extends TriggerRepository {
     super();
   }
 
-  findActive(id: string): Promise<TriggerRecord | null> {
-    return this.db.use(async (m) => {
-      const row = await m.findOneBy(WebhookTriggerEntity, { id, deletedAt: IsNull() });
-      return row ? toRecord(row) : null;
-    });
+  async findActive(id: string): Promise<TriggerRecord | null> {
+    const { rows } = await this.db.read(`SELECT ${TRIGGER_COLUMNS} FROM webhook_triggers WHERE id = ? AND deleted_at IS NULL`, [id]);
+    return rows[0] ? toTrigger(rows[0]) : null;
   }
 
-  create(trigger: TriggerRecord): Promise<void> {
-    return this.db.use(async (m) => {
-      await m.insert(WebhookTriggerEntity, { ...trigger, deletedAt: null });
-    });
+  async create(t: TriggerRecord): Promise<void> {
+    await this.db.write(
+      `INSERT INTO webhook_triggers (${TRIGGER_COLUMNS}, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+      [t.id, t.botId, t.accountId, t.name, t.type, t.keyHash, t.keyCiphertext, t.createdAt.getTime()],
+    );
   }
 
-  listByBot(botId: string): Promise<TriggerRecord[]> {
-    return this.db.use(async (m) => {
-      const rows = await m.find(WebhookTriggerEntity, {
-        where: { botId, deletedAt: IsNull() },
-        order: { createdAt: 'ASC', id: 'ASC' },
-      });
-      return rows.map(toRecord);
-    });
+  async listByBot(botId: string): Promise<TriggerRecord[]> {
+    const { rows } = await this.db.read(
+      `SELECT ${TRIGGER_COLUMNS} FROM webhook_triggers WHERE bot_id = ? AND deleted_at IS NULL ORDER BY created_at, id`,
+      [botId],
+    );
+    return rows.map(toTrigger);
   }
 
-  replaceKey(id: string, keyHash: string, keyCiphertext: string | null): Promise<boolean> {
-    return this.db.use(async (m) => {
-      const result = await m.update(WebhookTriggerEntity, { id, deletedAt: IsNull() }, { keyHash, keyCiphertext });
-      return (result.affected ?? 0) > 0;
-    });
+  async replaceKey(id: string, keyHash: string, keyCiphertext: string | null): Promise<boolean> {
+    const { changes } = await this.db.write(
+      `UPDATE webhook_triggers SET key_hash = ?, key_ciphertext = ? WHERE id = ? AND deleted_at IS NULL`,
+      [keyHash, keyCiphertext, id],
+    );
+    return changes > 0;
   }
 
-  delete(id: string): Promise<boolean> {
-    return this.db.use(async (m) => {
-      const result = await m.update(WebhookTriggerEntity, { id, deletedAt: IsNull() }, { deletedAt: new Date() });
-      return (result.affected ?? 0) > 0;
-    });
+  async delete(id: string): Promise<boolean> {
+    const { changes } = await this.db.write(`UPDATE webhook_triggers SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL`, [Date.now(), id]);
+    return changes > 0;
   }
 }

@@ -1,49 +1,187 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { Inject, Injectable } from '@nestjs/common';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource, QueryRunner } from 'typeorm';
 import { WEBHOOK_DATA_SOURCE } from '../../webhook-trigger.constants.js';
-import { WebhookUnitOfWork } from '../unit-of-work.js';
+import { WebhookUnitOfWork, type WebhookTransaction } from '../unit-of-work.js';
+
+/** Rows of a SELECT (or RETURNING), and rows changed by a write. */
+export interface SqlResult {
+  rows: Record<string, unknown>[];
+  changes: number;
+}
+
+/** The subset of better-sqlite3 used here (the driver object TypeORM already opened). */
+interface SqliteStatement {
+  reader: boolean;
+  all(...params: unknown[]): Record<string, unknown>[];
+  run(...params: unknown[]): { changes: number };
+}
+interface SqliteHandle {
+  prepare(sql: string): SqliteStatement;
+  exec(sql: string): void;
+}
+
+/** A transaction as the stores see it; `WebhookTransaction` to everyone else. */
+class SqlTransaction implements WebhookTransaction {
+  readonly __webhookTransaction = true as const;
+  constructor(readonly queryRunner: QueryRunner | null) {}
+}
+
+/** A commit shared by the units of one event-loop tick. */
+interface Batch {
+  committed: Promise<void>;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
 
 /**
- * Transactions on the module's DataSource, shared by the TypeORM stores through AsyncLocalStorage.
+ * Runs the stores' SQL on the module's TypeORM DataSource, one SQL text for SQLite and PostgreSQL
+ * (`?` placeholders; numbered for PostgreSQL), as prepared statements rather than through the query
+ * builder: on the trigger path, TypeORM's SQL generation and entity hydration cost more than the
+ * database itself.
  *
- * Why the queue on SQLite: TypeORM's SQLite drivers share ONE query runner, so two concurrent
- * `transaction()` calls would nest as savepoints and a statement from elsewhere would land inside
- * someone else's open transaction (and vanish with its rollback). Every statement the stores issue on
- * SQLite therefore runs one at a time, and a transaction holds the queue until it ends. SQLite has a
- * single writer anyway, and each statement is a synchronous better-sqlite3 call, so this costs little.
+ * SQLite (better-sqlite3 is synchronous and TypeORM shares one connection):
+ * - Every statement goes through one queue, so nothing can run inside another caller's open
+ *   transaction between its awaits.
+ * - Group commit: the units of one event-loop tick run in SAVEPOINTs inside one transaction, committed
+ *   once at the end of the tick. `synchronous=FULL` is kept (durable across power loss), the fsync is
+ *   shared, and no caller hears "done" before the COMMIT that holds its work. A failed unit rolls back
+ *   to its savepoint without touching the others.
+ *
+ * PostgreSQL: a pooled connection per unit with a real transaction; single statements use the pool.
  */
 @Injectable()
 export class TypeOrmUnitOfWork extends WebhookUnitOfWork {
-  private readonly current = new AsyncLocalStorage<EntityManager>();
-  private readonly serialized: boolean;
+  private readonly sqlite: SqliteHandle | null;
+  private readonly statements = new Map<string, SqliteStatement>();
+  private readonly postgresSql = new Map<string, string>();
   private tail: Promise<unknown> = Promise.resolve();
+  private batch: Batch | null = null;
 
   constructor(@Inject(WEBHOOK_DATA_SOURCE) private readonly dataSource: DataSource) {
     super();
-    this.serialized = dataSource.options.type !== 'postgres';
+    this.sqlite = dataSource.options.type === 'postgres' ? null : (dataSource.driver as unknown as { databaseConnection: SqliteHandle }).databaseConnection;
   }
 
-  run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.current.getStore()) return work();
-    return this.exclusive(() => this.dataSource.transaction((manager) => this.current.run(manager, work)));
+  run<T>(work: (tx: WebhookTransaction) => Promise<T>): Promise<T> {
+    return this.sqlite ? this.runSqlite(work) : this.runPostgres(work);
   }
 
-  /** Runs `fn` with the open transaction's manager, or alone on the DataSource. */
-  use<T>(fn: (manager: EntityManager) => Promise<T>): Promise<T> {
-    const manager = this.current.getStore();
-    if (manager) return fn(manager);
-    return this.exclusive(() => fn(this.dataSource.manager));
+  /** A read, inside `tx` when given. On SQLite it does not wait for a commit. */
+  read(sql: string, params: unknown[], tx?: WebhookTransaction): Promise<SqlResult> {
+    if (tx || !this.sqlite) return this.query(sql, params, tx);
+    return this.exclusive(async () => this.execSqlite(sql, params));
   }
 
-  get isPostgres(): boolean {
-    return !this.serialized;
+  /** A write, inside `tx` when given; otherwise its own unit, resolved once committed. */
+  write(sql: string, params: unknown[], tx?: WebhookTransaction): Promise<SqlResult> {
+    if (tx || !this.sqlite) return this.query(sql, params, tx);
+    return this.runSqlite(async () => this.execSqlite(sql, params));
+  }
+
+  private async query(sql: string, params: unknown[], tx?: WebhookTransaction): Promise<SqlResult> {
+    if (this.sqlite) return this.execSqlite(sql, params); // inside a unit: the queue is already ours
+    const own = (tx as SqlTransaction | undefined)?.queryRunner ?? null;
+    const runner = own ?? this.dataSource.createQueryRunner();
+    try {
+      const result = await runner.query(this.toPostgres(sql), params, true);
+      return { rows: Array.isArray(result.records) ? (result.records as Record<string, unknown>[]) : [], changes: result.affected ?? 0 };
+    } finally {
+      if (!own) await runner.release();
+    }
+  }
+
+  private execSqlite(sql: string, params: unknown[]): SqlResult {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.sqlite!.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    if (statement.reader) return { rows: statement.all(...params), changes: 0 };
+    return { rows: [], changes: statement.run(...params).changes };
+  }
+
+  private runSqlite<T>(work: (tx: WebhookTransaction) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.exclusive(async () => {
+        const batch = this.openBatch();
+        const db = this.sqlite!;
+        db.exec('SAVEPOINT webhook_unit');
+        try {
+          const value = await work(new SqlTransaction(null));
+          db.exec('RELEASE webhook_unit');
+          batch.committed.then(() => resolve(value), reject);
+        } catch (error) {
+          db.exec('ROLLBACK TO webhook_unit');
+          db.exec('RELEASE webhook_unit');
+          reject(error);
+        }
+      }).catch(reject); // BEGIN or SAVEPOINT itself failed (e.g. the database is locked by another process)
+    });
+  }
+
+  private openBatch(): Batch {
+    if (this.batch) return this.batch;
+    this.sqlite!.exec('BEGIN IMMEDIATE');
+    let resolve!: () => void;
+    let reject!: (error: unknown) => void;
+    const committed = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    committed.catch(() => undefined); // each unit reports the failure to its own caller
+    const batch: Batch = { committed, resolve, reject };
+    this.batch = batch;
+    // After the units already queued in this tick; later units open the next batch.
+    setImmediate(() => void this.exclusive(async () => this.commitBatch(batch)));
+    return batch;
+  }
+
+  private commitBatch(batch: Batch): void {
+    this.batch = null;
+    try {
+      this.sqlite!.exec('COMMIT');
+      batch.resolve();
+    } catch (error) {
+      try {
+        this.sqlite!.exec('ROLLBACK');
+      } catch {
+        // already rolled back by SQLite
+      }
+      batch.reject(error);
+    }
+  }
+
+  private async runPostgres<T>(work: (tx: WebhookTransaction) => Promise<T>): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.startTransaction();
+      try {
+        const value = await work(new SqlTransaction(runner));
+        await runner.commitTransaction();
+        return value;
+      } catch (error) {
+        await runner.rollbackTransaction();
+        throw error;
+      }
+    } finally {
+      await runner.release();
+    }
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    if (!this.serialized) return fn();
     const result = this.tail.then(fn);
     this.tail = result.catch(() => undefined);
     return result;
+  }
+
+  private toPostgres(sql: string): string {
+    let converted = this.postgresSql.get(sql);
+    if (converted === undefined) {
+      let n = 0;
+      converted = sql.replace(/\?/g, () => `$${++n}`);
+      this.postgresSql.set(sql, converted);
+    }
+    return converted;
   }
 }
