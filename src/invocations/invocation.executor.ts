@@ -33,11 +33,10 @@ export class InvocationExecutor {
   ) {}
 
   async execute(invocationId: string): Promise<void> {
-    const invocation = await this.invocations.findById(invocationId);
-    if (!invocation || invocation.status !== 'queued') return;
     const startedAt = new Date();
     // The conditional change makes a second dispatch of the same id a no-op.
-    if (!(await this.invocations.transition(invocationId, 'queued', 'running', { startedAt }))) return;
+    const invocation = await this.invocations.markRunning(invocationId, startedAt);
+    if (!invocation) return;
     this.events.emit(invocation, 'running');
 
     let status: InvocationStatus = 'succeeded';

@@ -32,6 +32,9 @@ class FakeInvocationRepository extends InvocationRepository {
     Object.assign(row, fields, { status: to });
     return true;
   }
+  async markRunning(id: string, startedAt: Date): Promise<InvocationRecord | null> {
+    return (await this.transition(id, 'queued', 'running', { startedAt })) ? { ...this.rows.get(id)! } : null;
+  }
   async listIdsByStatus(status: InvocationStatus): Promise<string[]> {
     return [...this.rows.values()].filter((r) => r.status === status).map((r) => r.id);
   }

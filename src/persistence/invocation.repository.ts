@@ -18,6 +18,11 @@ export abstract class InvocationRepository {
    * so two workers can never both start or finish a run.
    */
   abstract transition(id: string, from: InvocationStatus, to: InvocationStatus, fields: InvocationTransition): Promise<boolean>;
+  /**
+   * Claims a queued run for execution: one conditional change `queued → running` that also returns the
+   * row. Null when the run is not queued (already claimed, finished or unknown).
+   */
+  abstract markRunning(id: string, startedAt: Date): Promise<InvocationRecord | null>;
   /** Ids of invocations in `status`, oldest first. */
   abstract listIdsByStatus(status: InvocationStatus, limit: number): Promise<string[]>;
   /** A bot's invocations, newest first. */

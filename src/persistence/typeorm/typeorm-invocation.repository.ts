@@ -77,6 +77,14 @@ export class TypeOrmInvocationRepository extends InvocationRepository {
     return changes === 1;
   }
 
+  async markRunning(id: string, startedAt: Date): Promise<InvocationRecord | null> {
+    const { rows } = await this.db.write(
+      `UPDATE webhook_invocations SET status = 'running', started_at = ? WHERE id = ? AND status = 'queued' RETURNING ${INVOCATION_COLUMNS}`,
+      [startedAt.getTime(), id],
+    );
+    return rows[0] ? toInvocation(rows[0]) : null;
+  }
+
   async listIdsByStatus(status: InvocationStatus, limit: number): Promise<string[]> {
     const { rows } = await this.db.read(`SELECT id FROM webhook_invocations WHERE status = ? ORDER BY created_at, id LIMIT ?`, [status, limit]);
     return rows.map((r) => String(r.id));

@@ -19,6 +19,7 @@ interface SqliteHandle {
   prepare(sql: string): SqliteStatement;
   exec(sql: string): void;
 }
+// Transaction control statements are prepared once like the rest (exec() would parse them every time).
 
 /** A transaction as the stores see it; `WebhookTransaction` to everyone else. */
 class SqlTransaction implements WebhookTransaction {
@@ -104,15 +105,14 @@ export class TypeOrmUnitOfWork extends WebhookUnitOfWork {
     return new Promise<T>((resolve, reject) => {
       this.exclusive(async () => {
         const batch = this.openBatch();
-        const db = this.sqlite!;
-        db.exec('SAVEPOINT webhook_unit');
+        this.execSqlite('SAVEPOINT webhook_unit', []);
         try {
           const value = await work(new SqlTransaction(null));
-          db.exec('RELEASE webhook_unit');
+          this.execSqlite('RELEASE webhook_unit', []);
           batch.committed.then(() => resolve(value), reject);
         } catch (error) {
-          db.exec('ROLLBACK TO webhook_unit');
-          db.exec('RELEASE webhook_unit');
+          this.execSqlite('ROLLBACK TO webhook_unit', []);
+          this.execSqlite('RELEASE webhook_unit', []);
           reject(error);
         }
       }).catch(reject); // BEGIN or SAVEPOINT itself failed (e.g. the database is locked by another process)
@@ -121,7 +121,7 @@ export class TypeOrmUnitOfWork extends WebhookUnitOfWork {
 
   private openBatch(): Batch {
     if (this.batch) return this.batch;
-    this.sqlite!.exec('BEGIN IMMEDIATE');
+    this.execSqlite('BEGIN IMMEDIATE', []);
     let resolve!: () => void;
     let reject!: (error: unknown) => void;
     const committed = new Promise<void>((res, rej) => {
@@ -139,7 +139,7 @@ export class TypeOrmUnitOfWork extends WebhookUnitOfWork {
   private commitBatch(batch: Batch): void {
     this.batch = null;
     try {
-      this.sqlite!.exec('COMMIT');
+      this.execSqlite('COMMIT', []);
       batch.resolve();
     } catch (error) {
       try {
