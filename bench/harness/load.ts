@@ -1,0 +1,86 @@
+// Closed-loop load with autocannon's programmatic API. Latencies are taken from autocannon's
+// per-response event (sub-millisecond, from process.hrtime) rather than its histogram, which rounds to
+// whole milliseconds: a 0.4 ms p50 must not read as 0.
+import autocannon from 'autocannon';
+import { now, TRIGGER_BODY } from '../shared.js';
+
+export interface LoadResult {
+  connections: number;
+  seconds: number;
+  /** 2xx answers per second of the measurement. */
+  rps: number;
+  /** ms, of 2xx answers */
+  p50: number;
+  p99: number;
+  ok: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+export interface LoadTarget {
+  port: number;
+  trigger: { id: string; key: string };
+}
+
+/** The sorted copy's value at quantile q (nearest rank). */
+export function quantile(values: ArrayLike<number>, q: number): number {
+  if (values.length === 0) return NaN;
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+export function triggerUrl(target: LoadTarget): string {
+  return `http://127.0.0.1:${target.port}/webhooks/${target.trigger.id}/trigger`;
+}
+
+export function triggerHeaders(target: LoadTarget): Record<string, string> {
+  return { 'content-type': 'application/json', 'x-key': target.trigger.key };
+}
+
+/** POSTs the trigger body over `connections` keep-alive connections for `seconds`. */
+export function load(target: LoadTarget, connections: number, seconds: number): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let non2xx = 0;
+  return new Promise((resolve, reject) => {
+    const start = now();
+    const instance = autocannon(
+      {
+        url: triggerUrl(target),
+        method: 'POST',
+        headers: triggerHeaders(target),
+        body: TRIGGER_BODY,
+        connections,
+        pipelining: 1,
+        duration: seconds,
+        timeout: 10,
+      },
+      (error, result) => {
+        if (error) return reject(error);
+        const elapsed = (now() - start) / 1000;
+        resolve({
+          connections,
+          seconds: elapsed,
+          rps: latencies.length / elapsed,
+          p50: quantile(latencies, 0.5),
+          p99: quantile(latencies, 0.99),
+          ok: latencies.length,
+          non2xx: Math.max(non2xx, result.non2xx),
+          errors: result.errors,
+          timeouts: result.timeouts,
+        });
+      },
+    );
+    instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+      if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+      else non2xx++;
+    });
+  });
+}
+
+/** Why a load result cannot be trusted, or null. */
+export function loadProblem(r: LoadResult): string | null {
+  if (r.ok === 0) return 'no successful answer';
+  if (r.non2xx || r.errors || r.timeouts) return `${r.non2xx} non-2xx answers, ${r.errors} errors, ${r.timeouts} timeouts`;
+  return null;
+}
