@@ -41,8 +41,8 @@ interface Batch {
  * database itself.
  *
  * SQLite (better-sqlite3 is synchronous and TypeORM shares one connection):
- * - Every statement goes through one queue, so nothing can run inside another caller's open
- *   transaction between its awaits.
+ * - Every write goes through one queue, so no write can land inside another caller's open unit
+ *   between its awaits. Reads run at once (see `read`).
  * - Group commit: the units of one event-loop tick run in SAVEPOINTs inside one transaction, committed
  *   once at the end of the tick. `synchronous=FULL` is kept (durable across power loss), the fsync is
  *   shared, and no caller hears "done" before the COMMIT that holds its work. A failed unit rolls back
@@ -67,10 +67,19 @@ export class TypeOrmUnitOfWork extends WebhookUnitOfWork {
     return this.sqlite ? this.runSqlite(work) : this.runPostgres(work);
   }
 
-  /** A read, inside `tx` when given. On SQLite it does not wait for a commit. */
+  /**
+   * A read, inside `tx` when given. On SQLite it runs at once, without queueing behind writes: it
+   * cannot change anything, and the most it can see on the shared connection is a unit still in
+   * progress, which is harmless for what the stores read (ids, triggers, and finished runs, which never
+   * change). This keeps the trigger path's key look-up and every woken sync request off the write queue.
+   */
   read(sql: string, params: unknown[], tx?: WebhookTransaction): Promise<SqlResult> {
     if (tx || !this.sqlite) return this.query(sql, params, tx);
-    return this.exclusive(async () => this.execSqlite(sql, params));
+    try {
+      return Promise.resolve(this.execSqlite(sql, params));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** A write, inside `tx` when given; otherwise its own unit, resolved once committed. */
