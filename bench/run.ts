@@ -272,9 +272,9 @@ function buildRows(tp: Record<string, ThroughputResult>, rawWait: WaitersResult,
   const D = settings.durationS;
   const loadOf = (key: string, c: number) => tp[key]?.load[c] ?? null;
   const fail = (key: string) => tp[key]?.failure;
-  const ge = (limit: number, of: string): Target => ({ op: '>=', limit, text: `≥ ${limit.toFixed(2)}× ${of}` });
-  const le = (limit: number, of: string): Target => ({ op: '<=', limit, text: `≤ ${limit}× ${of}` });
-  const leAbs = (limit: number, unit: string): Target => ({ op: '<=', limit, text: `≤ ${limit} ${unit}` });
+  const ge = (limit: number, of: string): Target => ({ on: 'ratio', op: '>=', limit, text: `≥ ${limit.toFixed(2)}× ${of}` });
+  const le = (limit: number, of: string): Target => ({ on: 'ratio', op: '<=', limit, text: `≤ ${limit}× ${of}` });
+  const leAbs = (limit: number, unit: string): Target => ({ on: 'value', op: '<=', limit, text: `≤ ${limit} ${unit}` });
 
   const baselineFor: Record<string, { rps?: string; latency?: string; rss?: string }> = {
     raw: {},
@@ -365,7 +365,7 @@ function buildRows(tp: Record<string, ThroughputResult>, rawWait: WaitersResult,
       figure: `SQL statements while all wait (${((w.many?.heldMs ?? settings.holdS * 1000) / 1000).toFixed(1)} s)`,
       value: w.many?.statementsWhileHeld ?? null,
       unit: 'count',
-      target: { op: '==', limit: 0, text: '= 0' },
+      target: { on: 'value', op: '==', limit: 0, text: '= 0' },
       failure,
     });
   }

@@ -69,7 +69,10 @@ export function serveRpc(handlers: RpcHandlers): void {
   const all: RpcHandlers = {
     ping: () => now(),
     memory: () => settledMemory(),
-    exit: () => setImmediate(() => process.exit(0)),
+    exit: () => {
+      setImmediate(() => process.exit(0));
+      return null;
+    },
     ...handlers,
   };
   process.on('message', (message: RpcCall) => {

@@ -17,6 +17,7 @@ interface RawTriggerConfig {
 
 dieOnUnhandled('raw');
 const config = childConfig<RawTriggerConfig>();
+if (!['OFF', 'NORMAL', 'FULL', 'EXTRA'].includes(config.synchronous)) throw new Error(`bad synchronous setting: ${config.synchronous}`);
 
 const db = new Database(join(mkdtempSync(join(tmpdir(), 'bench-raw-')), 'raw.sqlite'));
 db.pragma('journal_mode = WAL');

@@ -80,7 +80,6 @@ export function load(target: LoadTarget, connections: number, seconds: number): 
 
 /** Why a load result cannot be trusted, or null. */
 export function loadProblem(r: LoadResult): string | null {
-  if (r.ok === 0) return 'no successful answer';
-  if (r.non2xx || r.errors || r.timeouts) return `${r.non2xx} non-2xx answers, ${r.errors} errors, ${r.timeouts} timeouts`;
-  return null;
+  if (r.ok > 0 && !r.non2xx && !r.errors && !r.timeouts) return null;
+  return `${r.ok} 2xx answers, ${r.non2xx} non-2xx answers, ${r.errors} errors, ${r.timeouts} timeouts`;
 }

@@ -3,7 +3,8 @@
 export type Unit = 'req/s' | 'ms' | 'MB' | 'KB' | 'count' | 'runs';
 
 export interface Target {
-  /** Compared with the ratio to the baseline when there is one, else with the value itself. */
+  /** What is compared with `limit`: the ratio value / baseline, or the value itself. */
+  on: 'ratio' | 'value';
   op: '>=' | '<=' | '==';
   limit: number;
   /** As printed, e.g. "≥ 0.50× raw" or "≤ 5 ms". */
@@ -32,7 +33,7 @@ export function verdict(row: Row, judge: boolean): Verdict {
   if (row.failure || (row.target && row.value === null)) return 'FAILED';
   if (!row.target) return '';
   if (!judge) return 'not judged';
-  const x = row.baseline ? ratioOf(row) : row.value;
+  const x = row.target.on === 'ratio' ? ratioOf(row) : row.value;
   if (x === null) return 'FAILED';
   const { op, limit } = row.target;
   return (op === '>=' ? x >= limit : op === '<=' ? x <= limit : x === limit) ? 'met' : 'NOT MET';
