@@ -64,6 +64,8 @@ if (settings.waiters > 10_000 || settings.fewWaiters > 10_000) throw new Error('
 if (!['OFF', 'NORMAL', 'FULL', 'EXTRA'].includes(settings.rawSynchronous)) throw new Error('BENCH_RAW_SYNCHRONOUS must be OFF, NORMAL, FULL or EXTRA');
 
 const script = (name: string) => join(__dirname, 'contenders', `${name}.js`);
+/** BENCH_CPU_PROF=<dir>: every contender writes a V8 CPU profile there when it exits (for finding hot spots). */
+const contenderFlags = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
 const log = (message: string) => process.stderr.write(`${message}\n`);
 const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
 const failures: string[] = [];
@@ -86,8 +88,11 @@ interface ThroughputResult {
   load: Record<number, LoadResult>;
   peakRss?: number;
   sqlite?: SqliteSettings;
-  /** Ours: runs still queued or running when the 50-connection measurement ended, and ms to finish them. */
-  backlog?: { pending: number; drainMs: number };
+  /**
+   * Ours: runs still queued or running when the 50-connection measurement ended, ms to finish them,
+   * and runs finished per second during that measurement (it started with none pending).
+   */
+  backlog?: { pending: number; drainMs: number; finishedPerSecond: number };
   /** Ours: trigger→sync of `echo`, one connection. */
   e2e?: { p50: number; p99: number; n: number };
   failure?: string;
@@ -162,7 +167,7 @@ async function runThroughput(spec: ThroughputSpec): Promise<ThroughputResult> {
   };
   try {
     log(`▶ ${spec.label}: starting`);
-    c = await Contender.start(spec.key, script(spec.script), spec.config);
+    c = await Contender.start(spec.key, script(spec.script), spec.config, contenderFlags);
     result.sqlite = c.ready.sqlite;
     const target: LoadTarget = { port: c.port, trigger: c.ready.triggers!.echo };
     await sanityCheck(target, spec.ours);
@@ -182,7 +187,8 @@ async function runThroughput(spec: ThroughputSpec): Promise<ThroughputResult> {
     if (spec.ours) {
       const pending = await c.call<number>('pending');
       const drained = await drain();
-      result.backlog = { pending, drainMs: drained!.ms };
+      const last = result.load[settings.connections[settings.connections.length - 1]];
+      result.backlog = { pending, drainMs: drained!.ms, finishedPerSecond: Math.max(0, last.ok - pending) / last.seconds };
       log(`  ${pending} background runs were pending at the end; drained in ${(drained!.ms / 1000).toFixed(1)} s`);
     }
     result.peakRss = (await c.call<MemoryReport>('memory')).peakRss;
@@ -217,7 +223,7 @@ async function runRawWaiters(): Promise<WaitersResult> {
   let c: Contender | undefined;
   try {
     log(`▶ raw long-poll baseline: ${settings.fewWaiters} then ${settings.waiters} waiters`);
-    c = await Contender.start('raw-longpoll', script('raw-longpoll'));
+    c = await Contender.start('raw-longpoll', script('raw-longpoll'), {}, contenderFlags);
     const offset = await c.clockOffset();
     result.few = await rawRound(c, offset, settings.fewWaiters, 'few', false);
     result.many = await rawRound(c, offset, settings.waiters, 'many', true);
@@ -238,7 +244,7 @@ async function runOurWaiters(adapter: Adapter): Promise<WaitersResult> {
   try {
     log(`▶ sync waiters, ${adapter}: ${settings.fewWaiters} (at once, then one by one) then ${settings.waiters}`);
     const maxConcurrentRuns = Math.max(settings.waiters, settings.fewWaiters);
-    c = await Contender.start(`waiters-${adapter}`, script('nest-trigger'), { adapter, waiters: true, maxConcurrentRuns });
+    c = await Contender.start(`waiters-${adapter}`, script('nest-trigger'), { adapter, waiters: true, maxConcurrentRuns }, contenderFlags);
     const offset = await c.clockOffset();
     const trigger = c.ready.triggers!.release;
     result.few = await ourRound(c, offset, trigger, { n: settings.fewWaiters, release: 'all', measureMemory: false, holdMs: 200 });
@@ -311,6 +317,7 @@ function buildRows(tp: Record<string, ThroughputResult>, rawWait: WaitersResult,
     });
     if (spec.ours) {
       const t = tp[spec.key];
+      rows.push({ section, figure: 'runs finished per second during the 50-conn run', value: t?.backlog?.finishedPerSecond ?? null, unit: 'runs/s', failure: fail(spec.key) });
       rows.push({ section, figure: 'runs still pending after the 50-conn run', value: t?.backlog?.pending ?? null, unit: 'runs', failure: fail(spec.key) });
       rows.push({ section, figure: 'time to finish those runs', value: t?.backlog?.drainMs ?? null, unit: 'ms', failure: fail(spec.key) });
     }

@@ -28,9 +28,9 @@ export class Contender {
   }
 
   /** Forks `script` (compiled JS) with `config` as its JSON argument and waits for its ready message. */
-  static start(name: string, script: string, config: unknown = {}): Promise<Contender> {
+  static start(name: string, script: string, config: unknown = {}, nodeFlags: string[] = []): Promise<Contender> {
     const child = fork(script, [JSON.stringify(config)], {
-      execArgv: ['--expose-gc'],
+      execArgv: ['--expose-gc', ...nodeFlags],
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     // The contender's own output goes to our stderr, prefixed, so stdout stays the report.

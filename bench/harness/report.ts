@@ -1,6 +1,6 @@
 // The table: one row per figure, with its baseline, the ratio, the target and whether it was met.
 
-export type Unit = 'req/s' | 'ms' | 'MB' | 'KB' | 'count' | 'runs';
+export type Unit = 'req/s' | 'runs/s' | 'ms' | 'MB' | 'KB' | 'count' | 'runs';
 
 export interface Target {
   /** What is compared with `limit`: the ratio value / baseline, or the value itself. */
@@ -43,7 +43,8 @@ function formatValue(value: number | null, unit: Unit): string {
   if (value === null || Number.isNaN(value)) return '—';
   switch (unit) {
     case 'req/s':
-      return `${Math.round(value).toLocaleString('en-US')} req/s`;
+    case 'runs/s':
+      return `${Math.round(value).toLocaleString('en-US')} ${unit}`;
     case 'ms':
       return value < 10 ? `${value.toFixed(2)} ms` : value < 100 ? `${value.toFixed(1)} ms` : `${Math.round(value).toLocaleString('en-US')} ms`;
     case 'MB':
