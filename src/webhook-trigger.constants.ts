@@ -24,4 +24,6 @@ export const WEBHOOK_EVENTS = {
   started: 'webhook-trigger.invocation.started',
   succeeded: 'webhook-trigger.invocation.succeeded',
   failed: 'webhook-trigger.invocation.failed',
+  cancelled: 'webhook-trigger.invocation.cancelled',
+  timed_out: 'webhook-trigger.invocation.timed_out',
 } as const;

@@ -28,3 +28,7 @@ export const HOST_DATA_SOURCE_ENTITIES = (name: string) =>
   `WebhookTriggerModule: DataSource "${name}" does not include WEBHOOK_TRIGGER_ENTITIES; add them to its "entities"`;
 export const UNKNOWN_BOT = (id: string) => `Bot "${id}" is not registered`;
 export const TRIGGER_TYPE_UNSUPPORTED = (type: string) => `Trigger type "${type}" is not supported; use "webhook"`;
+export const IDEMPOTENCY_KEY_REUSED =
+  'This Idempotency-Key was already used on this trigger with a different request body; use a new key for a new request';
+export const ALREADY_FINISHED = (id: string, status: string) => `Invocation "${id}" already finished (${status}); it cannot be cancelled`;
+export const SHUTTING_DOWN = 'The application is shutting down; retry shortly (another instance may take the request)';

@@ -15,6 +15,11 @@ describe('resolveWebhookTriggerOptions', () => {
       maxConcurrentRuns: 16,
       idempotencyHeader: 'idempotency-key',
       idempotencyTtlMs: 86_400_000,
+      botTimeoutMs: 900_000,
+      shutdownGraceMs: 10_000,
+      runLeaseMs: 15_000,
+      historyRetentionDays: 30,
+      failedKeyLimit: { limit: 30, ttlMs: 60_000 },
     };
     expect(resolveWebhookTriggerOptions()).toEqual(expected);
     expect(resolveWebhookTriggerOptions({})).toEqual(expected);

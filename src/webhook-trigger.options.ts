@@ -18,11 +18,26 @@ export const DEFAULT_OPTIONS = {
   maxConcurrentRuns: 16,
   idempotencyHeader: 'idempotency-key',
   idempotencyTtlMs: 24 * 60 * 60 * 1000,
+  botTimeoutMs: 15 * 60 * 1000,
+  shutdownGraceMs: 10_000,
+  runLeaseMs: 15_000,
+  historyRetentionDays: 30,
+  failedKeyLimit: { limit: 30, ttlMs: 60_000 },
 } as const;
 
 function positiveInt(field: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
     throw new Error(INVALID_OPTION(field, `expected a whole number from 1 to ${max}, got ${JSON.stringify(value)}`));
+  }
+  return value;
+}
+
+/** Longest delay a Node timer accepts. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+function wholeNumber(field: string, value: unknown, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
+    throw new Error(INVALID_OPTION(field, `expected a whole number from 0 to ${max}, got ${JSON.stringify(value)}`));
   }
   return value;
 }
@@ -68,7 +83,7 @@ export function resolveWebhookTriggerOptions(raw: WebhookTriggerModuleOptions = 
     throw new Error(INVALID_OPTION('publicBaseUrl', `not an absolute URL: ${JSON.stringify(publicBaseUrl)}`));
   }
   return {
-    syncTimeoutMs: positiveInt('syncTimeoutMs', o.syncTimeoutMs ?? DEFAULT_OPTIONS.syncTimeoutMs, 2_147_483_647),
+    syncTimeoutMs: positiveInt('syncTimeoutMs', o.syncTimeoutMs ?? DEFAULT_OPTIONS.syncTimeoutMs, MAX_TIMER_MS),
     rateLimits: {
       perTrigger: rateLimit('rateLimits.perTrigger', o.rateLimits?.perTrigger, DEFAULT_OPTIONS.perTrigger),
       perAccount: rateLimit('rateLimits.perAccount', o.rateLimits?.perAccount, DEFAULT_OPTIONS.perAccount),
@@ -82,5 +97,10 @@ export function resolveWebhookTriggerOptions(raw: WebhookTriggerModuleOptions = 
     maxConcurrentRuns: positiveInt('maxConcurrentRuns', o.maxConcurrentRuns ?? DEFAULT_OPTIONS.maxConcurrentRuns, 10_000),
     idempotencyHeader: nonEmptyString('idempotencyHeader', o.idempotencyHeader ?? DEFAULT_OPTIONS.idempotencyHeader).toLowerCase(),
     idempotencyTtlMs: positiveInt('idempotencyTtlMs', o.idempotencyTtlMs ?? DEFAULT_OPTIONS.idempotencyTtlMs),
+    botTimeoutMs: positiveInt('botTimeoutMs', o.botTimeoutMs ?? DEFAULT_OPTIONS.botTimeoutMs, MAX_TIMER_MS),
+    shutdownGraceMs: wholeNumber('shutdownGraceMs', o.shutdownGraceMs ?? DEFAULT_OPTIONS.shutdownGraceMs, MAX_TIMER_MS),
+    runLeaseMs: positiveInt('runLeaseMs', o.runLeaseMs ?? DEFAULT_OPTIONS.runLeaseMs, MAX_TIMER_MS),
+    historyRetentionDays: wholeNumber('historyRetentionDays', o.historyRetentionDays ?? DEFAULT_OPTIONS.historyRetentionDays, 100_000),
+    failedKeyLimit: rateLimit('failedKeyLimit', o.failedKeyLimit, DEFAULT_OPTIONS.failedKeyLimit),
   };
 }

@@ -48,9 +48,9 @@ if (!baseUrl) {
     it('creates the schema through the shipped migration, not synchronize', async () => {
       const c = new Client({ connectionString: db.url });
       await c.connect();
-      const { rows } = await c.query(`SELECT name FROM webhook_migrations`);
+      const { rows } = await c.query(`SELECT name FROM webhook_migrations ORDER BY id`);
       await c.end();
-      expect(rows).toEqual([{ name: 'WebhookTriggersInitial1763800000000' }]);
+      expect(rows).toEqual([{ name: 'WebhookTriggersInitial1763800000000' }, { name: 'WebhookTriggersLifecycle1763900000000' }]);
     });
 
     it('triggers, runs and answers sync', async () => {

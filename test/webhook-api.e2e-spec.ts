@@ -331,10 +331,14 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
       it('returns the first invocation for a repeated key on the same trigger: one charge, one row, one run', async () => {
         const trigger = await createTrigger(t, 'echo', 'idempotent');
         const first = await triggerBot(trigger, { n: 1 }, { headers: { 'Idempotency-Key': 'order-42' } });
-        const second = await triggerBot(trigger, { n: 2 }, { headers: { 'idempotency-key': 'order-42' } });
+        const second = await triggerBot(trigger, { n: 1 }, { headers: { 'idempotency-key': 'order-42' } });
         expect(first.status).toBe(200);
         expect(second.status).toBe(200);
         expect(second.body).toEqual(first.body);
+        // The same key with another body is a different request: refused, nothing charged.
+        const other = await triggerBot(trigger, { n: 2 }, { headers: { 'Idempotency-Key': 'order-42' } });
+        expectError(other, 422);
+        expect(other.body.message).toMatch(/different request body/);
         const id = first.body.invocation.id;
         expect((await syncInvocation(trigger, id)).body).toEqual({ success: true, outputs: [{ title: 'n', message: '1' }] });
         expect(creditsRow(t.dbFile, ACCOUNT)).toBe(999);
@@ -356,7 +360,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
       it('gives 10 concurrent requests with one key one invocation and one charge', async () => {
         const trigger = await createTrigger(t, 'echo', 'idem race');
         const results = await Promise.all(
-          Array.from({ length: 10 }, (_, i) => triggerBot(trigger, { i }, { headers: { 'Idempotency-Key': 'burst' } })),
+          Array.from({ length: 10 }, () => triggerBot(trigger, { i: 1 }, { headers: { 'Idempotency-Key': 'burst' } })),
         );
         expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
         expect(new Set(results.map((r) => r.body.invocation.id)).size).toBe(1);

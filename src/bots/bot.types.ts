@@ -15,7 +15,7 @@ export interface BotContext {
   triggerId: string;
   botId: string;
   accountId: string;
-  /** Fires when the run must stop (e.g. the process shuts down); pass it on to I/O. */
+  /** Fires when the run must stop: cancelled, timed out or the process shuts down. Pass it on to I/O. */
   signal: AbortSignal;
   /** A logger whose context names the bot and the invocation. Never log trigger keys. */
   logger: LoggerService;
@@ -31,4 +31,12 @@ export interface WebhookBotOptions {
   credits?: number;
   /** Account that owns the bot and pays for its runs. @default the module's `defaultAccountId` */
   accountId?: string;
+  /** Longest a run may take; then its signal fires and it ends `timed_out`. @default the module's `botTimeoutMs` */
+  timeoutMs?: number;
+  /**
+   * What happens to a run that was in `main()` when its process died: by default it is stored `failed`
+   * ("interrupted") and never runs twice. With `true` it runs again (at-least-once): choose it only
+   * when running the bot twice for one request is safe. @default false
+   */
+  retryInterrupted?: boolean;
 }

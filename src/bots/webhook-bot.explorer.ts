@@ -35,6 +35,10 @@ export class WebhookBotExplorer implements OnModuleInit {
       if (!Number.isInteger(credits) || credits < 0) {
         throw new Error(INVALID_OPTION(`@WebhookBot(${className}).credits`, 'expected a whole number ≥ 0'));
       }
+      const timeoutMs = meta.timeoutMs ?? this.options.botTimeoutMs;
+      if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2_147_483_647) {
+        throw new Error(INVALID_OPTION(`@WebhookBot(${className}).timeoutMs`, 'expected a whole number of milliseconds ≥ 1'));
+      }
       const previous = owners.get(meta.id);
       if (previous) throw new Error(DUPLICATE_BOT_ID(meta.id, previous, className));
       owners.set(meta.id, className);
@@ -43,6 +47,8 @@ export class WebhookBotExplorer implements OnModuleInit {
         name: meta.name ?? meta.id,
         credits,
         accountId: meta.accountId ?? this.options.defaultAccountId,
+        timeoutMs,
+        retryInterrupted: meta.retryInterrupted === true,
         instance,
       });
     }

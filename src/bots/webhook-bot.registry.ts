@@ -7,6 +7,8 @@ export interface RegisteredBot {
   name: string;
   credits: number;
   accountId: string;
+  timeoutMs: number;
+  retryInterrupted: boolean;
   instance: WebhookBotHost;
 }
 

@@ -1,8 +1,21 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { STATUS_CODES } from 'node:http';
-import { BotNotRegisteredError, NotEnoughCreditsError } from '../invocations/invocation.errors.js';
-import { BOT_NOT_REGISTERED, INTERNAL_ERROR, NOT_ENOUGH_CREDITS } from '../webhook-trigger.messages.js';
+import {
+  BotNotRegisteredError,
+  IdempotencyKeyReusedError,
+  InvocationAlreadyFinishedError,
+  NotEnoughCreditsError,
+  ShuttingDownError,
+} from '../invocations/invocation.errors.js';
+import {
+  ALREADY_FINISHED,
+  BOT_NOT_REGISTERED,
+  IDEMPOTENCY_KEY_REUSED,
+  INTERNAL_ERROR,
+  NOT_ENOUGH_CREDITS,
+  SHUTTING_DOWN,
+} from '../webhook-trigger.messages.js';
 import { WebhookThrottledException } from './webhook-throttled.exception.js';
 
 /** Body of every non-2xx answer of the webhook API. */
@@ -26,6 +39,8 @@ export class WebhookExceptionFilter implements ExceptionFilter {
     const [status, message] = this.describe(exception);
     if (exception instanceof WebhookThrottledException) {
       httpAdapter.setHeader(response, 'Retry-After', String(exception.retryAfterSeconds));
+    } else if (exception instanceof ShuttingDownError) {
+      httpAdapter.setHeader(response, 'Retry-After', '1');
     }
     const body: WebhookErrorBody = { success: false, statusCode: status, error: STATUS_CODES[status] ?? 'Error', message };
     httpAdapter.reply(response, body, status);
@@ -46,6 +61,11 @@ export class WebhookExceptionFilter implements ExceptionFilter {
       return [HttpStatus.PAYMENT_REQUIRED, NOT_ENOUGH_CREDITS(exception.accountId, exception.cost)];
     }
     if (exception instanceof BotNotRegisteredError) return [HttpStatus.NOT_FOUND, BOT_NOT_REGISTERED(exception.botId)];
+    if (exception instanceof IdempotencyKeyReusedError) return [HttpStatus.UNPROCESSABLE_ENTITY, IDEMPOTENCY_KEY_REUSED];
+    if (exception instanceof InvocationAlreadyFinishedError) {
+      return [HttpStatus.CONFLICT, ALREADY_FINISHED(exception.invocationId, exception.status)];
+    }
+    if (exception instanceof ShuttingDownError) return [HttpStatus.SERVICE_UNAVAILABLE, SHUTTING_DOWN];
     this.logger.error('Unexpected error in the webhook API', exception instanceof Error ? exception.stack : String(exception));
     return [HttpStatus.INTERNAL_SERVER_ERROR, INTERNAL_ERROR];
   }

@@ -14,6 +14,7 @@ import {
   UseGuards,
 } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
 import { InvocationService } from '../invocations/invocation.service.js';
@@ -66,7 +67,8 @@ export class WebhookTriggerController {
     if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY.test(idempotencyKey))) {
       throw new BadRequestException('Idempotency-Key must be 1–255 visible ASCII characters');
     }
-    const started = await this.invocations.start(trigger, inputs, idempotencyKey);
+    const requestHash = idempotencyKey === undefined ? undefined : createHash('sha256').update(raw[CAPTURED_BODY]!.bytes!).digest('hex');
+    const started = await this.invocations.start(trigger, inputs, { idempotencyKey, requestHash });
     return { success: true, invocation: { id: started.id } };
   }
 

@@ -80,6 +80,30 @@ export interface WebhookTriggerModuleOptions {
   idempotencyHeader?: string;
   /** How long an idempotency key is remembered. @default 86400000 (24 h) */
   idempotencyTtlMs?: number;
+  /**
+   * Longest a bot may run, for bots that do not set `@WebhookBot({ timeoutMs })`. Past it the run's
+   * signal fires, the run ends `timed_out` and its concurrency slot is freed even if the bot ignores
+   * the signal. @default 900000 (15 min)
+   */
+  botTimeoutMs?: number;
+  /**
+   * On shutdown, how long running bots may take to finish before they are aborted and stored `failed`
+   * ("interrupted"). @default 10000
+   */
+  shutdownGraceMs?: number;
+  /**
+   * How long a process's claim on a running run lasts without renewal (renewed every third of it).
+   * After a crash, runs whose lease expired are recovered; a live process's runs are never touched.
+   * @default 15000
+   */
+  runLeaseMs?: number;
+  /** Finished runs older than this many days are deleted by an hourly job (0 keeps them forever). @default 30 */
+  historyRetentionDays?: number;
+  /**
+   * Failed key checks allowed per client IP (`request.ip`; configure your adapter's trust-proxy setting
+   * behind a proxy) before further attempts get 429. @default { limit: 30, ttlMs: 60000 }
+   */
+  failedKeyLimit?: WebhookRateLimit;
 }
 
 /** Options after defaults and validation; what every part of the module reads. */
@@ -89,8 +113,10 @@ export interface ResolvedWebhookTriggerOptions
       WebhookTriggerModuleOptions,
       | 'keySecret'
       | 'rateLimits'
+      | 'failedKeyLimit'
     >
   > {
   keySecret: string | undefined;
   rateLimits: { perTrigger: WebhookRateLimit; perAccount: WebhookRateLimit };
+  failedKeyLimit: WebhookRateLimit;
 }

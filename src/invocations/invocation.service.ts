@@ -9,8 +9,15 @@ import { IdempotencyKeyTakenError, type TriggerRecord } from '../persistence/rec
 import { WebhookUnitOfWork } from '../persistence/unit-of-work.js';
 import { BotRunner } from '../runner/bot-runner.js';
 import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
-import { BotNotRegisteredError, NotEnoughCreditsError } from './invocation.errors.js';
+import { BotNotRegisteredError, IdempotencyKeyReusedError, NotEnoughCreditsError } from './invocation.errors.js';
 import { InvocationEvents } from './invocation.events.js';
+
+export interface StartOptions {
+  /** The caller's idempotency key. */
+  idempotencyKey?: string;
+  /** SHA-256 of the request body: a repeat under the same key must carry the same body. */
+  requestHash?: string;
+}
 
 export interface StartedInvocation {
   id: string;
@@ -31,7 +38,7 @@ export class InvocationService {
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {}
 
-  async start(trigger: TriggerRecord, inputs: BotInputs, idempotencyKey?: string): Promise<StartedInvocation> {
+  async start(trigger: TriggerRecord, inputs: BotInputs, { idempotencyKey, requestHash }: StartOptions = {}): Promise<StartedInvocation> {
     const bot = this.registry.get(trigger.botId);
     if (!bot) throw new BotNotRegisteredError(trigger.botId);
     const now = new Date();
@@ -44,7 +51,12 @@ export class InvocationService {
       inputs,
       credits: bot.credits,
       idempotencyKey: idempotencyKey ?? null,
+      requestHash: requestHash ?? null,
       createdAt: now,
+    };
+    const replay = (earlier: { id: string; requestHash: string | null }): StartedInvocation => {
+      if (earlier.requestHash !== (requestHash ?? null)) throw new IdempotencyKeyReusedError();
+      return { id: earlier.id, replayed: true };
     };
 
     let started: StartedInvocation;
@@ -52,7 +64,7 @@ export class InvocationService {
       started = await this.unitOfWork.run(async (tx) => {
         if (idempotencyKey !== undefined) {
           const earlier = await this.invocations.findByIdempotencyKey(trigger.id, idempotencyKey, since, tx);
-          if (earlier) return { id: earlier.id, replayed: true };
+          if (earlier) return replay(earlier);
           await this.invocations.releaseIdempotencyKey(trigger.id, idempotencyKey, since, tx);
         }
         if (bot.credits > 0 && !(await this.ledger.tryDebit(trigger.accountId, bot.credits, tx))) {
@@ -66,7 +78,7 @@ export class InvocationService {
       if (!(error instanceof IdempotencyKeyTakenError) || idempotencyKey === undefined) throw error;
       const earlier = await this.invocations.findByIdempotencyKey(trigger.id, idempotencyKey, since);
       if (!earlier) throw error;
-      return { id: earlier.id, replayed: true };
+      return replay(earlier);
     }
 
     if (!started.replayed) {

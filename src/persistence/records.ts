@@ -1,8 +1,11 @@
 import type { BotOutput } from '../bots/bot.types.js';
 
-/** Where a run is in its life; terminal states never change. */
-export type InvocationStatus = 'queued' | 'running' | 'succeeded' | 'failed';
-export const TERMINAL_STATUSES: ReadonlySet<InvocationStatus> = new Set(['succeeded', 'failed']);
+/**
+ * Where a run is in its life: `queued → running → succeeded | failed | cancelled | timed_out`, and
+ * `queued → cancelled`. Terminal states never change.
+ */
+export type InvocationStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'timed_out';
+export const TERMINAL_STATUSES: ReadonlySet<InvocationStatus> = new Set(['succeeded', 'failed', 'cancelled', 'timed_out']);
 
 export interface TriggerRecord {
   id: string;
@@ -20,6 +23,8 @@ export interface TriggerRecord {
 
 export interface InvocationError {
   message: string;
+  /** Why the run ended without success, when it was not the bot's own error: `timeout`, `cancelled`, `interrupted`, `invalid_outputs`, `bot_not_registered`. */
+  code?: string;
 }
 
 export interface InvocationRecord {
@@ -34,6 +39,8 @@ export interface InvocationRecord {
   /** Credits charged when the run was accepted. */
   credits: number;
   idempotencyKey: string | null;
+  /** SHA-256 of the request body, to tell a repeat from a different request under the same idempotency key. */
+  requestHash: string | null;
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;

@@ -56,6 +56,8 @@ export class WebhookTriggerEntity {
 @Entity('webhook_invocations')
 @Index('IDX_webhook_invocations_bot_created', ['botId', 'createdAt'])
 @Index('UQ_webhook_invocations_idempotency', ['triggerId', 'idempotencyKey'], { unique: true })
+@Index('IDX_webhook_invocations_status_lease', ['status', 'leaseExpiresAt'])
+@Index('IDX_webhook_invocations_created', ['createdAt'])
 export class WebhookInvocationEntity {
   @PrimaryColumn('varchar', { length: 40 })
   id!: string;
@@ -86,6 +88,15 @@ export class WebhookInvocationEntity {
 
   @Column('varchar', { name: 'idempotency_key', length: 255, nullable: true })
   idempotencyKey!: string | null;
+
+  @Column('varchar', { name: 'request_hash', length: 64, nullable: true })
+  requestHash!: string | null;
+
+  @Column('varchar', { length: 100, nullable: true })
+  owner!: string | null;
+
+  @Column('bigint', { name: 'lease_expires_at', nullable: true, transformer: epochMs })
+  leaseExpiresAt!: Date | null;
 
   @Column('bigint', { name: 'created_at', transformer: epochMs })
   createdAt!: Date;

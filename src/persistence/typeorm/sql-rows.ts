@@ -7,7 +7,7 @@ const json = <T>(value: unknown): T | null => (value === null || value === undef
 
 export const TRIGGER_COLUMNS = 'id, bot_id, account_id, name, type, key_hash, key_ciphertext, created_at';
 export const INVOCATION_COLUMNS =
-  'id, trigger_id, bot_id, account_id, status, inputs, outputs, error, credits, idempotency_key, created_at, started_at, finished_at';
+  'id, trigger_id, bot_id, account_id, status, inputs, outputs, error, credits, idempotency_key, request_hash, created_at, started_at, finished_at';
 
 export function toTrigger(row: Record<string, unknown>): TriggerRecord {
   return {
@@ -34,6 +34,7 @@ export function toInvocation(row: Record<string, unknown>): InvocationRecord {
     error: json<InvocationError>(row.error),
     credits: Number(row.credits),
     idempotencyKey: row.idempotency_key === null ? null : String(row.idempotency_key),
+    requestHash: row.request_hash === null || row.request_hash === undefined ? null : String(row.request_hash),
     createdAt: time(row.created_at)!,
     startedAt: time(row.started_at),
     finishedAt: time(row.finished_at),

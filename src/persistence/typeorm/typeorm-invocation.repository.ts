@@ -33,8 +33,8 @@ export class TypeOrmInvocationRepository extends InvocationRepository {
   async insert(i: NewInvocation, tx?: WebhookTransaction): Promise<void> {
     try {
       await this.db.write(
-        `INSERT INTO webhook_invocations (${INVOCATION_COLUMNS}) VALUES (?, ?, ?, ?, 'queued', ?, NULL, NULL, ?, ?, ?, NULL, NULL)`,
-        [i.id, i.triggerId, i.botId, i.accountId, JSON.stringify(i.inputs), i.credits, i.idempotencyKey, i.createdAt.getTime()],
+        `INSERT INTO webhook_invocations (${INVOCATION_COLUMNS}) VALUES (?, ?, ?, ?, 'queued', ?, NULL, NULL, ?, ?, ?, ?, NULL, NULL)`,
+        [i.id, i.triggerId, i.botId, i.accountId, JSON.stringify(i.inputs), i.credits, i.idempotencyKey, i.requestHash, i.createdAt.getTime()],
         tx,
       );
     } catch (error) {
