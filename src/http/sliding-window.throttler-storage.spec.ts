@@ -63,4 +63,12 @@ describe('SlidingWindowThrottlerStorage', () => {
     expect(await hit(1, 'trigger:a', 1000, 1)).toBe(false);
     expect(await hit(2, 'trigger:b', 1000, 1)).toBe(true);
   });
+
+  it('costs memory for the hits it sees, not for the size of the limit', async () => {
+    const storage = new SlidingWindowThrottlerStorage();
+    const before = process.memoryUsage().arrayBuffers;
+    for (let i = 0; i < 1000; i++) expect((await storage.increment('generous', 1000, 1e9)).isBlocked).toBe(false);
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(1024 * 1024);
+    storage.onModuleDestroy();
+  });
 });

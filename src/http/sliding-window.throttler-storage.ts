@@ -8,11 +8,14 @@ interface ThrottlerStorageRecord {
   timeToBlockExpire: number;
 }
 
-/** The times of a key's last `limit` accepted hits, in a ring. */
+/**
+ * The times of a key's last `limit` accepted hits, in a ring. The ring grows with the hits actually
+ * seen (up to `limit`), so a generous limit costs memory only when it is used.
+ */
 interface Window {
-  hits: Float64Array;
+  hits: number[];
+  limit: number;
   next: number;
-  count: number;
   ttl: number;
 }
 
@@ -35,25 +38,29 @@ export class SlidingWindowThrottlerStorage implements ThrottlerStorage, OnModule
   async increment(key: string, ttl: number, limit: number): Promise<ThrottlerStorageRecord> {
     const now = Date.now();
     let w = this.windows.get(key);
-    if (!w || w.hits.length !== limit || w.ttl !== ttl) {
-      w = { hits: new Float64Array(limit), next: 0, count: 0, ttl };
+    if (!w || w.limit !== limit || w.ttl !== ttl) {
+      w = { hits: [], limit, next: 0, ttl };
       this.windows.set(key, w);
     }
+    const full = w.hits.length === limit;
     // When the ring is full, `next` points at the oldest accepted hit.
-    if (w.count === limit && now - w.hits[w.next] < ttl) {
+    if (full && now - w.hits[w.next] < ttl) {
       const retryMs = w.hits[w.next] + ttl - now;
       return { totalHits: limit + 1, timeToExpire: Math.ceil(retryMs / 1000), isBlocked: true, timeToBlockExpire: Math.max(1, Math.ceil(retryMs / 1000)) };
     }
-    w.hits[w.next] = now;
-    w.next = (w.next + 1) % limit;
-    if (w.count < limit) w.count++;
-    return { totalHits: w.count, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 };
+    if (full) {
+      w.hits[w.next] = now;
+      w.next = (w.next + 1) % limit;
+    } else {
+      w.hits.push(now);
+    }
+    return { totalHits: w.hits.length, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 };
   }
 
   /** Drops keys whose newest hit has left its window. */
   private sweep(now = Date.now()): void {
     for (const [key, w] of this.windows) {
-      const newest = w.hits[(w.next + w.hits.length - 1) % w.hits.length];
+      const newest = w.hits.length === w.limit ? w.hits[(w.next + w.limit - 1) % w.limit] : w.hits[w.hits.length - 1];
       if (now - newest >= w.ttl) this.windows.delete(key);
     }
   }
