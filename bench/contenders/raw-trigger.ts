@@ -1,7 +1,14 @@
 // The measuring stick: the least a trigger endpoint must do, written by hand on node:http.
 // Route match, X-Key looked up in a Map, JSON body parsed and checked to be an object, one prepared
-// better-sqlite3 INSERT of the queued run (WAL, autocommit), a JSON answer. No framework, no guards,
-// no rate limit, no credits, no background run.
+// better-sqlite3 INSERT of the queued run (WAL), a JSON answer. No framework, no guards, no rate limit,
+// no credits, no background run.
+//
+// Two ways to commit (config `commit`):
+// - `request`: autocommit, one COMMIT (and, with synchronous=FULL, one fsync) per request;
+// - `tick`: group commit like the module's SQLite unit of work: the first insert of an event-loop tick
+//   opens a transaction (BEGIN IMMEDIATE), the inserts of that tick join it, a setImmediate COMMITs it,
+//   and only then is each of those requests answered. Same durability per answered request, one fsync
+//   per tick instead of one per request.
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -13,11 +20,14 @@ import { announceReady, childConfig, dieOnUnhandled, serveRpc, sqliteSettings } 
 interface RawTriggerConfig {
   /** PRAGMA synchronous for the WAL database: SQLite's default is FULL, which is what the module runs. */
   synchronous: string;
+  /** `request`: autocommit per insert; `tick`: the inserts of one event-loop tick share one COMMIT. */
+  commit: 'request' | 'tick';
 }
 
 dieOnUnhandled('raw');
 const config = childConfig<RawTriggerConfig>();
 if (!['OFF', 'NORMAL', 'FULL', 'EXTRA'].includes(config.synchronous)) throw new Error(`bad synchronous setting: ${config.synchronous}`);
+if (config.commit !== 'request' && config.commit !== 'tick') throw new Error(`bad commit setting: ${String(config.commit)}`);
 
 const db = new Database(join(mkdtempSync(join(tmpdir(), 'bench-raw-')), 'raw.sqlite'));
 db.pragma('journal_mode = WAL');
@@ -25,6 +35,8 @@ db.pragma(`synchronous = ${config.synchronous}`);
 db.exec(`CREATE TABLE invocations (
   id TEXT PRIMARY KEY, trigger_id TEXT NOT NULL, inputs TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL)`);
 const insert = db.prepare('INSERT INTO invocations (id, trigger_id, inputs, status, created_at) VALUES (?, ?, ?, ?, ?)');
+const begin = db.prepare('BEGIN IMMEDIATE');
+const commit = db.prepare('COMMIT');
 
 const trigger = { id: `trg_${randomBytes(12).toString('base64url')}`, key: `whk_${randomBytes(32).toString('base64url')}` };
 const keys = new Map<string, string>([[trigger.id, trigger.key]]);
@@ -53,9 +65,36 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     }
     if (typeof inputs !== 'object' || inputs === null || Array.isArray(inputs)) return answer(res, 400, { success: false, message: 'not an object' });
     const id = `inv_${randomBytes(16).toString('base64url')}`;
+    if (config.commit === 'request') {
+      insert.run(id, triggerId, JSON.stringify(inputs), 'queued', Date.now());
+      return answer(res, 200, { success: true, invocation: { id } });
+    }
+    const batch = openBatch();
     insert.run(id, triggerId, JSON.stringify(inputs), 'queued', Date.now());
-    answer(res, 200, { success: true, invocation: { id } });
+    batch.push(() => answer(res, 200, { success: true, invocation: { id } }));
   });
+}
+
+/** `tick` mode: the answers waiting for the open transaction's COMMIT, or null when none is open. */
+let batch: Array<() => void> | null = null;
+
+function openBatch(): Array<() => void> {
+  if (batch) return batch;
+  begin.run();
+  const current: Array<() => void> = [];
+  batch = current;
+  // After the I/O callbacks of this tick (the other requests that arrived with this one).
+  setImmediate(() => {
+    batch = null;
+    try {
+      commit.run();
+    } catch (error) {
+      if (db.inTransaction) db.exec('ROLLBACK');
+      throw error; // dieOnUnhandled: a baseline that cannot commit must fail the bench, not skew it
+    }
+    for (const send of current) send();
+  });
+  return current;
 }
 
 const server = createServer(handle);
