@@ -10,7 +10,9 @@ export const BODY_NOT_JSON_TYPE = (type: string | undefined) =>
 export const BODY_MALFORMED = 'The request body is not valid JSON';
 export const BODY_NOT_OBJECT = 'The request body must be a JSON object';
 export const BODY_TOO_LARGE = (limit: number) => `The request body exceeds ${limit} bytes`;
-export const SYNC_TIMEOUT = (ms: number) => `The run did not finish within ${ms} ms; call sync again`;
+export const SYNC_TIMEOUT = (ms: number, status: string) => `The run did not finish within ${ms} ms (status: ${status}); call sync again`;
+export const SYNC_SHUTDOWN = (status: string) => `The application is shutting down (run status: ${status}); call sync again`;
+export const BAD_TIMEOUT = 'timeout must be a whole number of seconds from 1 to 300';
 export const BOT_NOT_REGISTERED = (botId: string) => `Bot "${botId}" is not registered in this application`;
 export const INVALID_OUTPUTS =
   'The bot returned invalid outputs: expected an array of { title: string, message: string }';
@@ -32,3 +34,4 @@ export const IDEMPOTENCY_KEY_REUSED =
   'This Idempotency-Key was already used on this trigger with a different request body; use a new key for a new request';
 export const ALREADY_FINISHED = (id: string, status: string) => `Invocation "${id}" already finished (${status}); it cannot be cancelled`;
 export const SHUTTING_DOWN = 'The application is shutting down; retry shortly (another instance may take the request)';
+export const TOO_MANY_FAILED_KEYS = 'Too many requests with a wrong X-Key from this address; retry later';

@@ -13,7 +13,10 @@ import { InvocationEvents } from './invocations/invocation.events.js';
 import { InvocationExecutor } from './invocations/invocation.executor.js';
 import { InvocationService } from './invocations/invocation.service.js';
 import { InvocationWaiter } from './invocations/invocation.waiter.js';
-import { QueuedInvocationsDispatcher } from './invocations/queued-invocations.dispatcher.js';
+import { HistoryRetention } from './invocations/history-retention.js';
+import { InvocationRecovery } from './invocations/invocation.recovery.js';
+import { ShutdownState } from './invocations/shutdown.state.js';
+import { WebhookShutdown } from './invocations/webhook-shutdown.js';
 import { CreditLedger } from './persistence/credit-ledger.js';
 import { InvocationRepository } from './persistence/invocation.repository.js';
 import { TriggerRepository } from './persistence/trigger.repository.js';
@@ -45,7 +48,10 @@ import { resolveWebhookTriggerOptions } from './webhook-trigger.options.js';
     InvocationExecutor,
     InvocationService,
     InvocationWaiter,
-    QueuedInvocationsDispatcher,
+    ShutdownState,
+    InvocationRecovery,
+    HistoryRetention,
+    WebhookShutdown,
     SlidingWindowThrottlerStorage,
     TriggerKeyGuard,
     WebhookThrottlerGuard,

@@ -210,6 +210,9 @@ class FixedBudgetLedger extends CreditLedger {
     FixedBudgetLedger.balance -= amount;
     return true;
   }
+  async refund(_accountId: string, amount: number): Promise<void> {
+    FixedBudgetLedger.balance += amount;
+  }
   async getBalance(): Promise<number> {
     return FixedBudgetLedger.balance;
   }

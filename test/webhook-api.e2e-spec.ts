@@ -438,7 +438,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         const id = await startRun(fail, { message: 'boom' });
         const res = await syncInvocation(fail, id);
         expect(res.status).toBe(200);
-        expect(res.body).toEqual({ success: false, outputs: [], error: { message: 'boom' } });
+        expect(res.body).toEqual({ success: false, status: 'failed', outputs: [], error: { message: 'boom' } });
         expect(res.text).not.toMatch(/stack|\bat .*\(|\.ts:\d+/);
       });
 
@@ -446,7 +446,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         const bad = await createTrigger(t, 'bad-outputs');
         const res = await syncInvocation(bad, await startRun(bad, {}));
         expect(res.status).toBe(200);
-        expect(res.body).toEqual({ success: false, outputs: [], error: { message: INVALID_OUTPUTS } });
+        expect(res.body).toEqual({ success: false, status: 'failed', outputs: [], error: { message: INVALID_OUTPUTS, code: 'invalid_outputs' } });
         expect(res.body.error.message).toMatch(/title: string, message: string/);
       });
 

@@ -57,6 +57,14 @@ export class SlidingWindowThrottlerStorage implements ThrottlerStorage, OnModule
     return { totalHits: w.hits.length, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 };
   }
 
+  /** Seconds until `key` may be hit again (0 if it may now), without recording a hit. */
+  retryAfter(key: string, ttl: number, limit: number, now = Date.now()): number {
+    const w = this.windows.get(key);
+    if (!w || w.limit !== limit || w.ttl !== ttl || w.hits.length < limit) return 0;
+    const retryMs = w.hits[w.next] + ttl - now;
+    return retryMs > 0 ? Math.max(1, Math.ceil(retryMs / 1000)) : 0;
+  }
+
   /** Drops keys whose newest hit has left its window. */
   private sweep(now = Date.now()): void {
     for (const [key, w] of this.windows) {

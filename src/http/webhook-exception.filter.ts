@@ -16,6 +16,7 @@ import {
   NOT_ENOUGH_CREDITS,
   SHUTTING_DOWN,
 } from '../webhook-trigger.messages.js';
+import { WebhookSyncTimeoutException } from './webhook-sync-timeout.exception.js';
 import { WebhookThrottledException } from './webhook-throttled.exception.js';
 
 /** Body of every non-2xx answer of the webhook API. */
@@ -24,6 +25,8 @@ export interface WebhookErrorBody {
   statusCode: number;
   error: string;
   message: string;
+  /** On 408 from the sync endpoint: the run's current status. */
+  status?: string;
 }
 
 /** Every failure of the webhook routes becomes `{ success: false, statusCode, error, message }`; never a stack. */
@@ -43,6 +46,7 @@ export class WebhookExceptionFilter implements ExceptionFilter {
       httpAdapter.setHeader(response, 'Retry-After', '1');
     }
     const body: WebhookErrorBody = { success: false, statusCode: status, error: STATUS_CODES[status] ?? 'Error', message };
+    if (exception instanceof WebhookSyncTimeoutException) body.status = exception.invocationStatus;
     httpAdapter.reply(response, body, status);
   }
 

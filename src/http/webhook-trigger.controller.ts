@@ -7,13 +7,13 @@ import {
   NotFoundException,
   Param,
   Post,
+  Query,
   Req,
-  RequestTimeoutException,
   Res,
   UseFilters,
   UseGuards,
 } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
@@ -21,12 +21,14 @@ import { InvocationService } from '../invocations/invocation.service.js';
 import { InvocationWaiter } from '../invocations/invocation.waiter.js';
 import type { TriggerRecord } from '../persistence/records.js';
 import { INVOCATION_ID_PATTERN, RESOLVED_OPTIONS, WEBHOOKS_PATH } from '../webhook-trigger.constants.js';
-import { SYNC_TIMEOUT, UNKNOWN_INVOCATION } from '../webhook-trigger.messages.js';
+import { BAD_TIMEOUT, SYNC_SHUTDOWN, SYNC_TIMEOUT, UNKNOWN_INVOCATION } from '../webhook-trigger.messages.js';
+import { statusBody, syncBody } from './invocation-responses.js';
+import { WebhookSyncTimeoutException } from './webhook-sync-timeout.exception.js';
 import { CurrentTrigger } from './current-trigger.decorator.js';
 import { CAPTURED_BODY, rawRequestOf } from './http.types.js';
 import { parseTriggerBody } from './webhook-body.parser.js';
 import { WebhookExceptionFilter } from './webhook-exception.filter.js';
-import { BotOutputDto, SyncResponseDto, TriggerResponseDto, WebhookErrorDto } from './webhook-trigger.dto.js';
+import { BotOutputDto, StatusResponseDto, SyncResponseDto, TriggerResponseDto, WebhookErrorDto } from './webhook-trigger.dto.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
 import { WebhookThrottlerGuard } from './webhook-throttler.guard.js';
 
@@ -60,6 +62,8 @@ export class WebhookTriggerController {
   @ApiResponse({ status: 402, type: WebhookErrorDto, description: 'The owning account has too few credits; nothing runs.' })
   @ApiResponse({ status: 413, type: WebhookErrorDto, description: 'Body larger than maxBodyBytes.' })
   @ApiResponse({ status: 415, type: WebhookErrorDto, description: 'Content-Type is not application/json.' })
+  @ApiResponse({ status: 422, type: WebhookErrorDto, description: 'The Idempotency-Key was used before with a different body.' })
+  @ApiResponse({ status: 503, type: WebhookErrorDto, description: 'The application is shutting down; see Retry-After.' })
   async trigger(@CurrentTrigger() trigger: TriggerRecord, @Req() request: unknown): Promise<TriggerResponseDto> {
     const raw = rawRequestOf(request);
     const inputs = parseTriggerBody(raw[CAPTURED_BODY], this.options.maxBodyBytes);
@@ -73,16 +77,23 @@ export class WebhookTriggerController {
   }
 
   @Get(':triggerId/trigger/invocation/:invocationId/sync')
-  @ApiOperation({ summary: 'Wait for bot execution to complete', description: 'Blocks until the run finishes, or answers 408 after the sync timeout (5 minutes by default); call again to keep waiting.' })
+  @ApiOperation({
+    summary: 'Wait for bot execution to complete',
+    description: 'Blocks until the run finishes, or answers 408 after the wait (5 minutes by default, or ?timeout seconds); call again to keep waiting.',
+  })
   @ApiParam({ name: 'invocationId', description: 'The invocation.id returned by the trigger endpoint.' })
+  @ApiQuery({ name: 'timeout', required: false, description: 'Seconds to wait, 1–300 (never more than the configured wait).' })
   @ApiResponse({ status: 200, type: SyncResponseDto, description: 'The run finished; success tells whether the bot succeeded.' })
-  @ApiResponse({ status: 408, type: WebhookErrorDto, description: 'The run did not finish in time; retry.' })
+  @ApiResponse({ status: 400, type: WebhookErrorDto, description: 'timeout is not a whole number from 1 to 300.' })
+  @ApiResponse({ status: 408, type: WebhookErrorDto, description: "The run did not finish in time (the body gives its status); retry." })
   async sync(
     @CurrentTrigger() trigger: TriggerRecord,
     @Param('invocationId') invocationId: string,
+    @Query('timeout') timeout: string | undefined,
     @Res({ passthrough: true }) response: unknown,
   ): Promise<SyncResponseDto | undefined> {
-    if (!INVOCATION_ID_PATTERN.test(invocationId)) throw new NotFoundException(UNKNOWN_INVOCATION(invocationId.slice(0, 64)));
+    const waitMs = this.waitMs(timeout);
+    this.checkInvocationId(invocationId);
     // A client that goes away must not keep its waiter: ServerResponse 'close' fires on a dropped connection.
     const rawResponse = ((response as { raw?: ServerResponse }).raw ?? response) as ServerResponse;
     const gone = new AbortController();
@@ -91,22 +102,61 @@ export class WebhookTriggerController {
     };
     rawResponse.on('close', onClose);
     try {
-      const result = await this.waiter.wait(trigger.id, invocationId, this.options.syncTimeoutMs, gone.signal);
+      const result = await this.waiter.wait(trigger.id, invocationId, waitMs, gone.signal);
       switch (result.kind) {
         case 'not-found':
           throw new NotFoundException(UNKNOWN_INVOCATION(invocationId));
         case 'aborted':
           return undefined; // nobody is listening any more
         case 'timeout':
-          throw new RequestTimeoutException(SYNC_TIMEOUT(this.options.syncTimeoutMs));
-        case 'finished': {
-          const { status, outputs, error } = result.invocation;
-          if (status === 'succeeded') return { success: true, outputs: outputs ?? [] };
-          return { success: false, outputs: outputs ?? [], error: { message: error?.message ?? 'The run failed' } };
-        }
+          throw new WebhookSyncTimeoutException(SYNC_TIMEOUT(waitMs, result.invocation.status), result.invocation.status);
+        case 'shutdown':
+          throw new WebhookSyncTimeoutException(SYNC_SHUTDOWN(result.invocation.status), result.invocation.status);
+        case 'finished':
+          return syncBody(result.invocation);
       }
     } finally {
       rawResponse.off('close', onClose);
     }
+  }
+
+  @Get(':triggerId/trigger/invocation/:invocationId')
+  @ApiOperation({ summary: 'Get the status of a run', description: 'Answers at once with the run\'s state, and its outputs or error once finished.' })
+  @ApiParam({ name: 'invocationId', description: 'The invocation.id returned by the trigger endpoint.' })
+  @ApiResponse({ status: 200, type: StatusResponseDto, description: 'The run; success is false once it ended without success.' })
+  async status(@CurrentTrigger() trigger: TriggerRecord, @Param('invocationId') invocationId: string): Promise<StatusResponseDto> {
+    this.checkInvocationId(invocationId);
+    const invocation = await this.invocations.find(trigger, invocationId);
+    if (!invocation) throw new NotFoundException(UNKNOWN_INVOCATION(invocationId));
+    return statusBody(invocation);
+  }
+
+  @Post(':triggerId/trigger/invocation/:invocationId/cancel')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Cancel a run',
+    description: 'A queued run is cancelled and its credits refunded; a running one is cancelled (no refund) and its bot is signalled to stop.',
+  })
+  @ApiParam({ name: 'invocationId', description: 'The invocation.id returned by the trigger endpoint.' })
+  @ApiResponse({ status: 200, type: StatusResponseDto, description: 'Cancelled; status is "cancelled".' })
+  @ApiResponse({ status: 409, type: WebhookErrorDto, description: 'The run had already finished.' })
+  async cancel(@CurrentTrigger() trigger: TriggerRecord, @Param('invocationId') invocationId: string): Promise<StatusResponseDto> {
+    this.checkInvocationId(invocationId);
+    const invocation = await this.invocations.cancel(trigger, invocationId);
+    if (!invocation) throw new NotFoundException(UNKNOWN_INVOCATION(invocationId));
+    return statusBody(invocation);
+  }
+
+  /** `?timeout=` in seconds, 1–300, capped by the configured wait. */
+  private waitMs(timeout: string | undefined): number {
+    if (timeout === undefined) return this.options.syncTimeoutMs;
+    const seconds = /^\d{1,3}$/.test(timeout) ? Number(timeout) : NaN;
+    if (!(seconds >= 1 && seconds <= 300)) throw new BadRequestException(BAD_TIMEOUT);
+    return Math.min(seconds * 1000, this.options.syncTimeoutMs);
+  }
+
+  /** An id that cannot exist is not worth a query. */
+  private checkInvocationId(invocationId: string): void {
+    if (!INVOCATION_ID_PATTERN.test(invocationId)) throw new NotFoundException(UNKNOWN_INVOCATION(invocationId.slice(0, 64)));
   }
 }

@@ -24,16 +24,55 @@ export class BotOutputDto {
 export class InvocationErrorDto {
   @ApiProperty({ example: 'bot failed' })
   message!: string;
+
+  @ApiPropertyOptional({ example: 'timeout', description: 'Set when the run ended for a reason other than its own error: timeout, cancelled, interrupted, invalid_outputs, bot_not_registered.' })
+  code?: string;
 }
+
+const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out'];
 
 export class SyncResponseDto {
   @ApiProperty({ description: 'True when the bot succeeded; false when it failed.' })
   success!: boolean;
 
+  @ApiPropertyOptional({ enum: STATUSES, description: 'Present when the run did not succeed: failed, cancelled or timed_out.' })
+  status?: string;
+
   @ApiProperty({ type: [BotOutputDto] })
   outputs!: BotOutputDto[];
 
-  @ApiPropertyOptional({ type: InvocationErrorDto, description: 'Present when the bot failed.' })
+  @ApiPropertyOptional({ type: InvocationErrorDto, description: 'Present when the run did not succeed.' })
+  error?: InvocationErrorDto;
+}
+
+export class InvocationStateDto {
+  @ApiProperty({ example: 'inv_3q2S1kqD5v0pXb8mVQn0cA' })
+  id!: string;
+
+  @ApiProperty({ enum: STATUSES })
+  status!: string;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt!: string;
+
+  @ApiProperty({ format: 'date-time', nullable: true, type: String })
+  startedAt!: string | null;
+
+  @ApiProperty({ format: 'date-time', nullable: true, type: String })
+  finishedAt!: string | null;
+}
+
+export class StatusResponseDto {
+  @ApiProperty({ description: 'False once the run ended without success (failed, cancelled, timed_out).' })
+  success!: boolean;
+
+  @ApiProperty({ type: InvocationStateDto })
+  invocation!: InvocationStateDto;
+
+  @ApiPropertyOptional({ type: [BotOutputDto], description: 'Present once the run finished.' })
+  outputs?: BotOutputDto[];
+
+  @ApiPropertyOptional({ type: InvocationErrorDto, description: 'Present when the run ended without success.' })
   error?: InvocationErrorDto;
 }
 
@@ -49,4 +88,7 @@ export class WebhookErrorDto {
 
   @ApiProperty({ example: 'The X-Key header does not match this trigger' })
   message!: string;
+
+  @ApiPropertyOptional({ enum: STATUSES, description: "On 408 from sync: the run's current status." })
+  status?: string;
 }

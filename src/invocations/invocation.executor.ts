@@ -1,11 +1,27 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { BotOutput } from '../bots/bot.types.js';
-import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
+import { WebhookBotRegistry, type RegisteredBot } from '../bots/webhook-bot.registry.js';
 import { CompletionBus } from '../bus/completion-bus.js';
+import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
-import type { InvocationError, InvocationStatus } from '../persistence/records.js';
+import type { InvocationError, InvocationRecord, InvocationStatus } from '../persistence/records.js';
+import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
 import { BOT_NOT_REGISTERED, INVALID_OUTPUTS } from '../webhook-trigger.messages.js';
 import { InvocationEvents } from './invocation.events.js';
+import { RunStop } from './run-stop.reasons.js';
+
+interface Outcome {
+  status: InvocationStatus;
+  outputs: BotOutput[];
+  error: InvocationError | null;
+}
+
+interface ActiveRun {
+  controller: AbortController;
+  done: Promise<void>;
+}
 
 function isValidOutputs(value: unknown): value is BotOutput[] {
   return (
@@ -19,70 +35,137 @@ function isValidOutputs(value: unknown): value is BotOutput[] {
 /** Keeps exactly title and message, so a bot cannot leak extra fields into responses by accident. */
 const cleanOutputs = (outputs: BotOutput[]): BotOutput[] => outputs.map(({ title, message }) => ({ title, message }));
 
-/** Runs one invocation: mark running → `main()` → store the outcome → wake waiters → emit events. */
+/** Resolves with the signal's reason once it fires: what lets a run end even if its bot ignores the signal. */
+function whenAborted(signal: AbortSignal): Promise<unknown> {
+  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
+}
+
+/**
+ * Runs one invocation: claim it (`queued → running`, with this process as owner and a lease) → `main()`
+ * under the bot's time limit → store the outcome (conditional on still owning it) → wake waiters →
+ * emit events. Knows every run in flight in this process, for cancel, lease renewal and shutdown.
+ */
 @Injectable()
 export class InvocationExecutor {
   private readonly logger = new Logger('WebhookTriggerExecutor');
-  private readonly controllers = new Map<string, AbortController>();
+  private readonly active = new Map<string, ActiveRun>();
+  /** Identifies this process as the owner of the runs it claims. */
+  readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 
   constructor(
     private readonly invocations: InvocationRepository,
     private readonly registry: WebhookBotRegistry,
     private readonly bus: CompletionBus,
     private readonly events: InvocationEvents,
+    @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {}
 
   async execute(invocationId: string): Promise<void> {
     const startedAt = new Date();
-    // The conditional change makes a second dispatch of the same id a no-op.
-    const invocation = await this.invocations.markRunning(invocationId, startedAt);
+    // The conditional claim makes a second dispatch of the same id a no-op.
+    const invocation = await this.invocations.markRunning(invocationId, startedAt, this.owner, this.leaseFrom(startedAt));
     if (!invocation) return;
     this.events.emit(invocation, 'running');
+    const controller = new AbortController();
+    let finish!: () => void;
+    this.active.set(invocationId, { controller, done: new Promise<void>((resolve) => (finish = resolve)) });
+    try {
+      const bot = this.registry.get(invocation.botId);
+      const outcome = bot
+        ? await this.runBot(bot, invocation, controller)
+        : { status: 'failed' as const, outputs: [], error: { message: BOT_NOT_REGISTERED(invocation.botId), code: 'bot_not_registered' } };
+      await this.store(invocation, startedAt, outcome);
+    } finally {
+      this.active.delete(invocationId);
+      finish();
+    }
+  }
 
-    let status: InvocationStatus = 'succeeded';
-    let outputs: BotOutput[] = [];
-    let error: InvocationError | null = null;
-    const bot = this.registry.get(invocation.botId);
-    if (!bot) {
-      status = 'failed';
-      error = { message: BOT_NOT_REGISTERED(invocation.botId) };
-    } else {
-      const controller = new AbortController();
-      this.controllers.set(invocationId, controller);
-      try {
-        const result: unknown = await bot.instance.main(invocation.inputs, {
-          invocationId,
+  private async runBot(bot: RegisteredBot, invocation: InvocationRecord, controller: AbortController): Promise<Outcome> {
+    const timer = setTimeout(() => controller.abort(RunStop.timeout(bot.timeoutMs)), bot.timeoutMs);
+    try {
+      const result = await Promise.race([
+        bot.instance.main(invocation.inputs, {
+          invocationId: invocation.id,
           triggerId: invocation.triggerId,
           botId: invocation.botId,
           accountId: invocation.accountId,
           signal: controller.signal,
-          logger: new Logger(`WebhookBot:${bot.id}:${invocationId}`),
-        });
-        if (isValidOutputs(result)) {
-          outputs = cleanOutputs(result);
-        } else {
-          status = 'failed';
-          error = { message: INVALID_OUTPUTS };
-        }
-      } catch (thrown: unknown) {
-        status = 'failed';
-        error = { message: thrown instanceof Error ? thrown.message : String(thrown) };
-      } finally {
-        this.controllers.delete(invocationId);
-      }
-    }
-
-    const finishedAt = new Date();
-    if (await this.invocations.transition(invocationId, 'running', status, { finishedAt, outputs, error })) {
-      await this.bus.publish(invocationId);
-      this.events.emit(invocation, status, finishedAt.getTime() - startedAt.getTime());
-    } else {
-      this.logger.warn(`Run ${invocationId} was finished by someone else; its outcome here was dropped`);
+          logger: new Logger(`WebhookBot:${bot.id}:${invocation.id}`),
+        }),
+        whenAborted(controller.signal),
+      ]);
+      if (controller.signal.aborted) return this.stopped(controller.signal.reason);
+      if (!isValidOutputs(result)) return { status: 'failed', outputs: [], error: { message: INVALID_OUTPUTS, code: 'invalid_outputs' } };
+      return { status: 'succeeded', outputs: cleanOutputs(result), error: null };
+    } catch (thrown: unknown) {
+      // A bot that rejects because its signal fired ends the way the signal says, not as its own failure.
+      if (controller.signal.aborted) return this.stopped(controller.signal.reason);
+      return { status: 'failed', outputs: [], error: { message: thrown instanceof Error ? thrown.message : String(thrown) } };
+    } finally {
+      clearTimeout(timer);
     }
   }
 
-  /** Fires the AbortSignal of every run in this process. */
-  abortAll(): void {
-    for (const controller of this.controllers.values()) controller.abort(new Error('The application is shutting down'));
+  private stopped(reason: unknown): Outcome {
+    const stop = reason instanceof RunStop ? reason : RunStop.interrupted();
+    return { status: stop.status, outputs: [], error: stop.error };
+  }
+
+  private async store(invocation: InvocationRecord, startedAt: Date, outcome: Outcome): Promise<void> {
+    // Cancel already stored its own terminal state; nothing to write.
+    if (outcome.status === 'cancelled') return;
+    const finishedAt = new Date();
+    const stored = await this.invocations.transition(
+      invocation.id,
+      'running',
+      outcome.status,
+      { finishedAt, outputs: outcome.outputs, error: outcome.error },
+      { owner: this.owner },
+    );
+    if (!stored) {
+      this.logger.debug?.(`Run ${invocation.id} was finished elsewhere (cancelled or recovered); this outcome was dropped`);
+      return;
+    }
+    await this.bus.publish(invocation.id);
+    this.events.emit(invocation, outcome.status, finishedAt.getTime() - startedAt.getTime());
+  }
+
+  /** Fires the signal of a run in flight here (after cancel stored `cancelled`); false if not here. */
+  abort(invocationId: string, reason: RunStop): boolean {
+    const run = this.active.get(invocationId);
+    if (!run) return false;
+    run.controller.abort(reason);
+    return true;
+  }
+
+  /** Runs in flight in this process. */
+  get activeCount(): number {
+    return this.active.size;
+  }
+
+  /** Extends this process's leases; called by the recovery loop well before they expire. */
+  async renewLeases(): Promise<void> {
+    if (this.active.size > 0) await this.invocations.renewLeases(this.owner, this.leaseFrom(new Date()));
+  }
+
+  /**
+   * Lets the runs in flight finish for up to `graceMs`, then aborts the rest; they end `failed`
+   * ("interrupted"), so nothing is left `running`.
+   */
+  async drain(graceMs: number): Promise<void> {
+    const all = () => Promise.all([...this.active.values()].map((r) => r.done));
+    if (this.active.size === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    const graceOver = new Promise<'grace-over'>((resolve) => (timer = setTimeout(() => resolve('grace-over'), graceMs)));
+    const first = await Promise.race([all().then(() => 'done' as const), graceOver]);
+    clearTimeout(timer);
+    if (first === 'done') return;
+    for (const run of this.active.values()) run.controller.abort(RunStop.interrupted());
+    await all();
+  }
+
+  private leaseFrom(now: Date): Date {
+    return new Date(now.getTime() + this.options.runLeaseMs);
   }
 }

@@ -5,11 +5,21 @@ import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigge
 import { newInvocationId } from '../keys/ids.js';
 import { CreditLedger } from '../persistence/credit-ledger.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
-import { IdempotencyKeyTakenError, type TriggerRecord } from '../persistence/records.js';
+import { IdempotencyKeyTakenError, type InvocationRecord, type TriggerRecord } from '../persistence/records.js';
 import { WebhookUnitOfWork } from '../persistence/unit-of-work.js';
 import { BotRunner } from '../runner/bot-runner.js';
 import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
-import { BotNotRegisteredError, IdempotencyKeyReusedError, NotEnoughCreditsError } from './invocation.errors.js';
+import { CompletionBus } from '../bus/completion-bus.js';
+import {
+  BotNotRegisteredError,
+  IdempotencyKeyReusedError,
+  InvocationAlreadyFinishedError,
+  NotEnoughCreditsError,
+  ShuttingDownError,
+} from './invocation.errors.js';
+import { InvocationExecutor } from './invocation.executor.js';
+import { RunStop } from './run-stop.reasons.js';
+import { ShutdownState } from './shutdown.state.js';
 import { InvocationEvents } from './invocation.events.js';
 
 export interface StartOptions {
@@ -25,7 +35,10 @@ export interface StartedInvocation {
   replayed: boolean;
 }
 
-/** Accepts a run: idempotency look-up, credit debit and the queued row commit together, then dispatch. */
+/**
+ * Accepts runs (idempotency look-up, credit debit and the queued row commit together, then dispatch),
+ * finds them for their trigger, and cancels them.
+ */
 @Injectable()
 export class InvocationService {
   constructor(
@@ -35,10 +48,59 @@ export class InvocationService {
     private readonly registry: WebhookBotRegistry,
     private readonly runner: BotRunner,
     private readonly events: InvocationEvents,
+    private readonly executor: InvocationExecutor,
+    private readonly bus: CompletionBus,
+    private readonly shutdown: ShutdownState,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {}
 
+  /** The run, if it exists and was started through `trigger` (one trigger's key never opens another's runs). */
+  async find(trigger: TriggerRecord, invocationId: string): Promise<InvocationRecord | null> {
+    const invocation = await this.invocations.findById(invocationId);
+    return invocation && invocation.triggerId === trigger.id ? invocation : null;
+  }
+
+  /**
+   * Cancels a run: a queued one is stored `cancelled` and its credits refunded in one transaction; a
+   * running one is stored `cancelled` (no refund: it has used resources) and its bot's signal fires.
+   * Waiting sync requests return at once. Throws `InvocationAlreadyFinishedError` for finished runs;
+   * null when the run does not exist for this trigger.
+   */
+  async cancel(trigger: TriggerRecord, invocationId: string): Promise<InvocationRecord | null> {
+    let invocation = await this.find(trigger, invocationId);
+    if (!invocation) return null;
+    const { error } = RunStop.cancelled();
+    if (invocation.status === 'queued') {
+      const finishedAt = new Date();
+      const current = invocation;
+      const cancelled = await this.unitOfWork.run(async (tx) => {
+        if (!(await this.invocations.transition(current.id, 'queued', 'cancelled', { finishedAt, error }, { tx }))) return false;
+        if (current.credits > 0) await this.ledger.refund(current.accountId, current.credits, tx);
+        return true;
+      });
+      if (cancelled) return this.announceCancelled(current, finishedAt);
+      invocation = (await this.invocations.findById(invocationId))!; // it started meanwhile
+    }
+    if (invocation.status === 'running') {
+      const finishedAt = new Date();
+      if (await this.invocations.transition(invocation.id, 'running', 'cancelled', { finishedAt, error })) {
+        this.executor.abort(invocation.id, RunStop.cancelled());
+        return this.announceCancelled(invocation, finishedAt);
+      }
+      invocation = (await this.invocations.findById(invocationId))!; // it finished meanwhile
+    }
+    throw new InvocationAlreadyFinishedError(invocation.id, invocation.status);
+  }
+
+  private async announceCancelled(invocation: InvocationRecord, finishedAt: Date): Promise<InvocationRecord> {
+    await this.bus.publish(invocation.id);
+    const durationMs = invocation.startedAt ? finishedAt.getTime() - invocation.startedAt.getTime() : undefined;
+    this.events.emit(invocation, 'cancelled', durationMs);
+    return (await this.invocations.findById(invocation.id)) ?? invocation;
+  }
+
   async start(trigger: TriggerRecord, inputs: BotInputs, { idempotencyKey, requestHash }: StartOptions = {}): Promise<StartedInvocation> {
+    if (this.shutdown.isShuttingDown) throw new ShuttingDownError();
     const bot = this.registry.get(trigger.botId);
     if (!bot) throw new BotNotRegisteredError(trigger.botId);
     const now = new Date();

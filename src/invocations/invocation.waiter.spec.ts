@@ -35,6 +35,16 @@ class FakeInvocationRepository extends InvocationRepository {
   async markRunning(id: string, startedAt: Date): Promise<InvocationRecord | null> {
     return (await this.transition(id, 'queued', 'running', { startedAt })) ? { ...this.rows.get(id)! } : null;
   }
+  async renewLeases(): Promise<void> {}
+  async listExpiredLeases(): Promise<InvocationRecord[]> {
+    return [];
+  }
+  async recoverExpired(): Promise<boolean> {
+    return false;
+  }
+  async deleteFinishedBefore(): Promise<number> {
+    return 0;
+  }
   async listIdsByStatus(status: InvocationStatus): Promise<string[]> {
     return [...this.rows.values()].filter((r) => r.status === status).map((r) => r.id);
   }

@@ -1,13 +1,17 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { CompletionBus } from '../bus/completion-bus.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import { TERMINAL_STATUSES, type InvocationRecord } from '../persistence/records.js';
+import { ShutdownState } from './shutdown.state.js';
 
 export type WaitResult =
   | { kind: 'finished'; invocation: InvocationRecord }
   | { kind: 'timeout'; invocation: InvocationRecord }
+  | { kind: 'shutdown'; invocation: InvocationRecord }
   | { kind: 'not-found' }
   | { kind: 'aborted' };
+
+type WakeReason = 'finished' | 'timeout' | 'aborted' | 'shutdown';
 
 /** Waits for a run to finish, woken by the completion bus; never polls the database. */
 @Injectable()
@@ -15,6 +19,7 @@ export class InvocationWaiter {
   constructor(
     private readonly invocations: InvocationRepository,
     private readonly bus: CompletionBus,
+    @Optional() private readonly shutdown?: ShutdownState,
   ) {}
 
   /**
@@ -22,26 +27,30 @@ export class InvocationWaiter {
    * would otherwise never wake this waiter.
    */
   async wait(triggerId: string, invocationId: string, timeoutMs: number, signal?: AbortSignal): Promise<WaitResult> {
-    let wake!: (reason: 'finished' | 'timeout' | 'aborted') => void;
-    const woken = new Promise<'finished' | 'timeout' | 'aborted'>((resolve) => (wake = resolve));
+    let wake!: (reason: WakeReason) => void;
+    const woken = new Promise<WakeReason>((resolve) => (wake = resolve));
     const unsubscribe = this.bus.subscribe(invocationId, () => wake('finished'));
     let timer: NodeJS.Timeout | undefined;
     const onAbort = () => wake('aborted');
+    const onShutdown = () => wake('shutdown');
     try {
       const current = await this.invocations.findById(invocationId);
       if (!current || current.triggerId !== triggerId) return { kind: 'not-found' };
       if (TERMINAL_STATUSES.has(current.status)) return { kind: 'finished', invocation: current };
       if (signal?.aborted) return { kind: 'aborted' };
+      if (this.shutdown?.isShuttingDown) return { kind: 'shutdown', invocation: current };
       signal?.addEventListener('abort', onAbort, { once: true });
+      this.shutdown?.signal.addEventListener('abort', onShutdown, { once: true });
       timer = setTimeout(() => wake('timeout'), timeoutMs);
       const reason = await woken;
       if (reason === 'aborted') return { kind: 'aborted' };
       const latest = (await this.invocations.findById(invocationId)) ?? current;
       if (TERMINAL_STATUSES.has(latest.status)) return { kind: 'finished', invocation: latest };
-      return { kind: 'timeout', invocation: latest };
+      return { kind: reason === 'shutdown' ? 'shutdown' : 'timeout', invocation: latest };
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
+      this.shutdown?.signal.removeEventListener('abort', onShutdown);
       unsubscribe();
     }
   }

@@ -7,6 +7,8 @@ export abstract class CreditLedger {
    * With `tx`, the debit commits or rolls back with that transaction.
    */
   abstract tryDebit(accountId: string, amount: number, tx?: WebhookTransaction): Promise<boolean>;
+  /** Gives `amount` back (a cancelled run that never started). With `tx`, commits with it. */
+  abstract refund(accountId: string, amount: number, tx?: WebhookTransaction): Promise<void>;
   /** The balance, or null for an unknown account. */
   abstract getBalance(accountId: string): Promise<number | null>;
   /** Sets the balance, creating the account if needed. */

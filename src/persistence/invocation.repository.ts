@@ -14,15 +14,33 @@ export abstract class InvocationRepository {
   /** Frees `key` on `triggerId` where it was used before `before`, so an expired key can be used again. */
   abstract releaseIdempotencyKey(triggerId: string, key: string, before: Date, tx?: WebhookTransaction): Promise<void>;
   /**
-   * One conditional state change (`… WHERE status = from`): true only for the caller that made it,
-   * so two workers can never both start or finish a run.
+   * One conditional state change (`… WHERE status = from`, and `owner = …` when given): true only for
+   * the caller that made it, so two workers can never both finish a run. With `tx`, commits with it.
    */
-  abstract transition(id: string, from: InvocationStatus, to: InvocationStatus, fields: InvocationTransition): Promise<boolean>;
+  abstract transition(
+    id: string,
+    from: InvocationStatus,
+    to: InvocationStatus,
+    fields: InvocationTransition,
+    condition?: { owner?: string; tx?: WebhookTransaction },
+  ): Promise<boolean>;
   /**
-   * Claims a queued run for execution: one conditional change `queued → running` that also returns the
-   * row. Null when the run is not queued (already claimed, finished or unknown).
+   * Claims a queued run for execution: one conditional change `queued → running` that records the
+   * owning process and its lease, and returns the row. Null when the run is not queued (already
+   * claimed, finished or unknown).
    */
-  abstract markRunning(id: string, startedAt: Date): Promise<InvocationRecord | null>;
+  abstract markRunning(id: string, startedAt: Date, owner: string, leaseExpiresAt: Date): Promise<InvocationRecord | null>;
+  /** Extends the lease of every run `owner` is running. */
+  abstract renewLeases(owner: string, leaseExpiresAt: Date): Promise<void>;
+  /** Runs still `running` whose lease ran out before `now`: their process died or stalled. */
+  abstract listExpiredLeases(now: Date, limit: number): Promise<InvocationRecord[]>;
+  /**
+   * Recovers one run whose lease ran out: `running → queued` (to run again) or `running → failed`.
+   * Conditional on the lease still being expired, so a run whose owner renewed it is left alone.
+   */
+  abstract recoverExpired(id: string, now: Date, to: 'queued' | 'failed', fields: InvocationTransition): Promise<boolean>;
+  /** Deletes finished runs created before `before`; returns how many. */
+  abstract deleteFinishedBefore(before: Date): Promise<number>;
   /** Ids of invocations in `status`, oldest first. */
   abstract listIdsByStatus(status: InvocationStatus, limit: number): Promise<string[]>;
   /** A bot's invocations, newest first. */

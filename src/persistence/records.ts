@@ -50,7 +50,7 @@ export type NewInvocation = Omit<InvocationRecord, 'status' | 'outputs' | 'error
 
 /** Fields written together with a state change. */
 export interface InvocationTransition {
-  startedAt?: Date;
+  startedAt?: Date | null;
   finishedAt?: Date;
   outputs?: BotOutput[] | null;
   error?: InvocationError | null;

@@ -1,59 +1,53 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
 import { InvocationExecutor } from '../invocations/invocation.executor.js';
+import { ShutdownState } from '../invocations/shutdown.state.js';
 import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
 import { BotRunner } from './bot-runner.js';
 
-/** Runs bots in this process, at most `maxConcurrentRuns` at once, the rest in arrival order. */
+/**
+ * Runs bots in this process, at most `maxConcurrentRuns` at once, the rest in arrival order. A slot is
+ * freed when a run ends, also when it ends by timeout or cancel while its bot ignores the signal.
+ * Once shutdown begins it starts nothing new: runs still waiting stay `queued` in the database and the
+ * next start dispatches them.
+ */
 @Injectable()
-export class InProcessBotRunner extends BotRunner implements OnModuleDestroy {
+export class InProcessBotRunner extends BotRunner {
   private readonly logger = new Logger('WebhookTriggerRunner');
   private readonly waiting: string[] = [];
   private head = 0;
-  private readonly inFlight = new Set<Promise<void>>();
-  private closed = false;
+  private running = 0;
 
   constructor(
     private readonly executor: InvocationExecutor,
+    private readonly shutdown: ShutdownState,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {
     super();
   }
 
   async dispatch(invocationId: string): Promise<void> {
-    if (this.closed) return;
+    if (this.shutdown.isShuttingDown) return;
     this.waiting.push(invocationId);
     this.pump();
   }
 
-  /** Runs in flight right now. */
-  get active(): number {
-    return this.inFlight.size;
-  }
-
   private pump(): void {
-    while (!this.closed && this.inFlight.size < this.options.maxConcurrentRuns && this.head < this.waiting.length) {
+    while (!this.shutdown.isShuttingDown && this.running < this.options.maxConcurrentRuns && this.head < this.waiting.length) {
       const id = this.waiting[this.head++];
-      const run: Promise<void> = this.executor
+      this.running++;
+      this.executor
         .execute(id)
         .catch((error: unknown) => this.logger.error(`Run ${id} could not be executed`, error instanceof Error ? error.stack : String(error)))
         .finally(() => {
-          this.inFlight.delete(run);
+          this.running--;
           this.pump();
         });
-      this.inFlight.add(run);
     }
     // Compact the array once it has been drained, so it does not grow forever.
     if (this.head === this.waiting.length) {
       this.waiting.length = 0;
       this.head = 0;
     }
-  }
-
-  /** Stops taking runs and aborts the ones in flight so the database can close behind them. */
-  async onModuleDestroy(): Promise<void> {
-    this.closed = true;
-    this.executor.abortAll();
-    await Promise.allSettled([...this.inFlight]);
   }
 }

@@ -19,6 +19,10 @@ export class TypeOrmCreditLedger extends CreditLedger {
     return changes === 1;
   }
 
+  async refund(accountId: string, amount: number, tx?: WebhookTransaction): Promise<void> {
+    await this.db.write(`UPDATE webhook_accounts SET credits = credits + ? WHERE id = ?`, [amount, accountId], tx);
+  }
+
   async getBalance(accountId: string): Promise<number | null> {
     const { rows } = await this.db.read(`SELECT credits FROM webhook_accounts WHERE id = ?`, [accountId]);
     return rows[0] ? Number(rows[0].credits) : null;

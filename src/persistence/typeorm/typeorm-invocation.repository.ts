@@ -24,6 +24,13 @@ function transitionValue(field: keyof InvocationTransition, value: unknown): unk
   return field === 'startedAt' || field === 'finishedAt' ? (value as Date).getTime() : JSON.stringify(value);
 }
 
+/** `status = ?, <column> = ?…` for a state change and the values to bind, in order. */
+function setClause(to: InvocationStatus, fields: InvocationTransition): [string, unknown[]] {
+  const names = (Object.keys(TRANSITION_COLUMNS) as (keyof InvocationTransition)[]).filter((f) => f in fields);
+  const sets = ['status = ?', ...names.map((f) => `${TRANSITION_COLUMNS[f]} = ?`)].join(', ');
+  return [sets, [to, ...names.map((f) => transitionValue(f, fields[f]))]];
+}
+
 @Injectable()
 export class TypeOrmInvocationRepository extends InvocationRepository {
   constructor(private readonly db: TypeOrmUnitOfWork) {
@@ -65,22 +72,57 @@ export class TypeOrmInvocationRepository extends InvocationRepository {
     );
   }
 
-  async transition(id: string, from: InvocationStatus, to: InvocationStatus, fields: InvocationTransition): Promise<boolean> {
-    const names = (Object.keys(TRANSITION_COLUMNS) as (keyof InvocationTransition)[]).filter((f) => f in fields);
-    const sets = ['status = ?', ...names.map((f) => `${TRANSITION_COLUMNS[f]} = ?`)].join(', ');
-    const { changes } = await this.db.write(`UPDATE webhook_invocations SET ${sets} WHERE id = ? AND status = ?`, [
-      to,
-      ...names.map((f) => transitionValue(f, fields[f])),
-      id,
-      from,
-    ]);
+  async transition(
+    id: string,
+    from: InvocationStatus,
+    to: InvocationStatus,
+    fields: InvocationTransition,
+    condition: { owner?: string; tx?: WebhookTransaction } = {},
+  ): Promise<boolean> {
+    const [sets, values] = setClause(to, fields);
+    const owner = condition.owner === undefined ? '' : ' AND owner = ?';
+    const params = [...values, id, from, ...(condition.owner === undefined ? [] : [condition.owner])];
+    const { changes } = await this.db.write(`UPDATE webhook_invocations SET ${sets} WHERE id = ? AND status = ?${owner}`, params, condition.tx);
     return changes === 1;
   }
 
-  async markRunning(id: string, startedAt: Date): Promise<InvocationRecord | null> {
+  async renewLeases(owner: string, leaseExpiresAt: Date): Promise<void> {
+    await this.db.write(`UPDATE webhook_invocations SET lease_expires_at = ? WHERE owner = ? AND status = 'running'`, [
+      leaseExpiresAt.getTime(),
+      owner,
+    ]);
+  }
+
+  async listExpiredLeases(now: Date, limit: number): Promise<InvocationRecord[]> {
+    const { rows } = await this.db.read(
+      `SELECT ${INVOCATION_COLUMNS} FROM webhook_invocations WHERE status = 'running' AND lease_expires_at < ? ORDER BY created_at, id LIMIT ?`,
+      [now.getTime(), limit],
+    );
+    return rows.map(toInvocation);
+  }
+
+  async recoverExpired(id: string, now: Date, to: 'queued' | 'failed', fields: InvocationTransition): Promise<boolean> {
+    const [sets, values] = setClause(to, to === 'queued' ? { ...fields, startedAt: null } : fields);
+    const release = to === 'queued' ? ', owner = NULL, lease_expires_at = NULL' : '';
+    const { changes } = await this.db.write(
+      `UPDATE webhook_invocations SET ${sets}${release} WHERE id = ? AND status = 'running' AND lease_expires_at < ?`,
+      [...values, id, now.getTime()],
+    );
+    return changes === 1;
+  }
+
+  async deleteFinishedBefore(before: Date): Promise<number> {
+    const { changes } = await this.db.write(
+      `DELETE FROM webhook_invocations WHERE created_at < ? AND status IN ('succeeded', 'failed', 'cancelled', 'timed_out')`,
+      [before.getTime()],
+    );
+    return changes;
+  }
+
+  async markRunning(id: string, startedAt: Date, owner: string, leaseExpiresAt: Date): Promise<InvocationRecord | null> {
     const { rows } = await this.db.write(
-      `UPDATE webhook_invocations SET status = 'running', started_at = ? WHERE id = ? AND status = 'queued' RETURNING ${INVOCATION_COLUMNS}`,
-      [startedAt.getTime(), id],
+      `UPDATE webhook_invocations SET status = 'running', started_at = ?, owner = ?, lease_expires_at = ? WHERE id = ? AND status = 'queued' RETURNING ${INVOCATION_COLUMNS}`,
+      [startedAt.getTime(), owner, leaseExpiresAt.getTime(), id],
     );
     return rows[0] ? toInvocation(rows[0]) : null;
   }

@@ -1,0 +1,41 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
+import { InvocationRepository } from '../persistence/invocation.repository.js';
+import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
+import { ShutdownState } from './shutdown.state.js';
+
+const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
+
+/** Deletes finished runs older than `historyRetentionDays`, at startup and then hourly. */
+@Injectable()
+export class HistoryRetention implements OnApplicationBootstrap {
+  private readonly logger = new Logger('WebhookTriggerModule');
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly invocations: InvocationRepository,
+    private readonly shutdown: ShutdownState,
+    @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.options.historyRetentionDays === 0) return;
+    void this.sweep();
+    this.timer = setInterval(() => void this.sweep(), HOUR_MS);
+    this.timer.unref();
+    this.shutdown.signal.addEventListener('abort', () => clearInterval(this.timer), { once: true });
+  }
+
+  /** Deletes what is past retention now; returns how many runs. */
+  async sweep(now = Date.now()): Promise<number> {
+    try {
+      const deleted = await this.invocations.deleteFinishedBefore(new Date(now - this.options.historyRetentionDays * DAY_MS));
+      if (deleted > 0) this.logger.log(`Deleted ${deleted} finished run(s) older than ${this.options.historyRetentionDays} days`);
+      return deleted;
+    } catch (error) {
+      this.logger.error('History retention failed; retrying in an hour', error instanceof Error ? error.stack : String(error));
+      return 0;
+    }
+  }
+}

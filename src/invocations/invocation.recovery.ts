@@ -1,0 +1,83 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
+import { CompletionBus } from '../bus/completion-bus.js';
+import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
+import { InvocationRepository } from '../persistence/invocation.repository.js';
+import { BotRunner } from '../runner/bot-runner.js';
+import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
+import { InvocationEvents } from './invocation.events.js';
+import { InvocationExecutor } from './invocation.executor.js';
+import { RunStop } from './run-stop.reasons.js';
+import { ShutdownState } from './shutdown.state.js';
+
+/** Ids only, so even a large backlog is one cheap query. */
+const MAX_RECOVERED = 100_000;
+
+/**
+ * Nothing accepted is lost, nothing is run twice by accident:
+ * - at startup, runs left `queued` (accepted and charged, never started) are dispatched;
+ * - every third of `runLeaseMs`, this process renews the leases of its own runs, and runs whose lease
+ *   ran out (their process died or hung) are recovered: run again if their bot opted in with
+ *   `retryInterrupted`, otherwise stored `failed` ("interrupted"). A run whose owner is alive keeps a
+ *   fresh lease and is never touched; every change is conditional, so two recovering processes agree.
+ */
+@Injectable()
+export class InvocationRecovery implements OnApplicationBootstrap {
+  private readonly logger = new Logger('WebhookTriggerModule');
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly invocations: InvocationRepository,
+    private readonly runner: BotRunner,
+    private readonly executor: InvocationExecutor,
+    private readonly registry: WebhookBotRegistry,
+    private readonly bus: CompletionBus,
+    private readonly events: InvocationEvents,
+    private readonly shutdown: ShutdownState,
+    @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    const queued = await this.invocations.listIdsByStatus('queued', MAX_RECOVERED);
+    if (queued.length > 0) this.logger.log(`Dispatching ${queued.length} run(s) left queued by an earlier process`);
+    for (const id of queued) await this.runner.dispatch(id);
+    await this.recoverExpired();
+    this.timer = setInterval(() => void this.tick(), Math.max(50, Math.floor(this.options.runLeaseMs / 3)));
+    this.timer.unref();
+    this.shutdown.signal.addEventListener('abort', () => clearInterval(this.timer), { once: true });
+  }
+
+  private async tick(): Promise<void> {
+    try {
+      await this.executor.renewLeases();
+      await this.recoverExpired();
+    } catch (error) {
+      this.logger.error('Lease renewal or recovery failed; retrying on the next tick', error instanceof Error ? error.stack : String(error));
+    }
+  }
+
+  /** Recovers runs whose lease has expired; returns how many. */
+  async recoverExpired(): Promise<number> {
+    const now = new Date();
+    let recovered = 0;
+    for (const run of await this.invocations.listExpiredLeases(now, 1000)) {
+      if (this.registry.get(run.botId)?.retryInterrupted) {
+        if (await this.invocations.recoverExpired(run.id, now, 'queued', {})) {
+          this.logger.warn(`Run ${run.id} of bot ${run.botId} was interrupted; running it again (retryInterrupted)`);
+          await this.runner.dispatch(run.id);
+          recovered++;
+        }
+        continue;
+      }
+      const { error } = RunStop.interrupted();
+      const finishedAt = new Date();
+      if (await this.invocations.recoverExpired(run.id, now, 'failed', { finishedAt, outputs: [], error })) {
+        this.logger.warn(`Run ${run.id} of bot ${run.botId} was interrupted; stored failed`);
+        await this.bus.publish(run.id);
+        this.events.emit(run, 'failed', run.startedAt ? finishedAt.getTime() - run.startedAt.getTime() : undefined);
+        recovered++;
+      }
+    }
+    return recovered;
+  }
+}
