@@ -95,7 +95,8 @@ export class TypeOrmInvocationRepository extends InvocationRepository {
 
   async listExpiredLeases(now: Date, limit: number): Promise<InvocationRecord[]> {
     const { rows } = await this.db.read(
-      `SELECT ${INVOCATION_COLUMNS} FROM webhook_invocations WHERE status = 'running' AND lease_expires_at < ? ORDER BY created_at, id LIMIT ?`,
+      // A NULL lease is a run claimed before leases existed (an older version): its owner is long gone.
+      `SELECT ${INVOCATION_COLUMNS} FROM webhook_invocations WHERE status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < ?) ORDER BY created_at, id LIMIT ?`,
       [now.getTime(), limit],
     );
     return rows.map(toInvocation);
@@ -105,7 +106,7 @@ export class TypeOrmInvocationRepository extends InvocationRepository {
     const [sets, values] = setClause(to, to === 'queued' ? { ...fields, startedAt: null } : fields);
     const release = to === 'queued' ? ', owner = NULL, lease_expires_at = NULL' : '';
     const { changes } = await this.db.write(
-      `UPDATE webhook_invocations SET ${sets}${release} WHERE id = ? AND status = 'running' AND lease_expires_at < ?`,
+      `UPDATE webhook_invocations SET ${sets}${release} WHERE id = ? AND status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < ?)`,
       [...values, id, now.getTime()],
     );
     return changes === 1;
