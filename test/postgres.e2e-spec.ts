@@ -23,6 +23,8 @@ if (!baseUrl) {
           WebhookTriggerModule.forRoot({
             database: { type: 'postgres', url: db.url },
             rateLimits: { perTrigger: { limit: 10_000, ttlMs: 1000 }, perAccount: { limit: 10_000, ttlMs: 60_000 } },
+            maxConcurrentRuns: 2,
+            shutdownGraceMs: 0,
           }),
         ],
         providers: [EchoBot, SlowBot],
@@ -85,6 +87,25 @@ if (!baseUrl) {
         }),
       ).rejects.toThrow('insert failed');
       expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 7 });
+    });
+
+    it('cancelling a queued run refunds it in the same transaction; a running one is cancelled without refund', async () => {
+      await admin.setCredits('acct', 10);
+      const t = await admin.createTrigger('slow', { name: 'cancel' });
+      const start = async (ms: number) => ((await (await fire(t.id, t.key!, { ms })).json()) as { invocation: { id: string } }).invocation.id;
+      const running = [await start(3000), await start(3000)]; // fill both slots
+      const queued = await start(10);
+      expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 7 });
+      const cancel = (id: string) => fetch(`${url}/webhooks/${t.id}/trigger/invocation/${id}/cancel`, { method: 'POST', headers: { 'x-key': t.key! } });
+      const q = await cancel(queued);
+      expect(q.status).toBe(200);
+      expect(await q.json()).toMatchObject({ success: false, invocation: { id: queued, status: 'cancelled', startedAt: null } });
+      expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 8 });
+      const r = await cancel(running[0]);
+      expect(r.status).toBe(200);
+      expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 8 });
+      expect((await cancel(queued)).status).toBe(409);
+      await cancel(running[1]);
     });
 
     it('10 concurrent requests with one Idempotency-Key → one invocation, one charge', async () => {
