@@ -11,7 +11,6 @@ const DAY_MS = 24 * HOUR_MS;
 @Injectable()
 export class HistoryRetention implements OnApplicationBootstrap {
   private readonly logger = new Logger('WebhookTriggerModule');
-  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly invocations: InvocationRepository,
@@ -22,9 +21,7 @@ export class HistoryRetention implements OnApplicationBootstrap {
   onApplicationBootstrap(): void {
     if (this.options.historyRetentionDays === 0) return;
     void this.sweep();
-    this.timer = setInterval(() => void this.sweep(), HOUR_MS);
-    this.timer.unref();
-    this.shutdown.signal.addEventListener('abort', () => clearInterval(this.timer), { once: true });
+    this.shutdown.every(HOUR_MS, () => this.sweep());
   }
 
   /** Deletes what is past retention now; returns how many runs. */

@@ -24,7 +24,6 @@ const MAX_RECOVERED = 100_000;
 @Injectable()
 export class InvocationRecovery implements OnApplicationBootstrap {
   private readonly logger = new Logger('WebhookTriggerModule');
-  private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly invocations: InvocationRepository,
@@ -42,9 +41,7 @@ export class InvocationRecovery implements OnApplicationBootstrap {
     if (queued.length > 0) this.logger.log(`Dispatching ${queued.length} run(s) left queued by an earlier process`);
     for (const id of queued) await this.runner.dispatch(id);
     await this.recoverExpired();
-    this.timer = setInterval(() => void this.tick(), Math.max(50, Math.floor(this.options.runLeaseMs / 3)));
-    this.timer.unref();
-    this.shutdown.signal.addEventListener('abort', () => clearInterval(this.timer), { once: true });
+    this.shutdown.every(Math.max(50, Math.floor(this.options.runLeaseMs / 3)), () => this.tick());
   }
 
   private async tick(): Promise<void> {

@@ -20,4 +20,12 @@ export class ShutdownState {
   begin(): void {
     if (!this.controller.signal.aborted) this.controller.abort();
   }
+
+  /** Calls `task` every `ms` until shutdown begins; the timer never keeps the process alive. */
+  every(ms: number, task: () => Promise<unknown> | void): void {
+    if (this.isShuttingDown) return;
+    const timer = setInterval(() => void task(), ms);
+    timer.unref();
+    this.signal.addEventListener('abort', () => clearInterval(timer), { once: true });
+  }
 }
