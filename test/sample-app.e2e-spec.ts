@@ -16,7 +16,8 @@ const ADMIN_TOKEN = 'sample-e2e-admin-token-5f1c2a';
 const AUTH = { Authorization: `Bearer ${ADMIN_TOKEN}` };
 /** Appears in bot inputs; must never show up in the app's logs. */
 const INPUT_MARKER = 'input-marker-9d7e3b';
-const ENV_VARS = ['PORT', 'SQLITE_PATH', 'PUBLIC_BASE_URL', 'ADMIN_TOKEN', 'WEBHOOK_SYNC_TIMEOUT_MS', 'WEBHOOK_TRIGGER_RPS', 'WEBHOOK_ACCOUNT_RPM', 'WEBHOOK_KEY_SECRET'];
+const ENV_VARS = ['PORT', 'SQLITE_PATH', 'PUBLIC_BASE_URL', 'ADMIN_TOKEN', 'WEBHOOK_SYNC_TIMEOUT_MS', 'WEBHOOK_TRIGGER_RPS', 'WEBHOOK_ACCOUNT_RPM', 'WEBHOOK_KEY_SECRET',
+  'WEBHOOK_MAX_CONCURRENT_RUNS', 'WEBHOOK_SHUTDOWN_GRACE_MS', 'WEBHOOK_BOT_TIMEOUT_MS', 'WEBHOOK_RUN_LEASE_MS'];
 
 // ---------------------------------------------------------------------------------------------------------
 // Process handling
@@ -229,6 +230,7 @@ describe('sample app (real process)', () => {
       { id: 'echo', name: 'Echo', accountId: 'demo' },
       { id: 'slow', name: 'Slow', accountId: 'demo' },
       { id: 'fail', name: 'Fail', accountId: 'demo' },
+      { id: 'slow-retry', name: 'Slow (retried when interrupted)', accountId: 'demo' },
     ]);
   });
 
@@ -475,7 +477,17 @@ describe('sample app (real process)', () => {
   });
 
   it('refuses to start with an invalid environment value, naming the variable', async () => {
-    for (const [name, value] of [['PORT', 'abc'], ['WEBHOOK_TRIGGER_RPS', '0'], ['WEBHOOK_SYNC_TIMEOUT_MS', 'soon'], ['PUBLIC_BASE_URL', 'not a url']]) {
+    const invalid = [
+      ['PORT', 'abc'],
+      ['WEBHOOK_TRIGGER_RPS', '0'],
+      ['WEBHOOK_SYNC_TIMEOUT_MS', 'soon'],
+      ['PUBLIC_BASE_URL', 'not a url'],
+      ['WEBHOOK_MAX_CONCURRENT_RUNS', '0'],
+      ['WEBHOOK_SHUTDOWN_GRACE_MS', '-1'],
+      ['WEBHOOK_BOT_TIMEOUT_MS', '1.5'],
+      ['WEBHOOK_RUN_LEASE_MS', 'forever'],
+    ];
+    for (const [name, value] of invalid) {
       const bad = launch({ ...env, PORT: String(await freePort()), SQLITE_PATH: ':memory:', [name!]: value! });
       const result = await within(bad.exited, 15_000);
       expect(result).toEqual({ code: 1, signal: null });

@@ -14,24 +14,40 @@ export class EchoBot extends WebhookBotHost {
   }
 }
 
+/** Waits `inputs.ms` milliseconds (default 1000), rejecting early when the run's signal fires. */
+async function sleepFor(inputs: BotInputs, ctx: BotContext): Promise<BotOutput[]> {
+  const ms = typeof inputs.ms === 'number' && Number.isFinite(inputs.ms) && inputs.ms >= 0 ? Math.min(inputs.ms, 2_147_483_647) : 1000;
+  await new Promise<void>((resolve, reject) => {
+    if (ctx.signal.aborted) return reject(ctx.signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(ctx.signal.reason);
+    };
+    const timer = setTimeout(() => {
+      ctx.signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+  });
+  return [{ title: 'slept', message: String(ms) }];
+}
+
 /** Waits `inputs.ms` milliseconds (default 1000), stopping early when the run is aborted. */
 @WebhookBot({ id: 'slow', name: 'Slow', accountId: DEMO_ACCOUNT, credits: 1 })
 export class SlowBot extends WebhookBotHost {
   async main(inputs: BotInputs, ctx: BotContext): Promise<BotOutput[]> {
-    const ms = typeof inputs.ms === 'number' && Number.isFinite(inputs.ms) && inputs.ms >= 0 ? Math.min(inputs.ms, 2_147_483_647) : 1000;
-    await new Promise<void>((resolve, reject) => {
-      if (ctx.signal.aborted) return reject(ctx.signal.reason);
-      const onAbort = () => {
-        clearTimeout(timer);
-        reject(ctx.signal.reason);
-      };
-      const timer = setTimeout(() => {
-        ctx.signal.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      ctx.signal.addEventListener('abort', onAbort, { once: true });
-    });
-    return [{ title: 'slept', message: String(ms) }];
+    return sleepFor(inputs, ctx);
+  }
+}
+
+/**
+ * Like `slow`, but safe to repeat, so it opts in to `retryInterrupted`: a run whose process died is run
+ * again by the next process (at-least-once) instead of being stored `failed` ("interrupted").
+ */
+@WebhookBot({ id: 'slow-retry', name: 'Slow (retried when interrupted)', accountId: DEMO_ACCOUNT, credits: 1, retryInterrupted: true })
+export class SlowRetryBot extends WebhookBotHost {
+  async main(inputs: BotInputs, ctx: BotContext): Promise<BotOutput[]> {
+    return sleepFor(inputs, ctx);
   }
 }
 
@@ -44,4 +60,4 @@ export class FailBot extends WebhookBotHost {
   }
 }
 
-export const SAMPLE_BOTS = [EchoBot, SlowBot, FailBot];
+export const SAMPLE_BOTS = [EchoBot, SlowBot, FailBot, SlowRetryBot];

@@ -15,6 +15,14 @@ export interface SampleConfig {
   syncTimeoutMs: number;
   triggerRps: number;
   accountRpm: number;
+  /** Most bots running at once; further runs wait as `queued` (`maxConcurrentRuns`). */
+  maxConcurrentRuns: number;
+  /** How long running bots may finish after SIGTERM before they are stored `failed` ("interrupted"). */
+  shutdownGraceMs: number;
+  /** Default time limit of a run (`botTimeoutMs`). */
+  botTimeoutMs: number;
+  /** How long a run's lease lasts; a run whose process died is recovered once it runs out (`runLeaseMs`). */
+  runLeaseMs: number;
   keySecret: string;
   /** Where the key secret came from: the env var, a file beside the database, or memory only. */
   keySecretSource: { kind: 'env' } | { kind: 'file'; path: string; created: boolean } | { kind: 'memory' };
@@ -73,12 +81,29 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
   const syncTimeoutMs = wholeNumber(env, 'WEBHOOK_SYNC_TIMEOUT_MS', 300_000, 1, MAX_TIMER_MS);
   const triggerRps = wholeNumber(env, 'WEBHOOK_TRIGGER_RPS', 10, 1, 1_000_000);
   const accountRpm = wholeNumber(env, 'WEBHOOK_ACCOUNT_RPM', 100, 1, 1_000_000);
+  const maxConcurrentRuns = wholeNumber(env, 'WEBHOOK_MAX_CONCURRENT_RUNS', 16, 1, 10_000);
+  const shutdownGraceMs = wholeNumber(env, 'WEBHOOK_SHUTDOWN_GRACE_MS', 10_000, 0, MAX_TIMER_MS);
+  const botTimeoutMs = wholeNumber(env, 'WEBHOOK_BOT_TIMEOUT_MS', 900_000, 1, MAX_TIMER_MS);
+  const runLeaseMs = wholeNumber(env, 'WEBHOOK_RUN_LEASE_MS', 15_000, 1, MAX_TIMER_MS);
 
   const givenSecret = read(env, 'WEBHOOK_KEY_SECRET');
   if (givenSecret !== undefined && givenSecret.length < 16) {
     throw new ConfigError('WEBHOOK_KEY_SECRET must be at least 16 characters long');
   }
-  const base = { port, sqlitePath, publicBaseUrl, adminToken, adminTokenGenerated: givenToken === undefined, syncTimeoutMs, triggerRps, accountRpm };
+  const base = {
+    port,
+    sqlitePath,
+    publicBaseUrl,
+    adminToken,
+    adminTokenGenerated: givenToken === undefined,
+    syncTimeoutMs,
+    triggerRps,
+    accountRpm,
+    maxConcurrentRuns,
+    shutdownGraceMs,
+    botTimeoutMs,
+    runLeaseMs,
+  };
   if (givenSecret !== undefined) return { ...base, keySecret: givenSecret, keySecretSource: { kind: 'env' } };
   if (sqlitePath === ':memory:') return { ...base, keySecret: randomBytes(32).toString('base64url'), keySecretSource: { kind: 'memory' } };
   return { ...base, ...keySecretFile(sqlitePath) };
@@ -131,5 +156,9 @@ export function webhookOptions(config: SampleConfig): WebhookTriggerModuleOption
       perAccount: { limit: config.accountRpm, ttlMs: 60_000 },
     },
     keySecret: config.keySecret,
+    maxConcurrentRuns: config.maxConcurrentRuns,
+    shutdownGraceMs: config.shutdownGraceMs,
+    botTimeoutMs: config.botTimeoutMs,
+    runLeaseMs: config.runLeaseMs,
   };
 }

@@ -56,7 +56,7 @@ function printBanner(config: SampleConfig, demo: DemoState): void {
   if (secret.kind === 'file' && secret.created) lines.push(`  Key secret:   generated and saved in ${secret.path}`);
   if (secret.kind === 'memory') lines.push('  Key secret:   generated in memory (the database is in memory too)');
   lines.push('');
-  lines.push(demo.seeded ? 'First start: seeded account "demo" with 1000 credits, owning bots echo, slow and fail.' : 'Demo data already present (not seeded again).');
+  lines.push(demo.seeded ? 'First start: seeded account "demo" with 1000 credits, owning bots echo, slow, fail and slow-retry.' : 'Demo data already present (not seeded again).');
   if (!demo.trigger) {
     lines.push('The echo bot has no trigger; create one in the admin UI.');
   } else if (!demo.trigger.key) {
