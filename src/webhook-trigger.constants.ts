@@ -13,6 +13,8 @@ export const WEBHOOKS_PATH = 'webhooks';
  * have had its body captured.
  */
 export const TRIGGER_ROUTE_PATTERN = /\/webhooks\/[^/?#]+\/trigger\/?(?:\?.*)?$/i;
+/** The cancel route: it takes no body, so whatever a client sends is drained unread, never judged by the host parser. */
+export const CANCEL_ROUTE_PATTERN = /\/webhooks\/[^/?#]+\/trigger\/invocation\/[^/?#]+\/cancel\/?(?:\?.*)?$/i;
 
 export const TRIGGER_ID_PATTERN = /^trg_[A-Za-z0-9_-]{16}$/;
 export const INVOCATION_ID_PATTERN = /^inv_[A-Za-z0-9_-]{22}$/;

@@ -2,7 +2,7 @@ import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { Readable } from 'node:stream';
 import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
-import { RESOLVED_OPTIONS, TRIGGER_ROUTE_PATTERN } from '../webhook-trigger.constants.js';
+import { CANCEL_ROUTE_PATTERN, RESOLVED_OPTIONS, TRIGGER_ROUTE_PATTERN } from '../webhook-trigger.constants.js';
 import { CAPTURED_BODY, type CapturedBody, type RawRequest } from './http.types.js';
 
 /**
@@ -12,7 +12,9 @@ import { CAPTURED_BODY, type CapturedBody, type RawRequest } from './http.types.
  * parse errors in the host's error format through global filters. The trigger endpoint promises its
  * own limit (`maxBodyBytes`) and its own JSON errors, and must check the key before judging the body.
  * So the bytes are captured here, the host parser is told to skip the request, and the controller
- * decides 400/413/415 after the guards have run. Requests to other routes are not touched.
+ * decides 400/413/415 after the guards have run. The cancel endpoint takes no body: its body is drained
+ * the same way and ignored, so a client that sends `Content-Type: application/json` with an empty (or any)
+ * body is not refused by the host parser in the host's error format. Requests to other routes are not touched.
  */
 @Injectable()
 export class WebhookBodyReader implements OnModuleInit {
@@ -63,7 +65,7 @@ export class WebhookBodyReader implements OnModuleInit {
   }
 
   private isTriggerCall(method: string | undefined, url: string | undefined): boolean {
-    return method === 'POST' && url !== undefined && TRIGGER_ROUTE_PATTERN.test(url);
+    return method === 'POST' && url !== undefined && (TRIGGER_ROUTE_PATTERN.test(url) || CANCEL_ROUTE_PATTERN.test(url));
   }
 
   /** Buffers up to `maxBodyBytes`; past that it keeps draining (so the connection can answer) but stores nothing. */

@@ -26,6 +26,7 @@ export class HistoryRetention implements OnApplicationBootstrap {
 
   /** Deletes what is past retention now; returns how many runs. */
   async sweep(now = Date.now()): Promise<number> {
+    if (this.options.historyRetentionDays === 0) return 0; // 0 keeps every run
     try {
       const deleted = await this.invocations.deleteFinishedBefore(new Date(now - this.options.historyRetentionDays * DAY_MS));
       if (deleted > 0) this.logger.log(`Deleted ${deleted} finished run(s) older than ${this.options.historyRetentionDays} days`);

@@ -33,3 +33,13 @@ export function creditsRow(dbFile: string, accountId: string): number | null {
     return row ? Number(row.credits) : null;
   });
 }
+
+/** Changes the module's SQLite file behind its back (e.g. to age a run past retention), through a second connection. */
+export function writeDb(dbFile: string, sql: string, ...params: unknown[]): number {
+  const db = new Database(dbFile, { fileMustExist: true, timeout: 5_000 });
+  try {
+    return db.prepare(sql).run(...params).changes;
+  } finally {
+    db.close();
+  }
+}

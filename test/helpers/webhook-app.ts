@@ -1,4 +1,4 @@
-import type { INestApplication, Provider, Type } from '@nestjs/common';
+import type { INestApplication, LoggerService, Provider, Type } from '@nestjs/common';
 import type { AbstractHttpAdapter } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -48,6 +48,8 @@ export interface StartOptions {
   onlyProviders?: boolean;
   /** Open this SQLite file (e.g. one a closed app left behind) instead of a fresh one; it is not deleted on close. */
   dbFile?: string;
+  /** The app's logger (e.g. one that records every line). @default false: silent */
+  logger?: LoggerService | false;
 }
 
 /** A real Nest app with the webhook module on a real SQLite file, listening on a random port. */
@@ -62,7 +64,8 @@ export async function startWebhookApp(makeAdapter: AdapterFactory, start: StartO
     providers: [...(start.onlyProviders ? [] : FIXTURE_BOTS), ...(start.providers ?? [])],
   }).compile();
   const adapter = makeAdapter();
-  const app = adapter ? moduleRef.createNestApplication(adapter, { logger: false }) : moduleRef.createNestApplication({ logger: false });
+  const logger = start.logger ?? false;
+  const app = adapter ? moduleRef.createNestApplication(adapter, { logger }) : moduleRef.createNestApplication({ logger });
   await app.listen(0, '127.0.0.1');
   const baseUrl = (await app.getUrl()).replace('[::1]', '127.0.0.1').replace('localhost', '127.0.0.1');
   return {
