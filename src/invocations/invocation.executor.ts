@@ -156,13 +156,23 @@ export class InvocationExecutor {
   async drain(graceMs: number): Promise<void> {
     const all = () => Promise.all([...this.active.values()].map((r) => r.done));
     if (this.active.size === 0) return;
+    // The recovery loop stopped when shutdown began; these runs are still ours, so keep their leases
+    // fresh through the grace (longer than a lease, another process sharing the database would take them).
+    const renewal = setInterval(
+      () => void this.renewLeases().catch((e: unknown) => this.logger.warn(`Lease renewal during shutdown failed: ${String(e)}`)),
+      Math.max(50, Math.floor(this.options.runLeaseMs / 3)),
+    );
     let timer: NodeJS.Timeout | undefined;
-    const graceOver = new Promise<'grace-over'>((resolve) => (timer = setTimeout(() => resolve('grace-over'), graceMs)));
-    const first = await Promise.race([all().then(() => 'done' as const), graceOver]);
-    clearTimeout(timer);
-    if (first === 'done') return;
-    for (const run of this.active.values()) run.controller.abort(RunStop.interrupted());
-    await all();
+    try {
+      const graceOver = new Promise<'grace-over'>((resolve) => (timer = setTimeout(() => resolve('grace-over'), graceMs)));
+      const first = await Promise.race([all().then(() => 'done' as const), graceOver]);
+      if (first === 'done') return;
+      for (const run of this.active.values()) run.controller.abort(RunStop.interrupted());
+      await all();
+    } finally {
+      clearTimeout(timer);
+      clearInterval(renewal);
+    }
   }
 
   private leaseFrom(now: Date): Date {
