@@ -4,6 +4,9 @@ import { randomBytes } from 'node:crypto';
 import { CompletionBus, WEBHOOK_EVENTS, type InvocationEvent, type InvocationView } from '../src/index.js';
 import { InMemoryCompletionBus } from '../src/bus/in-memory-completion.bus.js';
 import { HistoryRetention } from '../src/invocations/history-retention.js';
+import { InvocationAlreadyFinishedError } from '../src/invocations/invocation.errors.js';
+import { InvocationService } from '../src/invocations/invocation.service.js';
+import { TriggerRepository } from '../src/persistence/trigger.repository.js';
 import { BAD_TIMEOUT, IDEMPOTENCY_KEY_REUSED, INVALID_KEY, MISSING_KEY, TOO_MANY_FAILED_KEYS } from '../src/webhook-trigger.messages.js';
 import { botLog, LIFECYCLE_BOTS } from './fixtures/lifecycle-bots.js';
 import { creditsRow, invocationRows, writeDb, type InvocationRow } from './helpers/db.js';
@@ -34,8 +37,8 @@ const keyHeaders = (t: TestTrigger, key: string | null | undefined): Record<stri
 };
 
 /** GET /webhooks/:triggerId/trigger/invocation/:invocationId */
-function getStatus(t: TestTrigger, invocationId: string, key?: string | null): Promise<HttpResult> {
-  return request(`${t.url}/invocation/${invocationId}`, { headers: keyHeaders(t, key) });
+function getStatus(t: TestTrigger, invocationId: string, key?: string | null, headers: Record<string, string> = {}): Promise<HttpResult> {
+  return request(`${t.url}/invocation/${invocationId}`, { headers: { ...keyHeaders(t, key), ...headers } });
 }
 
 /** POST /webhooks/:triggerId/trigger/invocation/:invocationId/cancel */
@@ -349,7 +352,7 @@ describe.each(ADAPTERS)('run lifecycle on %s', (_adapterName, makeAdapter) => {
       it('answers 400 at once for a timeout that is not a whole number from 1 to 300', async () => {
         const echo = await createTrigger(t, 'echo', 'bad waits');
         const id = await startRun(echo, { a: 1 });
-        for (const timeout of ['0', '301', 'abc', '1.5', '-1', '', '1e2', '%201', '1000']) {
+        for (const timeout of ['0', '301', 'abc', '1.5', '-1', '', '1e2', '%201', '1000', '1&timeout=2', '0x1']) {
           const res = await syncWithTimeout(echo, id, timeout);
           expectError(res, 400);
           expect(res.body.message).toBe(BAD_TIMEOUT);
@@ -491,8 +494,16 @@ describe.each(ADAPTERS)('run lifecycle on %s', (_adapterName, makeAdapter) => {
       const queued = await startRun(quick, { behind: 'occupier' });
       expect(creditsRow(t.dbFile, ACCOUNT)).toBe(998);
       expect((await getStatus(quick, queued)).body.invocation).toMatchObject({ status: 'queued', startedAt: null });
+      const bus = t.app.get(CompletionBus) as InMemoryCompletionBus;
+      const waiting = syncInvocation(quick, queued);
+      await until(() => bus.waitingIds === 1, 400, 'the sync request to wait');
 
+      const t0 = performance.now();
       const results = await Promise.all(Array.from({ length: 5 }, () => cancelRun(quick, queued)));
+      const sync = await waiting;
+      expect(sync.status).toBe(200);
+      expect(sync.body).toEqual({ success: false, status: 'cancelled', outputs: [], error: CANCELLED_ERROR });
+      expect(performance.now() - t0).toBeLessThan(400); // answered by the cancel, not by syncTimeoutMs
       expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409]);
       const ok = results.find((r) => r.status === 200)!;
       expect(ok.body).toEqual({
@@ -517,6 +528,27 @@ describe.each(ADAPTERS)('run lifecycle on %s', (_adapterName, makeAdapter) => {
       // The next run still gets the slot.
       const next = await startRun(quick, { next: 1 });
       expect((await syncUntilFinished(quick, next)).body.success).toBe(true);
+    });
+
+    it('lets exactly one of 5 cancels that all saw the run unfinished store it (the UPDATE is conditional), refunding a queued run once', async () => {
+      // Over HTTP the cancels above arrive one after another; called together inside the service, all
+      // five read the run before any of them writes, so only the conditional UPDATE can stop four of them.
+      const service = t.app.get(InvocationService);
+      const busy = await startRun(occupier, { ms: 3000 });
+      const queued = await startRun(quick, { race: 1 });
+      await untilStored(t, occupier, busy, 'running');
+      expect(creditsRow(t.dbFile, ACCOUNT)).toBe(998);
+      for (const [trigger, id] of [[quick, queued], [occupier, busy]] as const) {
+        const record = (await t.app.get(TriggerRepository).findActive(trigger.id))!;
+        const outcomes = await Promise.allSettled(Array.from({ length: 5 }, () => service.cancel(record, id)));
+        expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+        const refused = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+        expect(refused).toHaveLength(4);
+        for (const r of refused) expect(r.reason).toBeInstanceOf(InvocationAlreadyFinishedError);
+        expect(eventsOf(events, id).filter((e) => e.name === WEBHOOK_EVENTS.cancelled)).toHaveLength(1);
+        expect(rowOf(t, trigger, id)!.status).toBe('cancelled');
+      }
+      expect(creditsRow(t.dbFile, ACCOUNT)).toBe(999); // the queued run's credit, once; the running one's stays spent
     });
 
     it('frees the slot of a bot that ignores its signal at its time limit: the run behind it starts soon after', async () => {
@@ -554,6 +586,36 @@ describe.each(ADAPTERS)('run lifecycle on %s', (_adapterName, makeAdapter) => {
       expect(ranMs).toBeLessThan(1000);
       const timedOut = eventsOf(events, ignoring).find((e) => e.name === WEBHOOK_EVENTS.timed_out)!;
       expect(timedOut.payload.durationMs).toBe(ranMs);
+    });
+
+    it('frees the slot at once when a bot that ignores its signal is cancelled, and does not time it out later', async () => {
+      const stubborn = await createTrigger(t, 'stubborn', 'cancelled while ignoring');
+      const ignoring = await startRun(stubborn, { ms: 4000 });
+      const behind = await startRun(quick, { behind: 'cancelled stubborn' });
+      await untilStored(t, stubborn, ignoring, 'running');
+      expect((await cancelRun(stubborn, ignoring)).body.invocation.status).toBe('cancelled'); // so within its 200 ms limit
+      const res = await syncUntilFinished(quick, behind);
+      expect(res.body.success).toBe(true);
+      const signal = botLog.signals.find((s) => s.invocationId === ignoring)!;
+      expect((signal.reason as Error).message).toBe(CANCELLED_ERROR.message);
+      const behindStart = botLog.started.find((s) => s.invocationId === behind)!;
+      expect(behindStart.at).toBeGreaterThanOrEqual(signal.at);
+      expect(behindStart.at - signal.at).toBeLessThan(150); // freed by the cancel, not by the time limit or the bot's 4 s
+      await sleep(300); // past the stubborn bot's 200 ms limit
+      expect(eventsOf(events, ignoring).map((e) => e.name)).toEqual([WEBHOOK_EVENTS.queued, WEBHOOK_EVENTS.started, WEBHOOK_EVENTS.cancelled]);
+      expect(rowOf(t, stubborn, ignoring)!.status).toBe('cancelled');
+      expect(botLog.stubbornFinished).not.toContain(ignoring);
+    });
+
+    it('counts a bot’s time limit from its start, not from when it was queued', async () => {
+      const limited = await createTrigger(t, 'limited', 'queued first');
+      const busy = await startRun(occupier, { ms: 400 });
+      const waited = await startRun(limited, { ms: 100 }); // 100 ms of work, 200 ms limit, ~400 ms in the queue
+      const res = await syncUntilFinished(limited, waited);
+      expect(res.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '100' }] });
+      const entry = (await historyEntry(t, 'limited', waited))!;
+      expect(entry.startedAt!.getTime() - entry.createdAt.getTime()).toBeGreaterThanOrEqual(300);
+      expect((await syncUntilFinished(occupier, busy)).body.success).toBe(true);
     });
 
     it('caps ?timeout by syncTimeoutMs, and a 408 for a run waiting for a slot says queued', async () => {
@@ -725,9 +787,10 @@ describe.each(ADAPTERS)('run lifecycle on %s', (_adapterName, makeAdapter) => {
       const creditsBefore = creditsRow(t.dbFile, ACCOUNT);
 
       const wrongKey = `whk_WRONG${randomBytes(8).toString('hex')}`;
+      // A client claiming other addresses in X-Forwarded-For is still one client (no trust proxy set).
       for (const res of [
-        await triggerBot(guarded, { a: 1 }, { key: wrongKey }),
-        await getStatus(guarded, id, wrongKey),
+        await triggerBot(guarded, { a: 1 }, { key: wrongKey, headers: { 'x-forwarded-for': '203.0.113.1' } }),
+        await getStatus(guarded, id, wrongKey, { 'x-forwarded-for': '203.0.113.2' }),
         await syncInvocation(guarded, id, { key: wrongKey }),
       ]) {
         expectError(res, 401);
@@ -739,7 +802,9 @@ describe.each(ADAPTERS)('run lifecycle on %s', (_adapterName, makeAdapter) => {
         await cancelRun(guarded, id),
         await triggerBot(neighbour, { message: 'x' }), // another trigger, same client IP
         await triggerBot(guarded, { a: 3 }, { key: wrongKey }),
+        await triggerBot(guarded, { a: 4 }, { headers: { 'x-forwarded-for': '198.51.100.7' } }),
       ];
+      expect(Number(blocked[0].headers.get('retry-after'))).toBeGreaterThanOrEqual(55); // the 60 s window has just begun
       for (const res of blocked) {
         expectError(res, 429);
         expect(res.body.message).toBe(TOO_MANY_FAILED_KEYS);
