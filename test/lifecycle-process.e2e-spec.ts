@@ -285,6 +285,11 @@ describe('graceful shutdown of the real process (SIGTERM)', () => {
     expect(late.status).toBe(200);
     expect(late.body.invocation.status).toBe('running');
     expectErrorBody(await trigger(slow, { ms: 10 }), 503);
+    const lateSyncAt = Date.now();
+    const lateSync = await sync(slow, longId); // a sync arriving during the grace is not parked either
+    expectErrorBody(lateSync, 408);
+    expect(lateSync.body.status).toBe('running');
+    expect(Date.now() - lateSyncAt).toBeLessThan(300);
     const lateRows = readRows(file);
     const lateCheckedAt = Date.now();
     expect(lateRows.find((r) => r.id === longId)).toMatchObject({ status: 'running' });
