@@ -380,9 +380,13 @@ describe('sample app (real process)', () => {
       const expected = finished.filter((f) => f.botId === botId).reverse(); // newest first
       expect(history.body.map((h: { id: string }) => h.id)).toEqual(expected.map((f) => f.id));
       for (const [i, h] of (history.body as Record<string, unknown>[]).entries()) {
-        expect(Object.keys(h).sort()).toEqual(['createdAt', 'error', 'finishedAt', 'id', 'outputs', 'status', 'triggerId']);
+        expect(Object.keys(h).sort()).toEqual(['createdAt', 'durationMs', 'error', 'finishedAt', 'id', 'outputs', 'startedAt', 'status', 'triggerId']);
         expect(h.status).toBe(botId === 'fail' ? 'failed' : 'succeeded');
         expect(h.finishedAt).toEqual(expect.any(String));
+        // duration = finishedAt − startedAt, as stored
+        expect(h.durationMs).toBe(Date.parse(h.finishedAt as string) - Date.parse(h.startedAt as string));
+        // a slow run lasts at least the ms it slept (its output says how long)
+        if (botId === 'slow') expect(h.durationMs).toBeGreaterThanOrEqual(Number((h.outputs as { message: string }[])[0].message) - 5);
         if (botId === 'fail') expect(h.error).toEqual(expect.objectContaining(expected[i]!.error as object));
         else expect(h.outputs).toEqual(expected[i]!.outputs);
       }

@@ -42,6 +42,8 @@ export interface InvocationView {
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  /** From start to finish; null until the run finished (and for a run cancelled before it started). */
+  durationMs: number | null;
   outputs: BotOutput[] | null;
   error: InvocationError | null;
 }
@@ -137,6 +139,7 @@ export class WebhookTriggersAdmin {
       createdAt,
       startedAt,
       finishedAt,
+      durationMs: startedAt && finishedAt ? finishedAt.getTime() - startedAt.getTime() : null,
       outputs,
       error,
     }));

@@ -72,15 +72,19 @@ export class AdminApiController {
       take = /^\d+$/.test(limit) ? Number(limit) : NaN;
       if (!(take >= 1 && take <= 1000)) throw new BadRequestException('limit must be a whole number from 1 to 1000');
     }
-    return (await this.admin.listInvocations(botId, take)).map(({ id, triggerId, status, createdAt, finishedAt, outputs, error }) => ({
-      id,
-      triggerId,
-      status,
-      createdAt,
-      finishedAt,
-      outputs,
-      error,
-    }));
+    return (await this.admin.listInvocations(botId, take)).map(
+      ({ id, triggerId, status, createdAt, startedAt, finishedAt, durationMs, outputs, error }) => ({
+        id,
+        triggerId,
+        status,
+        createdAt,
+        startedAt,
+        finishedAt,
+        durationMs,
+        outputs,
+        error,
+      }),
+    );
   }
 
   @Get('accounts/:accountId')
