@@ -82,10 +82,20 @@ export class TypeOrmUnitOfWork extends WebhookUnitOfWork {
     }
   }
 
-  /** A write, inside `tx` when given; otherwise its own unit, resolved once committed. */
+  /**
+   * A write, inside `tx` when given; otherwise on its own, resolved once committed. On SQLite a lone
+   * statement joins the tick's batch without a SAVEPOINT: one statement is atomic by itself, and a
+   * failing one changes nothing.
+   */
   write(sql: string, params: unknown[], tx?: WebhookTransaction): Promise<SqlResult> {
     if (tx || !this.sqlite) return this.query(sql, params, tx);
-    return this.runSqlite(async () => this.execSqlite(sql, params));
+    return new Promise<SqlResult>((resolve, reject) => {
+      this.exclusive(async () => {
+        const batch = this.openBatch();
+        const result = this.execSqlite(sql, params);
+        batch.committed.then(() => resolve(result), reject);
+      }).catch(reject);
+    });
   }
 
   private async query(sql: string, params: unknown[], tx?: WebhookTransaction): Promise<SqlResult> {
