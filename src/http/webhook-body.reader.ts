@@ -36,7 +36,7 @@ export class WebhookBodyReader implements OnModuleInit {
     router?: { stack: unknown[] };
   }): void {
     const capture = (req: RawRequest & { _body?: boolean }, _res: unknown, next: (e?: unknown) => void) => {
-      if (!this.isTriggerCall(req.method, req.url)) return next();
+      if (!this.readsOwnBody(req.method, req.url)) return next();
       this.read(req).then((body) => {
         req[CAPTURED_BODY] = body;
         req._body = true; // body-parser skips requests marked as parsed
@@ -53,7 +53,7 @@ export class WebhookBodyReader implements OnModuleInit {
     addHook: (name: 'preParsing', hook: (request: { raw: RawRequest; method: string; url: string }, reply: unknown, payload: Readable) => Promise<Readable>) => void;
   }): void {
     fastify.addHook('preParsing', async (request, _reply, payload) => {
-      if (!this.isTriggerCall(request.method, request.url)) return payload;
+      if (!this.readsOwnBody(request.method, request.url)) return payload;
       request.raw[CAPTURED_BODY] = await this.read(payload, request.raw.headers['content-type']);
       // Present an empty body so Fastify's content-type parsers (and their 415/413) stay out of it.
       const headers = request.raw.headers;
@@ -64,7 +64,7 @@ export class WebhookBodyReader implements OnModuleInit {
     });
   }
 
-  private isTriggerCall(method: string | undefined, url: string | undefined): boolean {
+  private readsOwnBody(method: string | undefined, url: string | undefined): boolean {
     return method === 'POST' && url !== undefined && (TRIGGER_ROUTE_PATTERN.test(url) || CANCEL_ROUTE_PATTERN.test(url));
   }
 
