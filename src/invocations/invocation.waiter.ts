@@ -16,11 +16,19 @@ type WakeReason = 'finished' | 'timeout' | 'aborted' | 'shutdown';
 /** Waits for a run to finish, woken by the completion bus; never polls the database. */
 @Injectable()
 export class InvocationWaiter {
+  /**
+   * Waiters to answer at once when shutdown begins. One listener on the shutdown signal serves them
+   * all: a listener each would put 10,000 listeners on one AbortSignal for 10,000 waiting requests.
+   */
+  private readonly onShutdown = new Set<() => void>();
+
   constructor(
     private readonly invocations: InvocationRepository,
     private readonly bus: CompletionBus,
     @Optional() private readonly shutdown?: ShutdownState,
-  ) {}
+  ) {
+    shutdown?.signal.addEventListener('abort', () => this.onShutdown.forEach((wake) => wake()), { once: true });
+  }
 
   /**
    * Subscribes BEFORE reading the row: a run that finishes between the read and the subscription
@@ -33,6 +41,7 @@ export class InvocationWaiter {
     let timer: NodeJS.Timeout | undefined;
     const onAbort = () => wake('aborted');
     const onShutdown = () => wake('shutdown');
+    this.onShutdown.add(onShutdown);
     try {
       const current = await this.invocations.findById(invocationId);
       if (!current || current.triggerId !== triggerId) return { kind: 'not-found' };
@@ -40,7 +49,6 @@ export class InvocationWaiter {
       if (signal?.aborted) return { kind: 'aborted' };
       if (this.shutdown?.isShuttingDown) return { kind: 'shutdown', invocation: current };
       signal?.addEventListener('abort', onAbort, { once: true });
-      this.shutdown?.signal.addEventListener('abort', onShutdown, { once: true });
       timer = setTimeout(() => wake('timeout'), timeoutMs);
       const reason = await woken;
       if (reason === 'aborted') return { kind: 'aborted' };
@@ -50,7 +58,7 @@ export class InvocationWaiter {
     } finally {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
-      this.shutdown?.signal.removeEventListener('abort', onShutdown);
+      this.onShutdown.delete(onShutdown);
       unsubscribe();
     }
   }
