@@ -11,6 +11,7 @@ export type {
   ResolvedWebhookTriggerOptions,
   WebhookRateLimit,
   WebhookTriggerDatabaseOptions,
+  WebhookTriggerRedisOptions,
 } from './interfaces/webhook-trigger-options.interface.js';
 export { DEFAULT_OPTIONS } from './webhook-trigger.options.js';
 export { WEBHOOK_EVENTS } from './webhook-trigger.constants.js';

@@ -20,6 +20,7 @@ describe('resolveWebhookTriggerOptions', () => {
       runLeaseMs: 15_000,
       historyRetentionDays: 30,
       failedKeyLimit: { limit: 30, ttlMs: 60_000 },
+      redis: undefined,
     };
     expect(resolveWebhookTriggerOptions()).toEqual(expected);
     expect(resolveWebhookTriggerOptions({})).toEqual(expected);

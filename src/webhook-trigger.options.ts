@@ -62,6 +62,13 @@ function rateLimit(field: string, value: WebhookRateLimit | undefined, fallback:
   return { limit: positiveInt(`${field}.limit`, value.limit), ttlMs: positiveInt(`${field}.ttlMs`, value.ttlMs) };
 }
 
+function redisOptions(value: unknown): { url: string; keyPrefix: string } {
+  const r = (value ?? {}) as { url?: unknown; keyPrefix?: unknown };
+  const url = nonEmptyString('redis.url', r.url);
+  if (!/^rediss?:\/\//.test(url)) throw new Error(INVALID_OPTION('redis.url', `expected redis:// or rediss://, got ${JSON.stringify(url)}`));
+  return { url, keyPrefix: r.keyPrefix === undefined ? 'webhook-triggers:' : nonEmptyString('redis.keyPrefix', r.keyPrefix) };
+}
+
 /** Applies defaults and validates; a bad value stops bootstrap with a message naming the field. */
 export function resolveWebhookTriggerOptions(raw: WebhookTriggerModuleOptions = {}): ResolvedWebhookTriggerOptions {
   const o = raw ?? {};
@@ -102,5 +109,6 @@ export function resolveWebhookTriggerOptions(raw: WebhookTriggerModuleOptions = 
     runLeaseMs: positiveInt('runLeaseMs', o.runLeaseMs ?? DEFAULT_OPTIONS.runLeaseMs, MAX_TIMER_MS),
     historyRetentionDays: wholeNumber('historyRetentionDays', o.historyRetentionDays ?? DEFAULT_OPTIONS.historyRetentionDays, 100_000),
     failedKeyLimit: rateLimit('failedKeyLimit', o.failedKeyLimit, DEFAULT_OPTIONS.failedKeyLimit),
+    redis: o.redis === undefined ? undefined : redisOptions(o.redis),
   };
 }

@@ -104,6 +104,19 @@ export interface WebhookTriggerModuleOptions {
    * behind a proxy) before further attempts get 429. @default { limit: 30, ttlMs: 60000 }
    */
   failedKeyLimit?: WebhookRateLimit;
+  /**
+   * Redis for the parts that must be shared by several processes (the Redis rate-limit storage and
+   * completion bus, chosen with the `rateLimitStorage` / `completionBus` extras). Needs `ioredis@5`.
+   * @default undefined (everything in process)
+   */
+  redis?: WebhookTriggerRedisOptions;
+}
+
+export interface WebhookTriggerRedisOptions {
+  /** e.g. `redis://127.0.0.1:6379`. */
+  url: string;
+  /** Prefix of every key and channel, so several apps can share one Redis. @default 'webhook-triggers:' */
+  keyPrefix?: string;
 }
 
 /** Options after defaults and validation; what every part of the module reads. */
@@ -114,9 +127,11 @@ export interface ResolvedWebhookTriggerOptions
       | 'keySecret'
       | 'rateLimits'
       | 'failedKeyLimit'
+      | 'redis'
     >
   > {
   keySecret: string | undefined;
   rateLimits: { perTrigger: WebhookRateLimit; perAccount: WebhookRateLimit };
   failedKeyLimit: WebhookRateLimit;
+  redis: Required<WebhookTriggerRedisOptions> | undefined;
 }
