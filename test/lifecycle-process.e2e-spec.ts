@@ -9,12 +9,13 @@ import { Test } from '@nestjs/testing';
 import Database from 'better-sqlite3';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BotRunner, WebhookBot, WebhookBotHost, WebhookTriggerModule, type BotOutput } from '../src/index.js';
 import { InvocationExecutor } from '../src/invocations/invocation.executor.js';
 import { InvocationRecovery } from '../src/invocations/invocation.recovery.js';
+import { sleep } from './helpers/http.js';
+import { freePort, within } from './helpers/process.js';
 
 jest.setTimeout(30_000);
 
@@ -94,28 +95,6 @@ async function startApp(env: Record<string, string>): Promise<Running> {
   throw new Error(`The sample app did not answer within 20 s:\n${app.output()}`);
 }
 
-/** The promise's value, or null after `ms` (the timer is cleared either way, so Jest can exit). */
-async function within<T>(promise: Promise<T>, ms: number): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([promise, new Promise<null>((r) => (timer = setTimeout(() => r(null), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Polls `check` until it returns a value (not undefined), or fails after `ms`. */
 async function eventually<T>(what: string, ms: number, check: () => Promise<T | undefined> | T | undefined): Promise<T> {
