@@ -27,6 +27,7 @@ export { TriggerRepository } from './persistence/trigger.repository.js';
 export { InvocationRepository } from './persistence/invocation.repository.js';
 export { CreditLedger } from './persistence/credit-ledger.js';
 export { WebhookUnitOfWork } from './persistence/unit-of-work.js';
+export type { WebhookTransaction } from './persistence/unit-of-work.js';
 export { IdempotencyKeyTakenError, TERMINAL_STATUSES } from './persistence/records.js';
 export type { TriggerRecord, InvocationRecord, InvocationStatus, InvocationError, NewInvocation, InvocationTransition } from './persistence/records.js';
 export { WEBHOOK_TRIGGER_ENTITIES, WebhookAccountEntity, WebhookTriggerEntity, WebhookInvocationEntity } from './persistence/typeorm/entities.js';
@@ -34,5 +35,8 @@ export { WEBHOOK_TRIGGER_MIGRATIONS } from './persistence/typeorm/migrations/ind
 
 export { BotRunner } from './runner/bot-runner.js';
 export { CompletionBus } from './bus/completion-bus.js';
+export { RateLimitStorage } from './http/rate-limit.storage.js';
+export type { RateLimitRecord } from './http/rate-limit.storage.js';
+export { RedisRateLimitStorage } from './http/redis-rate-limit.storage.js';
 export type { InvocationEvent } from './invocations/invocation.events.js';
 export type { WebhookErrorBody } from './http/webhook-exception.filter.js';

@@ -5,7 +5,6 @@ import { WebhookBotExplorer } from './bots/webhook-bot.explorer.js';
 import { WebhookBotRegistry } from './bots/webhook-bot.registry.js';
 import { CompletionBus } from './bus/completion-bus.js';
 import { TriggerKeyGuard } from './http/trigger-key.guard.js';
-import { SlidingWindowThrottlerStorage } from './http/sliding-window.throttler-storage.js';
 import { WebhookBodyReader } from './http/webhook-body.reader.js';
 import { WebhookThrottlerGuard } from './http/webhook-throttler.guard.js';
 import { WebhookTriggerController } from './http/webhook-trigger.controller.js';
@@ -30,8 +29,9 @@ import {
 import { resolveWebhookTriggerOptions } from './webhook-trigger.options.js';
 
 /**
- * Mounts the webhook trigger API (`POST /webhooks/:triggerId/trigger`,
- * `GET /webhooks/:triggerId/trigger/invocation/:invocationId/sync`) and runs `@WebhookBot()` providers.
+ * Mounts the webhook trigger API (`POST /webhooks/:triggerId/trigger`; under
+ * `/webhooks/:triggerId/trigger/invocation/:invocationId`: `GET …/sync`, `GET` (status), `POST …/cancel`)
+ * and runs `@WebhookBot()` providers.
  *
  * ```ts
  * @Module({ imports: [WebhookTriggerModule.forRoot({ keySecret: process.env.KEY_SECRET })], providers: [EchoBot] })
@@ -52,7 +52,6 @@ import { resolveWebhookTriggerOptions } from './webhook-trigger.options.js';
     InvocationRecovery,
     HistoryRetention,
     WebhookShutdown,
-    SlidingWindowThrottlerStorage,
     TriggerKeyGuard,
     WebhookThrottlerGuard,
     WebhookBodyReader,
