@@ -124,7 +124,7 @@ export class InvocationExecutor {
       { owner: this.owner },
     );
     if (!stored) {
-      this.logger.debug?.(`Run ${invocation.id} was finished elsewhere (cancelled or recovered); this outcome was dropped`);
+      this.logger.debug(`Run ${invocation.id} was finished elsewhere (cancelled or recovered); this outcome was dropped`);
       return;
     }
     await this.bus.publish(invocation.id);
