@@ -35,6 +35,7 @@ export { WEBHOOK_TRIGGER_MIGRATIONS } from './persistence/typeorm/migrations/ind
 
 export { BotRunner } from './runner/bot-runner.js';
 export { CompletionBus } from './bus/completion-bus.js';
+export { RedisCompletionBus } from './bus/redis-completion.bus.js';
 export { RateLimitStorage } from './http/rate-limit.storage.js';
 export type { RateLimitRecord } from './http/rate-limit.storage.js';
 export { RedisRateLimitStorage } from './http/redis-rate-limit.storage.js';

@@ -1,0 +1,141 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type { Redis as RedisClient } from 'ioredis';
+import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
+import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
+import { INVALID_OPTION } from '../webhook-trigger.messages.js';
+import { CompletionBus } from './completion-bus.js';
+
+/**
+ * Carries "invocation X finished" between processes over Redis pub/sub, so a sync request waiting on
+ * one node is answered within milliseconds of a run finishing on another. Needs the `redis` option and
+ * `ioredis@5`.
+ *
+ * - ONE channel per app (`${keyPrefix}invocation-finished`), subscribed once per process at module
+ *   init; the message is the invocation id, nothing else (waiters re-read the row). No per-id
+ *   SUBSCRIBE, and no database polling: a waiter sleeps until the message or its timeout.
+ * - Two connections: a connection in subscriber mode cannot PUBLISH.
+ * - Local waiters are woken at once by `publish` (no Redis round trip for a run that finished on this
+ *   node, and no dependence on Redis for it). The echo of our own message then finds their ids already
+ *   removed; an id is removed from the map when it is dispatched, so each listener is called at most once.
+ *   A waiter that subscribed between the local wake and the echo is woken by the echo: harmless, the run
+ *   did finish and the waiter re-reads a terminal row.
+ * - If Redis is briefly unreachable, ioredis reconnects and re-subscribes by itself (`autoResubscribe`).
+ *   A message published during the outage is lost (pub/sub does not store): a remote waiter that missed
+ *   it is answered at its timeout (after a final re-read of the row it answers 200 if the run finished,
+ *   408 otherwise), and the caller calls sync again, which reads the finished row at once. A failed
+ *   PUBLISH is logged and never fails the run's bookkeeping.
+ */
+@Injectable()
+export class RedisCompletionBus extends CompletionBus implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('WebhookTrigger');
+  private readonly listeners = new Map<string, Set<() => void>>();
+  private readonly url: string;
+  private readonly channel: string;
+  private subscriber?: RedisClient;
+  private publisher?: RedisClient;
+
+  constructor(@Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions) {
+    super();
+    if (!options.redis) {
+      throw new Error(INVALID_OPTION('redis', 'the RedisCompletionBus (completionBus extra) needs the "redis" option, e.g. redis: { url: \'redis://127.0.0.1:6379\' }'));
+    }
+    this.url = options.redis.url;
+    this.channel = `${options.redis.keyPrefix}invocation-finished`;
+  }
+
+  /** Connects both clients and awaits the SUBSCRIBE, so the app never serves before it hears messages. */
+  async onModuleInit(): Promise<void> {
+    const Redis = loadIoredis();
+    // Publisher without an offline queue: while Redis is down a PUBLISH fails at once (logged) instead of
+    // holding up the run that finished until Redis is back.
+    this.publisher = new Redis(this.url, { lazyConnect: true, enableOfflineQueue: false, connectionName: 'webhook-triggers:bus-pub' });
+    this.subscriber = new Redis(this.url, { lazyConnect: true, autoResubscribe: true, connectionName: 'webhook-triggers:bus-sub' });
+    for (const client of [this.publisher, this.subscriber]) {
+      client.on('error', (error: Error) => this.logger.warn(`Redis completion bus: ${error.message}`));
+    }
+    this.subscriber.on('message', (channel: string, invocationId: string) => {
+      if (channel === this.channel) this.dispatch(invocationId);
+    });
+    try {
+      await Promise.all([this.publisher.connect(), this.subscriber.connect()]);
+      await this.subscriber.subscribe(this.channel);
+    } catch (error) {
+      this.close();
+      throw new Error(`WebhookTriggerModule: the Redis completion bus could not connect to the "redis" option's url (${redact(this.url)}): ${(error as Error).message}`);
+    }
+  }
+
+  async publish(invocationId: string): Promise<void> {
+    this.dispatch(invocationId);
+    if (!this.publisher) return;
+    try {
+      await this.publisher.publish(this.channel, invocationId);
+    } catch (error) {
+      this.logger.warn(`Redis completion bus: could not publish "${invocationId}" finished (${(error as Error).message}); remote waiters answer at their timeout`);
+    }
+  }
+
+  subscribe(invocationId: string, listener: () => void): () => void {
+    let set = this.listeners.get(invocationId);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(invocationId, set);
+    }
+    set.add(listener);
+    return () => {
+      const current = this.listeners.get(invocationId);
+      if (!current) return;
+      current.delete(listener);
+      if (current.size === 0) this.listeners.delete(invocationId);
+    };
+  }
+
+  /** Number of ids with waiters in this process. */
+  get waitingIds(): number {
+    return this.listeners.size;
+  }
+
+  /**
+   * After every onModuleDestroy (where runs in their shutdown grace still finish and publish), before
+   * nothing else needs the bus.
+   */
+  onApplicationShutdown(): void {
+    this.close();
+  }
+
+  private dispatch(invocationId: string): void {
+    const set = this.listeners.get(invocationId);
+    if (!set) return;
+    this.listeners.delete(invocationId);
+    for (const listener of set) listener();
+  }
+
+  private close(): void {
+    // disconnect(), not quit(): nothing is pending that must be flushed, and quit() waits on a dead server.
+    this.publisher?.disconnect();
+    this.subscriber?.disconnect();
+    this.publisher = undefined;
+    this.subscriber = undefined;
+  }
+}
+
+/** ioredis is an optional peer: loaded only when a Redis part is actually used. */
+function loadIoredis(): typeof import('ioredis').Redis {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return (require('ioredis') as typeof import('ioredis')).Redis;
+  } catch {
+    throw new Error(INVALID_OPTION('redis', 'the Redis completion bus needs the ioredis package: npm install ioredis@5'));
+  }
+}
+
+/** The url without its password, for error messages. */
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return 'invalid url';
+  }
+}

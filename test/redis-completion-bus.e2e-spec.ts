@@ -1,0 +1,233 @@
+import type { INestApplication } from '@nestjs/common';
+import { EventEmitter2, EventEmitterModule } from '@nestjs/event-emitter';
+import { Test } from '@nestjs/testing';
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import Redis from 'ioredis';
+import { RedisCompletionBus } from '../src/bus/redis-completion.bus.js';
+import { InvocationRepository, RedisCompletionBus as ExportedRedisCompletionBus, WebhookTriggerModule, WebhookTriggersAdmin, WEBHOOK_EVENTS, type InvocationEvent, type ResolvedWebhookTriggerOptions } from '../src/index.js';
+import { SlowBot } from './fixtures/bots.js';
+import { createScratchDatabase, serviceUrl } from './helpers/services.js';
+
+const redisUrl = serviceUrl('WEBHOOK_TEST_REDIS_URL');
+const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
+
+/** Fresh per run, so parallel runs (and other apps) on the same Redis never hear each other. */
+const keyPrefix = `webhook-test-${randomBytes(6).toString('hex')}:`;
+const channel = `${keyPrefix}invocation-finished`;
+const wakeBoundMs = 50;
+
+const busOn = (prefix = keyPrefix) => new RedisCompletionBus({ redis: { url: redisUrl!, keyPrefix: prefix } } as ResolvedWebhookTriggerOptions);
+
+/** Resolves with performance.now() when the listener is called. */
+const wokenAt = (bus: RedisCompletionBus, id: string) => new Promise<number>((resolve) => bus.subscribe(id, () => resolve(performance.now())));
+
+if (!redisUrl || !postgresUrl) {
+  it.todo(
+    'Redis bus suite NOT RUN: set WEBHOOK_TEST_REDIS_URL=redis://127.0.0.1:6379 and WEBHOOK_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test',
+  );
+} else {
+  describe('RedisCompletionBus: two processes, one channel', () => {
+    let a: RedisCompletionBus;
+    let b: RedisCompletionBus;
+    let monitor: Redis;
+
+    beforeAll(async () => {
+      a = busOn();
+      b = busOn();
+      await Promise.all([a.onModuleInit(), b.onModuleInit()]);
+      monitor = new Redis(redisUrl);
+    });
+    afterAll(async () => {
+      a?.onApplicationShutdown();
+      b?.onApplicationShutdown();
+      monitor?.disconnect();
+    });
+
+    it('is exported from the package', () => {
+      expect(ExportedRedisCompletionBus).toBe(RedisCompletionBus);
+    });
+
+    it('a waiter on A is woken by a publish on B within milliseconds', async () => {
+      const id = 'inv_cross_node_wakeup_00001';
+      const woken = wokenAt(a, id);
+      const other = jest.fn();
+      a.subscribe('inv_someone_else_000000000', other);
+      const sentAt = performance.now();
+      await b.publish(id);
+      const latency = (await woken) - sentAt;
+      expect(latency).toBeLessThan(wakeBoundMs);
+      expect(other).not.toHaveBeenCalled();
+      expect(a.waitingIds).toBe(1); // only the other id is still waited for
+      console.log(`[redis bus] publish on B → listener on A: ${latency.toFixed(2)} ms`);
+    });
+
+    it('subscribes once per process: one channel, one subscriber each, whatever the number of waiters', async () => {
+      const unsubscribes = Array.from({ length: 100 }, (_, i) => a.subscribe(`inv_many_${i}`, () => undefined));
+      const [, counts] = (await monitor.call('PUBSUB', 'NUMSUB', channel)) as [string, number];
+      expect(Number(counts)).toBe(2); // A and B
+      const channels = (await monitor.call('PUBSUB', 'CHANNELS', `${keyPrefix}*`)) as string[];
+      expect(channels).toEqual([channel]);
+      unsubscribes.forEach((u) => u());
+    });
+
+    it('carries the id only, and wakes each listener once (local wake + echo)', async () => {
+      const spy = new Redis(redisUrl);
+      const messages: string[] = [];
+      spy.on('message', (_ch: string, m: string) => messages.push(m));
+      await spy.subscribe(channel);
+      const id = 'inv_ids_only_0000000000000';
+      const onA = jest.fn();
+      const onB = jest.fn();
+      a.subscribe(id, onA);
+      b.subscribe(id, onB);
+      await b.publish(id); // B's own listener is woken at once, before any round trip
+      expect(onB).toHaveBeenCalledTimes(1);
+      await new Promise((r) => setTimeout(r, 50)); // let the message and its echo arrive everywhere
+      expect(onA).toHaveBeenCalledTimes(1);
+      expect(onB).toHaveBeenCalledTimes(1);
+      expect(messages).toEqual([id]);
+      expect(a.waitingIds + b.waitingIds).toBe(1); // the id of the earlier test only
+      spy.disconnect();
+    });
+
+    it('does not wake a listener that unsubscribed', async () => {
+      const id = 'inv_unsubscribed_000000000';
+      const gone = jest.fn();
+      const unsubscribe = a.subscribe(id, gone);
+      const staying = wokenAt(a, id);
+      unsubscribe();
+      await b.publish(id);
+      await staying;
+      expect(gone).not.toHaveBeenCalled();
+    });
+
+    it('hears nothing from another keyPrefix', async () => {
+      const other = busOn(`${keyPrefix}other:`);
+      await other.onModuleInit();
+      const id = 'inv_other_prefix_000000000';
+      const listener = jest.fn();
+      a.subscribe(id, listener);
+      await other.publish(id);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(listener).not.toHaveBeenCalled();
+      other.onApplicationShutdown();
+    });
+
+    it('fails at bootstrap, naming the redis option, when Redis is unreachable', async () => {
+      const unreachable = new RedisCompletionBus({ redis: { url: 'redis://127.0.0.1:1', keyPrefix } } as ResolvedWebhookTriggerOptions);
+      await expect(unreachable.onModuleInit()).rejects.toThrow(/Redis completion bus could not connect to the "redis" option's url \(redis:\/\/127\.0\.0\.1:1\)/);
+    });
+
+    it('refuses to start without the redis option, naming it', async () => {
+      await expect(
+        Test.createTestingModule({ imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' }, completionBus: RedisCompletionBus })] }).compile(),
+      ).rejects.toThrow('WebhookTriggerModule: invalid option "redis": the RedisCompletionBus (completionBus extra) needs the "redis" option');
+    });
+  });
+
+  describe('sync on node A, run on node B (two apps, one PostgreSQL database, one Redis)', () => {
+    let db: { url: string; drop: () => Promise<void> };
+    const apps: INestApplication[] = [];
+    let urlA: string;
+    let urlB: string;
+    let urlC: string;
+    let admin: WebhookTriggersAdmin;
+    let emitterB: EventEmitter2;
+    let invocationsB: InvocationRepository;
+
+    const start = async (opts: { bus: 'redis' | 'memory'; events?: boolean; syncTimeoutMs?: number }) => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          ...(opts.events ? [EventEmitterModule.forRoot()] : []),
+          WebhookTriggerModule.forRoot({
+            database: { type: 'postgres', url: db.url },
+            redis: { url: redisUrl, keyPrefix },
+            rateLimits: { perTrigger: { limit: 10_000, ttlMs: 1000 }, perAccount: { limit: 10_000, ttlMs: 60_000 } },
+            syncTimeoutMs: opts.syncTimeoutMs ?? 300_000,
+            shutdownGraceMs: 0,
+            ...(opts.bus === 'redis' ? { completionBus: RedisCompletionBus } : {}),
+          }),
+        ],
+        providers: [SlowBot],
+      }).compile();
+      const app = moduleRef.createNestApplication({ logger: false });
+      await app.listen(0, '127.0.0.1');
+      apps.push(app);
+      return app;
+    };
+
+    beforeAll(async () => {
+      db = await createScratchDatabase(postgresUrl);
+      // A (waits): Redis bus and a huge sync wait, so only the bus can answer it early.
+      const a = await start({ bus: 'redis', syncTimeoutMs: 2_000_000_000 });
+      const b = await start({ bus: 'redis', events: true });
+      // C (waits): in-memory bus, for contrast.
+      const c = await start({ bus: 'memory' });
+      [urlA, urlB, urlC] = await Promise.all([a.getUrl(), b.getUrl(), c.getUrl()]);
+      admin = b.get(WebhookTriggersAdmin);
+      emitterB = b.get(EventEmitter2);
+      invocationsB = b.get(InvocationRepository);
+      await admin.setCredits('acct', 100);
+    });
+
+    afterAll(async () => {
+      for (const app of apps) await app.close();
+      await db?.drop();
+    });
+
+    /** Triggers the slow bot through B (so it runs on B), then opens sync through `waitUrl` at once. */
+    const crossNode = async (waitUrl: string, runMs: number, query = '') => {
+      const t = await admin.createTrigger('slow', { name: `cross-${runMs}-${randomBytes(3).toString('hex')}` });
+      const res = await fetch(`${urlB}/webhooks/${t.id}/trigger`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-key': t.key! },
+        body: JSON.stringify({ ms: runMs }),
+      });
+      expect(res.status).toBe(200);
+      const { invocation } = (await res.json()) as { invocation: { id: string } };
+      const finished = new Promise<number>((resolve) => {
+        const onSucceeded = (event: InvocationEvent) => {
+          if (event.invocationId !== invocation.id) return;
+          emitterB.off(WEBHOOK_EVENTS.succeeded, onSucceeded);
+          resolve(performance.now());
+        };
+        emitterB.on(WEBHOOK_EVENTS.succeeded, onSucceeded);
+      });
+      const askedAt = performance.now();
+      const sync = await fetch(`${waitUrl}/webhooks/${t.id}/trigger/invocation/${invocation.id}/sync${query}`, { headers: { 'x-key': t.key! } });
+      const answeredAt = performance.now();
+      const body = await sync.json();
+      const finishedAt = await finished;
+      const row = await invocationsB.findById(invocation.id);
+      return { status: sync.status, body, askedAt, answeredAt, finishedAt, rowFinishedAt: row?.finishedAt, answeredWall: performance.timeOrigin + answeredAt };
+    };
+
+    it('a sync waiting on A answers 200 within milliseconds of the run finishing on B', async () => {
+      const r = await crossNode(urlA, 400);
+      expect(r.status).toBe(200);
+      expect(r.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '400' }] });
+      expect(r.answeredAt - r.askedAt).toBeGreaterThan(300); // it really waited for the run
+      const latency = r.answeredAt - r.finishedAt;
+      expect(latency).toBeLessThan(wakeBoundMs);
+      const sinceStored = r.rowFinishedAt ? (r.answeredWall - new Date(r.rowFinishedAt).getTime()).toFixed(1) : '?';
+      console.log(`[redis bus] run finished on B (succeeded event) → sync answered on A: ${latency.toFixed(2)} ms; since the row's finishedAt: ${sinceStored} ms`);
+    });
+
+    it('several waiters on A for runs on B are all answered', async () => {
+      const results = await Promise.all([crossNode(urlA, 200), crossNode(urlA, 250), crossNode(urlA, 300)]);
+      for (const r of results) {
+        expect(r.status).toBe(200);
+        expect(r.answeredAt - r.finishedAt).toBeLessThan(wakeBoundMs);
+      }
+    });
+
+    it('contrast: with the in-memory bus, a sync on C is not woken by the run on B; only its own timeout answers it', async () => {
+      const r = await crossNode(urlC, 200, '?timeout=2');
+      // The waiter never polls: it learns of the finish only from its final re-read at the 2 s timeout.
+      expect(r.answeredAt - r.finishedAt).toBeGreaterThan(1000);
+      expect(r.answeredAt - r.askedAt).toBeGreaterThanOrEqual(1900);
+      expect(r.status).toBe(200);
+    });
+  });
+}
