@@ -3,6 +3,8 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
 import { CompletionBus } from './bus/completion-bus.js';
 import { InMemoryCompletionBus } from './bus/in-memory-completion.bus.js';
+import { RateLimitStorage } from './http/rate-limit.storage.js';
+import { SlidingWindowThrottlerStorage } from './http/sliding-window.throttler-storage.js';
 import type { ResolvedWebhookTriggerOptions, WebhookTriggerModuleOptions } from './interfaces/webhook-trigger-options.interface.js';
 import { CreditLedger } from './persistence/credit-ledger.js';
 import { InvocationRepository } from './persistence/invocation.repository.js';
@@ -44,6 +46,11 @@ export interface WebhookTriggerModuleExtras {
   runner?: Type<BotRunner>;
   /** Replace how "run finished" reaches waiting sync requests. @default InMemoryCompletionBus */
   completionBus?: Type<CompletionBus>;
+  /**
+   * Replace where rate limits are counted, e.g. `RedisRateLimitStorage` (needs the `redis` option) so
+   * the limits hold across all API processes together. @default SlidingWindowThrottlerStorage (in process)
+   */
+  rateLimitStorage?: Type<RateLimitStorage>;
 }
 
 /** The raw options token, before defaults (internal). */
@@ -92,6 +99,7 @@ function wiringProviders(extras: WebhookTriggerModuleExtras): Provider[] {
     { provide: CreditLedger, useClass: extras.creditLedger ?? TypeOrmCreditLedger },
     { provide: BotRunner, useClass: extras.runner ?? InProcessBotRunner },
     { provide: CompletionBus, useClass: extras.completionBus ?? InMemoryCompletionBus },
+    { provide: RateLimitStorage, useClass: extras.rateLimitStorage ?? SlidingWindowThrottlerStorage },
   ];
 }
 
@@ -114,6 +122,7 @@ export const {
       unitOfWork: undefined,
       runner: undefined,
       completionBus: undefined,
+      rateLimitStorage: undefined,
     },
     (definition, extras) => ({
     ...definition,

@@ -58,6 +58,20 @@ describe('SlidingWindowThrottlerStorage', () => {
     expect(await storage.increment('k', 60_000, 1)).toMatchObject({ isBlocked: false, totalHits: 1, timeToBlockExpire: 0 });
   });
 
+  it('retryAfter answers the seconds to wait without recording a hit', async () => {
+    expect(await storage.retryAfter('k', 60_000, 2)).toBe(0);
+    now = 0;
+    await storage.increment('k', 60_000, 2);
+    now = 1_000;
+    expect(await storage.retryAfter('k', 60_000, 2)).toBe(0);
+    expect(await storage.retryAfter('k', 60_000, 2)).toBe(0); // the reads counted nothing
+    await storage.increment('k', 60_000, 2);
+    now = 30_500;
+    expect(await storage.retryAfter('k', 60_000, 2)).toBe(30);
+    now = 60_000;
+    expect(await storage.retryAfter('k', 60_000, 2)).toBe(0);
+  });
+
   it('keeps keys apart', async () => {
     expect(await hit(0, 'trigger:a', 1000, 1)).toBe(true);
     expect(await hit(1, 'trigger:a', 1000, 1)).toBe(false);

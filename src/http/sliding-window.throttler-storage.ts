@@ -1,12 +1,5 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import type { ThrottlerStorage } from '@nestjs/throttler';
-
-interface ThrottlerStorageRecord {
-  totalHits: number;
-  timeToExpire: number;
-  isBlocked: boolean;
-  timeToBlockExpire: number;
-}
+import { RateLimitStorage, type RateLimitRecord } from './rate-limit.storage.js';
 
 /**
  * The times of a key's last `limit` accepted hits, in a ring. The ring grows with the hits actually
@@ -26,16 +19,17 @@ interface Window {
  * and unlike a fixed window it never lets 2 × limit through across a window edge.
  */
 @Injectable()
-export class SlidingWindowThrottlerStorage implements ThrottlerStorage, OnModuleDestroy {
+export class SlidingWindowThrottlerStorage extends RateLimitStorage implements OnModuleDestroy {
   private readonly windows = new Map<string, Window>();
   private readonly sweeper: NodeJS.Timeout;
 
   constructor() {
+    super();
     this.sweeper = setInterval(() => this.sweep(), 60_000);
     this.sweeper.unref();
   }
 
-  async increment(key: string, ttl: number, limit: number): Promise<ThrottlerStorageRecord> {
+  async increment(key: string, ttl: number, limit: number, _blockDuration?: number, _throttlerName?: string): Promise<RateLimitRecord> {
     const now = Date.now();
     let w = this.windows.get(key);
     if (!w || w.limit !== limit || w.ttl !== ttl) {
@@ -58,7 +52,7 @@ export class SlidingWindowThrottlerStorage implements ThrottlerStorage, OnModule
   }
 
   /** Seconds until `key` may be hit again (0 if it may now), without recording a hit. */
-  retryAfter(key: string, ttl: number, limit: number, now = Date.now()): number {
+  async retryAfter(key: string, ttl: number, limit: number, now = Date.now()): Promise<number> {
     const w = this.windows.get(key);
     if (!w || w.limit !== limit || w.ttl !== ttl || w.hits.length < limit) return 0;
     const retryMs = w.hits[w.next] + ttl - now;

@@ -5,7 +5,7 @@ import { TriggerRepository } from '../persistence/trigger.repository.js';
 import { RESOLVED_OPTIONS, TRIGGER_ID_PATTERN } from '../webhook-trigger.constants.js';
 import { INVALID_KEY, MISSING_KEY, TOO_MANY_FAILED_KEYS, UNKNOWN_TRIGGER } from '../webhook-trigger.messages.js';
 import { AUTHENTICATED_TRIGGER, type RawRequest, rawRequestOf } from './http.types.js';
-import { SlidingWindowThrottlerStorage } from './sliding-window.throttler-storage.js';
+import { RateLimitStorage } from './rate-limit.storage.js';
 import { WebhookThrottledException } from './webhook-throttled.exception.js';
 
 /** Express and Fastify both expose `ip` (honouring their trust-proxy settings); else the socket's address. */
@@ -25,7 +25,7 @@ export class TriggerKeyGuard implements CanActivate {
 
   constructor(
     private readonly triggers: TriggerRepository,
-    private readonly failures: SlidingWindowThrottlerStorage,
+    private readonly failures: RateLimitStorage,
     @Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions,
   ) {
     this.failedKeyLimit = options.failedKeyLimit;
@@ -41,7 +41,7 @@ export class TriggerKeyGuard implements CanActivate {
     const presented = raw.headers['x-key']; // Node lower-cases header names: any spelling works
     const { limit, ttlMs } = this.failedKeyLimit;
     const tracker = `failed-key:${clientIp(request, raw)}`;
-    const wait = this.failures.retryAfter(tracker, ttlMs, limit);
+    const wait = await this.failures.retryAfter(tracker, ttlMs, limit);
     if (wait > 0) throw new WebhookThrottledException('client', wait, TOO_MANY_FAILED_KEYS);
     if (typeof presented !== 'string' || presented === '' || !verifyTriggerKey(presented, trigger.keyHash)) {
       await this.failures.increment(tracker, ttlMs, limit);

@@ -4,7 +4,7 @@ import { ThrottlerGuard, type ThrottlerLimitDetail, type ThrottlerModuleOptions 
 import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
 import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
 import { AUTHENTICATED_TRIGGER, rawRequestOf } from './http.types.js';
-import { SlidingWindowThrottlerStorage } from './sliding-window.throttler-storage.js';
+import { RateLimitStorage } from './rate-limit.storage.js';
 import { WebhookThrottledException } from './webhook-throttled.exception.js';
 
 const triggerOf = (req: unknown) => rawRequestOf(req)[AUTHENTICATED_TRIGGER]!;
@@ -20,7 +20,7 @@ export class WebhookThrottlerGuard extends ThrottlerGuard {
   constructor(
     @Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions,
     // Explicit, because ThrottlerGuard's own @InjectThrottlerStorage() metadata is inherited.
-    @Inject(SlidingWindowThrottlerStorage) storage: SlidingWindowThrottlerStorage,
+    @Inject(RateLimitStorage) storage: RateLimitStorage,
     @Inject(Reflector) reflector: Reflector,
   ) {
     const { perTrigger, perAccount } = options.rateLimits;

@@ -1,0 +1,132 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import type { Redis as RedisClient } from 'ioredis';
+import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
+import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
+import { INVALID_OPTION } from '../webhook-trigger.messages.js';
+import { RateLimitStorage, type RateLimitRecord } from './rate-limit.storage.js';
+
+/**
+ * Redis server time in ms. Every node uses the clock of the one Redis, so nodes with skewed clocks
+ * still agree on which hits are in the window.
+ */
+const NOW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`;
+
+/**
+ * One hit, atomically (the same exact sliding window as SlidingWindowThrottlerStorage): drop hits that
+ * have left the window; accept when fewer than `limit` remain, recording this one; else refuse without
+ * recording it and answer the ms until the hit that must leave first does.
+ * KEYS[1] the sorted set (score = time of an accepted hit); ARGV ttl ms, limit, a unique member.
+ * Returns { accepted 1|0, accepted hits in the window, ms to wait }.
+ */
+const INCREMENT = `${NOW}
+local key = KEYS[1]
+local ttl = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - ttl))
+local count = redis.call('ZCARD', key)
+if count < limit then
+  redis.call('ZADD', key, string.format('%d', now), ARGV[3])
+  redis.call('PEXPIRE', key, ttl)
+  return { 1, count + 1, 0 }
+end
+local first = redis.call('ZRANGE', key, count - limit, count - limit, 'WITHSCORES')
+return { 0, count, tonumber(first[2]) + ttl - now }
+`;
+
+/** The ms to wait before `KEYS[1]` accepts a hit again (0 if it would now), without recording one. */
+const RETRY_AFTER = `${NOW}
+local key = KEYS[1]
+local ttl = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local from = string.format('(%d', now - ttl)
+local count = redis.call('ZCOUNT', key, from, '+inf')
+if count < limit then return 0 end
+local first = redis.call('ZRANGEBYSCORE', key, from, '+inf', 'WITHSCORES', 'LIMIT', count - limit, 1)
+return tonumber(first[2]) + ttl - now
+`;
+
+type ScriptedRedis = RedisClient & {
+  webhookRateIncrement(key: string, ttl: number, limit: number, member: string): Promise<[number, number, number]>;
+  webhookRateRetryAfter(key: string, ttl: number, limit: number): Promise<number>;
+};
+
+/** ioredis is an optional peer: it is loaded only when this storage is used. */
+function loadIoredis(): new (url: string, options: object) => RedisClient {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const mod = require('ioredis') as { default?: unknown };
+    return (mod.default ?? mod) as new (url: string, options: object) => RedisClient;
+  } catch {
+    throw new Error('WebhookTriggerModule: RedisRateLimitStorage needs the "ioredis" package (npm install ioredis@5)');
+  }
+}
+
+const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+
+/**
+ * Rate limits counted in Redis, so that they hold across all API processes together (10/s per trigger
+ * means 10/s in total, however many nodes serve it). Each hit is one round trip: a Lua script on a
+ * sorted set per key, timed by the Redis server's clock. Needs the `redis` option:
+ *
+ * ```ts
+ * WebhookTriggerModule.forRoot({ redis: { url: process.env.REDIS_URL }, rateLimitStorage: RedisRateLimitStorage })
+ * ```
+ */
+@Injectable()
+export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('WebhookTriggerModule');
+  private readonly redis: ScriptedRedis;
+  private readonly keyPrefix: string;
+  /** Members must be unique across nodes: hits in the same ms from two nodes are two hits. */
+  private readonly node = randomBytes(6).toString('base64url');
+  private sequence = 0;
+  /** Errors before the first connection are reported by onModuleInit, not logged. */
+  private connected = false;
+
+  constructor(@Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions) {
+    super();
+    if (!options.redis) {
+      throw new Error(INVALID_OPTION('redis', 'RedisRateLimitStorage needs the "redis" option ({ url, keyPrefix? }) to know which Redis to count in'));
+    }
+    this.keyPrefix = `${options.redis.keyPrefix}rate:`;
+    const Redis = loadIoredis();
+    this.redis = new Redis(options.redis.url, { lazyConnect: true }) as ScriptedRedis;
+    this.redis.on('error', (e: Error) => {
+      if (this.connected) this.logger.warn(`Redis (rate limits): ${e.message}`);
+    });
+    this.redis.defineCommand('webhookRateIncrement', { numberOfKeys: 1, lua: INCREMENT });
+    this.redis.defineCommand('webhookRateRetryAfter', { numberOfKeys: 1, lua: RETRY_AFTER, readOnly: true });
+  }
+
+  /** Connects at bootstrap, so an unreachable Redis stops the app instead of failing its first requests. */
+  async onModuleInit(): Promise<void> {
+    try {
+      await this.redis.connect();
+      this.connected = true;
+    } catch (e) {
+      this.redis.disconnect();
+      throw new Error(INVALID_OPTION('redis.url', `RedisRateLimitStorage could not connect: ${(e as Error).message}`));
+    }
+  }
+
+  async increment(key: string, ttl: number, limit: number, _blockDuration?: number, _throttlerName?: string): Promise<RateLimitRecord> {
+    const member = `${this.node}:${(this.sequence = (this.sequence + 1) % Number.MAX_SAFE_INTEGER)}`;
+    const [accepted, hits, waitMs] = await this.redis.webhookRateIncrement(this.keyPrefix + key, ttl, limit, member);
+    if (accepted === 1) return { totalHits: hits, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 };
+    return { totalHits: limit + 1, timeToExpire: Math.ceil(waitMs / 1000), isBlocked: true, timeToBlockExpire: seconds(waitMs) };
+  }
+
+  async retryAfter(key: string, ttl: number, limit: number): Promise<number> {
+    const waitMs = Number(await this.redis.webhookRateRetryAfter(this.keyPrefix + key, ttl, limit));
+    return waitMs > 0 ? seconds(waitMs) : 0;
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    if (this.redis.status === 'end') return;
+    await this.redis.quit().catch(() => this.redis.disconnect());
+  }
+}

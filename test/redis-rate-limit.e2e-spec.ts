@@ -1,0 +1,272 @@
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { randomBytes } from 'node:crypto';
+import Redis from 'ioredis';
+import type { ResolvedWebhookTriggerOptions } from '../src/index.js';
+import { RedisRateLimitStorage, WebhookTriggerModule, WebhookTriggersAdmin } from '../src/index.js';
+import { EchoBot } from './fixtures/bots.js';
+import { createScratchDatabase, serviceUrl } from './helpers/services.js';
+
+const redisUrl = serviceUrl('WEBHOOK_TEST_REDIS_URL');
+const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Every key this run writes starts with it, so runs never see each other's hits and cleanup is exact. */
+const keyPrefix = `webhook-test:${randomBytes(6).toString('hex')}:`;
+
+async function deleteRunKeys(): Promise<void> {
+  const redis = new Redis(redisUrl!);
+  try {
+    const keys: string[] = [];
+    let cursor = '0';
+    do {
+      const [next, batch] = await redis.scan(cursor, 'MATCH', `${keyPrefix}*`, 'COUNT', 1000);
+      cursor = next;
+      keys.push(...batch);
+    } while (cursor !== '0');
+    if (keys.length > 0) await redis.del(...keys);
+  } finally {
+    await redis.quit();
+  }
+}
+
+if (!redisUrl) {
+  it.todo('Redis suite NOT RUN: set WEBHOOK_TEST_REDIS_URL=redis://127.0.0.1:6379');
+} else {
+  afterAll(deleteRunKeys);
+
+  describe('RedisRateLimitStorage (real Redis)', () => {
+    const opened: RedisRateLimitStorage[] = [];
+    /** One storage = one connection, like one API node. */
+    const node = async (prefix = keyPrefix) => {
+      const storage = new RedisRateLimitStorage({ redis: { url: redisUrl, keyPrefix: prefix } } as ResolvedWebhookTriggerOptions);
+      await storage.onModuleInit();
+      opened.push(storage);
+      return storage;
+    };
+    let storage: RedisRateLimitStorage;
+    let n = 0;
+    /** A key no other test uses. */
+    const freshKey = () => `trigger:t${++n}`;
+    const hit = async (key: string, ttl = 500, limit = 3, s = storage) => !(await s.increment(key, ttl, limit, 0, 'trigger')).isBlocked;
+
+    beforeAll(async () => {
+      storage = await node();
+    });
+    afterAll(async () => {
+      await Promise.all(opened.map((s) => s.onModuleDestroy()));
+    });
+
+    it('refuses to start without the redis option, naming it', () => {
+      expect(() => new RedisRateLimitStorage({ redis: undefined } as ResolvedWebhookTriggerOptions)).toThrow(/"redis"/);
+    });
+
+    it('stops the module at bootstrap when chosen without the redis option', async () => {
+      const build = Test.createTestingModule({
+        imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' }, rateLimitStorage: RedisRateLimitStorage })],
+      }).compile();
+      await expect(build).rejects.toThrow(/invalid option "redis"/);
+    });
+
+    it('fails at bootstrap when Redis cannot be reached', async () => {
+      const s = new RedisRateLimitStorage({ redis: { url: 'redis://127.0.0.1:1', keyPrefix } } as ResolvedWebhookTriggerOptions);
+      await expect(s.onModuleInit()).rejects.toThrow(/redis\.url/);
+      await s.onModuleDestroy();
+    });
+
+    it('accepts exactly `limit` hits in a window', async () => {
+      const key = freshKey();
+      const results = [];
+      for (let i = 0; i < 6; i++) results.push(await hit(key));
+      expect(results).toEqual([true, true, true, false, false, false]);
+    });
+
+    it('keeps its keys under the keyPrefix, expiring with the window', async () => {
+      const key = freshKey();
+      await hit(key);
+      const redis = new Redis(redisUrl);
+      const pttl = await redis.pttl(`${keyPrefix}rate:${key}`);
+      await redis.quit();
+      expect(pttl).toBeGreaterThan(0);
+      expect(pttl).toBeLessThanOrEqual(500);
+    });
+
+    it('slides: a hit counts for `ttl` ms after it was accepted, not until a fixed window edge', async () => {
+      const key = freshKey();
+      const t0 = performance.now();
+      const at = (ms: number) => sleep(Math.max(0, t0 + ms - performance.now()));
+      expect(await hit(key, 600, 3)).toBe(true); // ~0
+      await at(300);
+      expect(await hit(key, 600, 3)).toBe(true); // ~300
+      expect(await hit(key, 600, 3)).toBe(true); // ~300
+      expect(await hit(key, 600, 3)).toBe(false);
+      await at(720); // the hit at ~0 has left; those at ~300 count until ~900
+      expect(await hit(key, 600, 3)).toBe(true);
+      // A fixed 600 ms window starting at 600 would accept this one (and another): a sliding one does not.
+      expect(await hit(key, 600, 3)).toBe(false);
+      await at(1040); // both hits at ~300 have left
+      expect(await hit(key, 600, 3)).toBe(true);
+      expect(await hit(key, 600, 3)).toBe(true);
+      expect(await hit(key, 600, 3)).toBe(false);
+    });
+
+    it('does not count refused hits, so hammering does not extend the block', async () => {
+      const key = freshKey();
+      const t0 = performance.now();
+      expect(await hit(key, 500, 1)).toBe(true);
+      let refused = 0;
+      while (performance.now() - t0 < 400) {
+        expect(await hit(key, 500, 1)).toBe(false);
+        refused++;
+        await sleep(10);
+      }
+      expect(refused).toBeGreaterThan(5);
+      await sleep(Math.max(0, t0 + 560 - performance.now()));
+      expect(await hit(key, 500, 1)).toBe(true);
+    });
+
+    it('answers Retry-After in whole seconds, at least 1, until the oldest counted hit leaves', async () => {
+      const short = freshKey();
+      await storage.increment(short, 500, 1, 0, 'trigger');
+      expect(await storage.increment(short, 500, 1, 0, 'trigger')).toMatchObject({ isBlocked: true, totalHits: 2, timeToBlockExpire: 1 });
+
+      const long = freshKey();
+      expect(await storage.increment(long, 60_000, 1, 0, 'account')).toMatchObject({ isBlocked: false, totalHits: 1, timeToBlockExpire: 0 });
+      const blocked = await storage.increment(long, 60_000, 1, 0, 'account');
+      expect(blocked.isBlocked).toBe(true);
+      expect(blocked.timeToBlockExpire).toBeGreaterThanOrEqual(59);
+      expect(blocked.timeToBlockExpire).toBeLessThanOrEqual(60);
+    });
+
+    it('retryAfter reads without recording a hit', async () => {
+      const key = freshKey();
+      expect(await storage.retryAfter(key, 60_000, 2)).toBe(0);
+      await hit(key, 60_000, 2);
+      expect(await storage.retryAfter(key, 60_000, 2)).toBe(0);
+      expect(await storage.retryAfter(key, 60_000, 2)).toBe(0); // still one hit: the reads counted nothing
+      await hit(key, 60_000, 2);
+      const wait = await storage.retryAfter(key, 60_000, 2);
+      expect(wait).toBeGreaterThanOrEqual(59);
+      expect(wait).toBeLessThanOrEqual(60);
+      expect(await storage.retryAfter(freshKey(), 500, 1)).toBe(0);
+    });
+
+    it('reloads its script when Redis has forgotten it (SCRIPT FLUSH, a restart, a failover)', async () => {
+      const key = freshKey();
+      expect(await hit(key, 1000, 1)).toBe(true);
+      const redis = new Redis(redisUrl);
+      await redis.script('FLUSH');
+      await redis.quit();
+      expect(await hit(key, 1000, 1)).toBe(false);
+      expect(await storage.retryAfter(key, 1000, 1)).toBe(1);
+    });
+
+    it('keeps keys (and keyPrefixes) apart', async () => {
+      const key = freshKey();
+      expect(await hit(key, 1000, 1)).toBe(true);
+      expect(await hit(key, 1000, 1)).toBe(false);
+      expect(await hit(freshKey(), 1000, 1)).toBe(true);
+      const otherApp = await node(`${keyPrefix}other:`);
+      expect(await hit(key, 1000, 1, otherApp)).toBe(true);
+    });
+
+    it('50 concurrent hits on one key from two nodes (two connections) → exactly `limit` accepted', async () => {
+      const other = await node();
+      const key = freshKey();
+      const results = await Promise.all(
+        Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? storage : other).increment(key, 10_000, 10, 0, 'trigger')),
+      );
+      expect(results.filter((r) => !r.isBlocked)).toHaveLength(10);
+      expect(results.filter((r) => r.isBlocked)).toHaveLength(40);
+      expect(results.filter((r) => r.isBlocked).every((r) => r.timeToBlockExpire >= 1 && r.timeToBlockExpire <= 10)).toBe(true);
+      expect(new Set(results.filter((r) => !r.isBlocked).map((r) => r.totalHits))).toEqual(new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
+    });
+
+    it("uses Redis's clock, so nodes with skewed clocks agree", async () => {
+      const key = freshKey();
+      expect(await hit(key, 1000, 1)).toBe(true);
+      const spy = jest.spyOn(Date, 'now').mockReturnValue(Date.now() + 3_600_000); // this node is an hour ahead
+      try {
+        expect(await hit(key, 1000, 1)).toBe(false);
+        expect(await storage.retryAfter(key, 1000, 1)).toBe(1);
+      } finally {
+        spy.mockRestore();
+      }
+    });
+  });
+
+  if (!postgresUrl) {
+    it.todo('Redis rate limits across two API nodes NOT RUN: set WEBHOOK_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test');
+  } else {
+    describe('two API nodes (two Nest apps, one PostgreSQL, one Redis)', () => {
+      let db: { url: string; drop: () => Promise<void> };
+      const apps: INestApplication[] = [];
+      const urls: string[] = [];
+
+      beforeAll(async () => {
+        db = await createScratchDatabase(postgresUrl);
+        for (let i = 0; i < 2; i++) {
+          const moduleRef = await Test.createTestingModule({
+            imports: [
+              WebhookTriggerModule.forRoot({
+                database: { type: 'postgres', url: db.url },
+                redis: { url: redisUrl, keyPrefix },
+                failedKeyLimit: { limit: 3, ttlMs: 60_000 },
+                shutdownGraceMs: 0,
+                rateLimitStorage: RedisRateLimitStorage,
+              }),
+            ],
+            providers: [EchoBot],
+          }).compile();
+          const app = moduleRef.createNestApplication({ logger: false });
+          await app.listen(0, '127.0.0.1');
+          apps.push(app);
+          urls.push((await app.getUrl()).replace('[::1]', '127.0.0.1').replace('localhost', '127.0.0.1'));
+        }
+      });
+
+      afterAll(async () => {
+        for (const app of apps) await app.close();
+        await db?.drop();
+      });
+
+      const fire = (node: number, triggerId: string, key: string) =>
+        fetch(`${urls[node]}/webhooks/${triggerId}/trigger`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-key': key },
+          body: JSON.stringify({ text: 'hi' }),
+        });
+
+      it('15 requests at once on one trigger, spread over both nodes: exactly 10 succeed, 5 get 429 with Retry-After', async () => {
+        const admin = apps[0].get(WebhookTriggersAdmin);
+        await admin.setCredits('acct', 100);
+        const t = await admin.createTrigger('echo', { name: 'shared-limit' });
+        const responses = await Promise.all(Array.from({ length: 15 }, (_, i) => fire(i % 2, t.id, t.key!)));
+        const statuses = responses.map((r) => r.status);
+        expect(statuses.filter((s) => s === 200)).toHaveLength(10);
+        expect(statuses.filter((s) => s === 429)).toHaveLength(5);
+        // 8 went to one node and 7 to the other: the 10 accepted were counted together, across both.
+        expect(new Set(statuses.map((s, i) => (s === 200 ? i % 2 : -1)).filter((n) => n >= 0)).size).toBe(2);
+        for (const r of responses.filter((r) => r.status === 429)) {
+          const retryAfter = Number(r.headers.get('retry-after'));
+          expect(Number.isInteger(retryAfter)).toBe(true);
+          expect(retryAfter).toBeGreaterThanOrEqual(1);
+          expect(retryAfter).toBeLessThanOrEqual(1);
+        }
+        await Promise.all(responses.map((r) => r.text()));
+      });
+
+      it('failed keys are counted per client IP across both nodes', async () => {
+        const admin = apps[0].get(WebhookTriggersAdmin);
+        const t = await admin.createTrigger('echo', { name: 'failed-keys' });
+        expect((await fire(0, t.id, 'wrong')).status).toBe(401);
+        expect((await fire(1, t.id, 'wrong')).status).toBe(401);
+        expect((await fire(0, t.id, 'wrong')).status).toBe(401);
+        const refused = await fire(1, t.id, t.key!); // even the right key: the guesser must not learn it
+        expect(refused.status).toBe(429);
+        expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(59);
+      });
+    });
+  }
+}
