@@ -6,7 +6,7 @@ import { AdminApiController } from './admin/admin-api.controller.js';
 import { ADMIN_PAGE, AdminPageController, loadAdminPage } from './admin/admin-page.controller.js';
 import { AdminTokenGuard } from './admin/admin-token.guard.js';
 import { SAMPLE_BOTS } from './bots.js';
-import { type SampleConfig, webhookOptions } from './config.js';
+import { type SampleConfig, webhookExtras, webhookOptions } from './config.js';
 import { DemoSeeder } from './demo-seeder.js';
 import { InvocationLogger } from './invocation-logger.js';
 import { JsonExceptionFilter } from './json-exception.filter.js';
@@ -20,7 +20,7 @@ export class AppModule {
       imports: [
         // Before the webhook module, so its (optional) EventEmitter2 is there to emit invocation events.
         EventEmitterModule.forRoot(),
-        WebhookTriggerModule.forRoot(webhookOptions(config)),
+        WebhookTriggerModule.forRoot({ ...webhookOptions(config), ...webhookExtras(config) }),
       ],
       controllers: [AdminApiController, AdminPageController],
       providers: [

@@ -1,13 +1,19 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import type { WebhookTriggerModuleOptions } from '../../src/index.js';
+import { RedisCompletionBus, RedisRateLimitStorage, type WebhookTriggerModuleExtras, type WebhookTriggerModuleOptions } from '../../src/index.js';
 
 /** Everything the sample app reads from the environment, validated, in one place. */
 export interface SampleConfig {
   port: number;
-  /** Absolute file path, or `:memory:`. */
+  /** Absolute file path, or `:memory:` (unused when `databaseUrl` is set). */
   sqlitePath: string;
+  /** DATABASE_URL: a PostgreSQL database instead of SQLite. */
+  databaseUrl: string | undefined;
+  /** REDIS_URL: shared rate limits and completion bus across processes. */
+  redisUrl: string | undefined;
+  /** REDIS_KEY_PREFIX: prefix of every Redis key and channel (library default when unset). */
+  redisKeyPrefix: string | undefined;
   publicBaseUrl: string;
   adminToken: string;
   /** True when ADMIN_TOKEN was not set and a token was generated for this run. */
@@ -43,6 +49,23 @@ function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return value === undefined || value.trim() === '' ? undefined : value.trim();
 }
 
+/** A URL whose scheme is one of `protocols`; the message names the variable. */
+function serviceUrl(env: NodeJS.ProcessEnv, name: string, protocols: string[], example: string): string | undefined {
+  const raw = read(env, name);
+  if (raw === undefined) return undefined;
+  let url: URL | undefined;
+  try {
+    url = new URL(raw);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !protocols.includes(url.protocol) || url.hostname === '') {
+    // The value may hold a password: name the variable and the expected form, not the value.
+    throw new ConfigError(`${name} must be a ${protocols.map((p) => p.slice(0, -1)).join(' or ')} URL such as ${example}`);
+  }
+  return raw;
+}
+
 function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = read(env, name);
   if (raw === undefined) return fallback;
@@ -62,6 +85,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
 
   const rawPath = read(env, 'SQLITE_PATH');
   const sqlitePath = rawPath === undefined ? DEFAULT_SQLITE_PATH : rawPath === ':memory:' ? ':memory:' : isAbsolute(rawPath) ? rawPath : resolve(rawPath);
+
+  const databaseUrl = serviceUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], 'postgres://user:password@127.0.0.1:5432/webhooks');
+  const redisUrl = serviceUrl(env, 'REDIS_URL', ['redis:', 'rediss:'], 'redis://127.0.0.1:6379');
+  const redisKeyPrefix = read(env, 'REDIS_KEY_PREFIX');
+  if (redisKeyPrefix !== undefined && /\s/.test(redisKeyPrefix)) throw new ConfigError('REDIS_KEY_PREFIX must not contain whitespace');
 
   const publicBaseUrl = (read(env, 'PUBLIC_BASE_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '');
   let url: URL | undefined;
@@ -93,6 +121,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
   const base = {
     port,
     sqlitePath,
+    databaseUrl,
+    redisUrl,
+    redisKeyPrefix,
     publicBaseUrl,
     adminToken,
     adminTokenGenerated: givenToken === undefined,
@@ -105,13 +136,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
     runLeaseMs,
   };
   if (givenSecret !== undefined) return { ...base, keySecret: givenSecret, keySecretSource: { kind: 'env' } };
+  if (databaseUrl !== undefined) {
+    // No file beside a server database, and every process on it must share one secret: ask for it.
+    throw new ConfigError('WEBHOOK_KEY_SECRET must be set when DATABASE_URL is set (the same value on every process using that database)');
+  }
   if (sqlitePath === ':memory:') return { ...base, keySecret: randomBytes(32).toString('base64url'), keySecretSource: { kind: 'memory' } };
   return { ...base, ...keySecretFile(sqlitePath) };
 }
 
 /** Creates the database folder if needed (called before the database is opened). */
 export function ensureDatabaseDir(config: SampleConfig): void {
-  if (config.sqlitePath === ':memory:') return;
+  if (config.databaseUrl !== undefined || config.sqlitePath === ':memory:') return;
   try {
     mkdirSync(dirname(config.sqlitePath), { recursive: true });
   } catch (e) {
@@ -145,10 +180,16 @@ function readSecret(path: string): string {
   return secret;
 }
 
+/** With REDIS_URL: rate limits and "run finished" are shared through Redis by every process. */
+export function webhookExtras(config: SampleConfig): WebhookTriggerModuleExtras {
+  return config.redisUrl === undefined ? {} : { rateLimitStorage: RedisRateLimitStorage, completionBus: RedisCompletionBus };
+}
+
 /** The library's options, derived from the sample config. */
 export function webhookOptions(config: SampleConfig): WebhookTriggerModuleOptions {
   return {
-    database: { type: 'better-sqlite3', database: config.sqlitePath },
+    database: config.databaseUrl !== undefined ? { type: 'postgres', url: config.databaseUrl } : { type: 'better-sqlite3', database: config.sqlitePath },
+    ...(config.redisUrl !== undefined && { redis: { url: config.redisUrl, ...(config.redisKeyPrefix !== undefined && { keyPrefix: config.redisKeyPrefix }) } }),
     publicBaseUrl: config.publicBaseUrl,
     syncTimeoutMs: config.syncTimeoutMs,
     rateLimits: {

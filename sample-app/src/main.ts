@@ -3,6 +3,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { Client } from 'pg';
 import { AppModule } from './app.module.js';
 import { ConfigError, ensureDatabaseDir, loadConfig, type SampleConfig } from './config.js';
 import { type DemoState, DemoSeeder } from './demo-seeder.js';
@@ -18,6 +19,9 @@ async function bootstrap(): Promise<void> {
     process.exit(1);
   }
 
+  // Several processes may start on one PostgreSQL database at once: migrations and demo seeding run one
+  // process at a time, under a session advisory lock held from opening the database until seeded.
+  const startupLock = config.databaseUrl !== undefined ? await lockStartup(config.databaseUrl) : null;
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { abortOnError: false });
   app.enableShutdownHooks();
   app.disable('x-powered-by');
@@ -36,9 +40,35 @@ async function bootstrap(): Promise<void> {
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', yamlDocumentUrl: 'openapi.yaml' });
 
   await app.init();
-  const demo = await app.get(DemoSeeder).seed();
+  let demo: DemoState;
+  try {
+    demo = await app.get(DemoSeeder).seed();
+  } finally {
+    await startupLock?.release();
+  }
   await app.listen(config.port);
   printBanner(config, demo);
+}
+
+/** Waits for, then holds, the sample app's startup lock on the PostgreSQL database. */
+async function lockStartup(url: string): Promise<{ release: () => Promise<void> }> {
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query(`SELECT pg_advisory_lock(hashtext('nestjs-webhook-triggers:sample-app:startup'))`);
+  } catch (e) {
+    await client.end().catch(() => undefined);
+    throw e;
+  }
+  // Ending the session releases the lock, also if the unlock query itself fails.
+  return { release: () => client.end().catch(() => undefined) };
+}
+
+/** The URL without its password, for the banner. */
+function redact(url: string): string {
+  const u = new URL(url);
+  if (u.password) u.password = '***';
+  return u.toString();
 }
 
 function printBanner(config: SampleConfig, demo: DemoState): void {
@@ -48,8 +78,9 @@ function printBanner(config: SampleConfig, demo: DemoState): void {
     `Webhook Triggers sample app is listening on port ${config.port}`,
     `  Admin UI:     ${base}/admin`,
     `  API docs:     ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
-    `  Database:     ${config.sqlitePath}`,
+    `  Database:     ${config.databaseUrl !== undefined ? redact(config.databaseUrl) : config.sqlitePath}`,
   ];
+  if (config.redisUrl !== undefined) lines.push(`  Redis:        ${redact(config.redisUrl)}   (shared rate limits and completion bus)`);
   if (config.adminTokenGenerated) lines.push(`  Admin token:  ${config.adminToken}   (generated for this run; set ADMIN_TOKEN to keep one)`);
   else lines.push('  Admin token:  from ADMIN_TOKEN');
   const secret = config.keySecretSource;
