@@ -4,7 +4,10 @@ import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import type { ResolvedWebhookTriggerOptions } from '../src/index.js';
 import { RedisRateLimitStorage, WebhookTriggerModule, WebhookTriggersAdmin } from '../src/index.js';
-import { EchoBot } from './fixtures/bots.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EchoBot, SlowBot } from './fixtures/bots.js';
 import { createScratchDatabase, serviceUrl } from './helpers/services.js';
 
 const redisUrl = serviceUrl('WEBHOOK_TEST_REDIS_URL');
@@ -55,7 +58,7 @@ if (!redisUrl) {
       storage = await node();
     });
     afterAll(async () => {
-      await Promise.all(opened.map((s) => s.onModuleDestroy()));
+      await Promise.all(opened.map((s) => s.onApplicationShutdown()));
     });
 
     it('refuses to start without the redis option, naming it', () => {
@@ -72,7 +75,7 @@ if (!redisUrl) {
     it('fails at bootstrap when Redis cannot be reached', async () => {
       const s = new RedisRateLimitStorage({ redis: { url: 'redis://127.0.0.1:1', keyPrefix } } as ResolvedWebhookTriggerOptions);
       await expect(s.onModuleInit()).rejects.toThrow(/redis\.url/);
-      await s.onModuleDestroy();
+      await s.onApplicationShutdown();
     });
 
     it('accepts exactly `limit` hits in a window', async () => {
@@ -269,4 +272,52 @@ if (!redisUrl) {
       });
     });
   }
+
+  describe('RedisRateLimitStorage during graceful shutdown', () => {
+    it('stays connected through the grace, so a trigger then gets 503 (not 500) and a waiting sync 408', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'webhook-redis-shutdown-'));
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          WebhookTriggerModule.forRoot({
+            database: { type: 'better-sqlite3', database: join(dir, 'db.sqlite') },
+            redis: { url: redisUrl, keyPrefix },
+            rateLimitStorage: RedisRateLimitStorage,
+            shutdownGraceMs: 2_000,
+          }),
+        ],
+        providers: [SlowBot],
+      }).compile();
+      const app = moduleRef.createNestApplication({ logger: false });
+      await app.listen(0, '127.0.0.1');
+      const url = await app.getUrl();
+      const admin = app.get(WebhookTriggersAdmin);
+      await admin.setCredits('acct', 10);
+      const t = await admin.createTrigger('slow', { name: 'grace' });
+      const post = () =>
+        fetch(`${url}/webhooks/${t.id}/trigger`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-key': t.key! }, body: '{"ms":800}' });
+      const first = await post();
+      expect(first.status).toBe(200);
+      const { invocation } = (await first.json()) as { invocation: { id: string } };
+      const statusOf = async () =>
+        ((await (await fetch(`${url}/webhooks/${t.id}/trigger/invocation/${invocation.id}`, { headers: { 'x-key': t.key! } })).json()) as {
+          invocation: { status: string };
+        }).invocation.status;
+      for (let i = 0; i < 50 && (await statusOf()) !== 'running'; i++) await sleep(10);
+      expect(await statusOf()).toBe('running');
+      const closing = app.close(); // the running 800 ms bot holds the grace open; the server still answers
+      try {
+        await sleep(100);
+        const during = await post();
+        expect(during.status).toBe(503);
+        expect(during.headers.get('retry-after')).toBe('1');
+        expect(await during.json()).toMatchObject({ success: false, statusCode: 503 });
+        const sync = await fetch(`${url}/webhooks/${t.id}/trigger/invocation/${invocation.id}/sync`, { headers: { 'x-key': t.key! } });
+        expect(sync.status).toBe(408);
+        expect(await sync.json()).toMatchObject({ success: false, statusCode: 408, status: 'running' });
+      } finally {
+        await closing;
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  });
 }

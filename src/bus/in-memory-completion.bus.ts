@@ -1,12 +1,20 @@
 import { Injectable } from '@nestjs/common';
 import { CompletionBus } from './completion-bus.js';
 
-/** For runs that finish in this process: a map from id to its waiters, O(1) per wake-up. */
+/**
+ * For runs that finish in this process: a map from id to its waiters, O(1) per wake-up. Also the local
+ * half of the Redis bus, which adds the fan-out between processes.
+ */
 @Injectable()
 export class InMemoryCompletionBus extends CompletionBus {
   private readonly listeners = new Map<string, Set<() => void>>();
 
   async publish(invocationId: string): Promise<void> {
+    this.wakeLocal(invocationId);
+  }
+
+  /** Calls this process's waiters of `invocationId` once each; the id is forgotten, so a repeat is a no-op. */
+  protected wakeLocal(invocationId: string): void {
     const set = this.listeners.get(invocationId);
     if (!set) return;
     this.listeners.delete(invocationId);

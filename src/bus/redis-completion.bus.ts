@@ -3,7 +3,8 @@ import type { Redis as RedisClient } from 'ioredis';
 import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
 import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
 import { INVALID_OPTION } from '../webhook-trigger.messages.js';
-import { CompletionBus } from './completion-bus.js';
+import { createRedisClient, redactRedisUrl } from '../redis/ioredis.js';
+import { InMemoryCompletionBus } from './in-memory-completion.bus.js';
 
 /**
  * Carries "invocation X finished" between processes over Redis pub/sub, so a sync request waiting on
@@ -26,9 +27,8 @@ import { CompletionBus } from './completion-bus.js';
  *   PUBLISH is logged and never fails the run's bookkeeping.
  */
 @Injectable()
-export class RedisCompletionBus extends CompletionBus implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger('WebhookTrigger');
-  private readonly listeners = new Map<string, Set<() => void>>();
+export class RedisCompletionBus extends InMemoryCompletionBus implements OnModuleInit, OnApplicationShutdown {
+  private readonly logger = new Logger('WebhookTriggerModule');
   private readonly url: string;
   private readonly channel: string;
   private subscriber?: RedisClient;
@@ -45,54 +45,33 @@ export class RedisCompletionBus extends CompletionBus implements OnModuleInit, O
 
   /** Connects both clients and awaits the SUBSCRIBE, so the app never serves before it hears messages. */
   async onModuleInit(): Promise<void> {
-    const Redis = loadIoredis();
     // Publisher without an offline queue: while Redis is down a PUBLISH fails at once (logged) instead of
     // holding up the run that finished until Redis is back.
-    this.publisher = new Redis(this.url, { lazyConnect: true, enableOfflineQueue: false, connectionName: 'webhook-triggers:bus-pub' });
-    this.subscriber = new Redis(this.url, { lazyConnect: true, autoResubscribe: true, connectionName: 'webhook-triggers:bus-sub' });
+    this.publisher = createRedisClient('RedisCompletionBus', this.url, { lazyConnect: true, enableOfflineQueue: false, connectionName: 'webhook-triggers:bus-pub' });
+    this.subscriber = createRedisClient('RedisCompletionBus', this.url, { lazyConnect: true, autoResubscribe: true, connectionName: 'webhook-triggers:bus-sub' });
     for (const client of [this.publisher, this.subscriber]) {
       client.on('error', (error: Error) => this.logger.warn(`Redis completion bus: ${error.message}`));
     }
     this.subscriber.on('message', (channel: string, invocationId: string) => {
-      if (channel === this.channel) this.dispatch(invocationId);
+      if (channel === this.channel) this.wakeLocal(invocationId);
     });
     try {
       await Promise.all([this.publisher.connect(), this.subscriber.connect()]);
       await this.subscriber.subscribe(this.channel);
     } catch (error) {
       this.close();
-      throw new Error(`WebhookTriggerModule: the Redis completion bus could not connect to the "redis" option's url (${redact(this.url)}): ${(error as Error).message}`);
+      throw new Error(`WebhookTriggerModule: the Redis completion bus could not connect to the "redis" option's url (${redactRedisUrl(this.url)}): ${(error as Error).message}`);
     }
   }
 
-  async publish(invocationId: string): Promise<void> {
-    this.dispatch(invocationId);
+  override async publish(invocationId: string): Promise<void> {
+    this.wakeLocal(invocationId);
     if (!this.publisher) return;
     try {
       await this.publisher.publish(this.channel, invocationId);
     } catch (error) {
       this.logger.warn(`Redis completion bus: could not publish "${invocationId}" finished (${(error as Error).message}); remote waiters answer at their timeout`);
     }
-  }
-
-  subscribe(invocationId: string, listener: () => void): () => void {
-    let set = this.listeners.get(invocationId);
-    if (!set) {
-      set = new Set();
-      this.listeners.set(invocationId, set);
-    }
-    set.add(listener);
-    return () => {
-      const current = this.listeners.get(invocationId);
-      if (!current) return;
-      current.delete(listener);
-      if (current.size === 0) this.listeners.delete(invocationId);
-    };
-  }
-
-  /** Number of ids with waiters in this process. */
-  get waitingIds(): number {
-    return this.listeners.size;
   }
 
   /**
@@ -103,39 +82,11 @@ export class RedisCompletionBus extends CompletionBus implements OnModuleInit, O
     this.close();
   }
 
-  private dispatch(invocationId: string): void {
-    const set = this.listeners.get(invocationId);
-    if (!set) return;
-    this.listeners.delete(invocationId);
-    for (const listener of set) listener();
-  }
-
   private close(): void {
     // disconnect(), not quit(): nothing is pending that must be flushed, and quit() waits on a dead server.
     this.publisher?.disconnect();
     this.subscriber?.disconnect();
     this.publisher = undefined;
     this.subscriber = undefined;
-  }
-}
-
-/** ioredis is an optional peer: loaded only when a Redis part is actually used. */
-function loadIoredis(): typeof import('ioredis').Redis {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return (require('ioredis') as typeof import('ioredis')).Redis;
-  } catch {
-    throw new Error(INVALID_OPTION('redis', 'the Redis completion bus needs the ioredis package: npm install ioredis@5'));
-  }
-}
-
-/** The url without its password, for error messages. */
-function redact(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    return u.toString();
-  } catch {
-    return 'invalid url';
   }
 }

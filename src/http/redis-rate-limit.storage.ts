@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { Inject, Injectable, Logger, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Redis as RedisClient } from 'ioredis';
 import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
 import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
 import { INVALID_OPTION } from '../webhook-trigger.messages.js';
+import { createRedisClient, redactRedisUrl } from '../redis/ioredis.js';
 import { RateLimitStorage, type RateLimitRecord } from './rate-limit.storage.js';
 
 /**
@@ -54,17 +55,6 @@ type ScriptedRedis = RedisClient & {
   webhookRateRetryAfter(key: string, ttl: number, limit: number): Promise<number>;
 };
 
-/** ioredis is an optional peer: it is loaded only when this storage is used. */
-function loadIoredis(): new (url: string, options: object) => RedisClient {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const mod = require('ioredis') as { default?: unknown };
-    return (mod.default ?? mod) as new (url: string, options: object) => RedisClient;
-  } catch {
-    throw new Error('WebhookTriggerModule: RedisRateLimitStorage needs the "ioredis" package (npm install ioredis@5)');
-  }
-}
-
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 /**
@@ -77,10 +67,11 @@ const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
  * ```
  */
 @Injectable()
-export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleInit, OnModuleDestroy {
+export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('WebhookTriggerModule');
   private readonly redis: ScriptedRedis;
   private readonly keyPrefix: string;
+  private readonly url: string;
   /** Members must be unique across nodes: hits in the same ms from two nodes are two hits. */
   private readonly node = randomBytes(6).toString('base64url');
   private sequence = 0;
@@ -93,8 +84,8 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
       throw new Error(INVALID_OPTION('redis', 'RedisRateLimitStorage needs the "redis" option ({ url, keyPrefix? }) to know which Redis to count in'));
     }
     this.keyPrefix = `${options.redis.keyPrefix}rate:`;
-    const Redis = loadIoredis();
-    this.redis = new Redis(options.redis.url, { lazyConnect: true }) as ScriptedRedis;
+    this.url = options.redis.url;
+    this.redis = createRedisClient('RedisRateLimitStorage', this.url, { lazyConnect: true, connectionName: 'webhook-triggers:rate' }) as ScriptedRedis;
     this.redis.on('error', (e: Error) => {
       if (this.connected) this.logger.warn(`Redis (rate limits): ${e.message}`);
     });
@@ -109,7 +100,7 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
       this.connected = true;
     } catch (e) {
       this.redis.disconnect();
-      throw new Error(INVALID_OPTION('redis.url', `RedisRateLimitStorage could not connect: ${(e as Error).message}`));
+      throw new Error(INVALID_OPTION('redis.url', `RedisRateLimitStorage could not connect to ${redactRedisUrl(this.url)}: ${(e as Error).message}`));
     }
   }
 
@@ -125,7 +116,11 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
     return waitMs > 0 ? seconds(waitMs) : 0;
   }
 
-  async onModuleDestroy(): Promise<void> {
+  /**
+   * After every onModuleDestroy: during the shutdown grace the HTTP server still answers and the guards
+   * still count, so the connection must outlive them (a closed one would turn a 503 into a 500).
+   */
+  async onApplicationShutdown(): Promise<void> {
     if (this.redis.status === 'end') return;
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
