@@ -24,8 +24,6 @@ export const BOT_NOT_EXTENDING_BASE = (name: string) =>
   `${name} is decorated with @WebhookBot() but does not extend WebhookBotHost; declare it as "class ${name} extends WebhookBotHost" and implement main()`;
 export const INVALID_OPTION = (field: string, problem: string) =>
   `WebhookTriggerModule: invalid option "${field}": ${problem}`;
-export const HOST_DATA_SOURCE_MISSING = (name: string) =>
-  `WebhookTriggerModule: no TypeORM DataSource named "${name}" was found; register it with TypeOrmModule.forRoot() or remove "dataSourceName"`;
 export const HOST_DATA_SOURCE_ENTITIES = (name: string) =>
   `WebhookTriggerModule: DataSource "${name}" does not include WEBHOOK_TRIGGER_ENTITIES; add them to its "entities"`;
 export const UNKNOWN_BOT = (id: string) => `Bot "${id}" is not registered`;

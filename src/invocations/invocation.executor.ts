@@ -139,11 +139,6 @@ export class InvocationExecutor {
     return true;
   }
 
-  /** Runs in flight in this process. */
-  get activeCount(): number {
-    return this.active.size;
-  }
-
   /** Extends this process's leases; called by the recovery loop well before they expire. */
   async renewLeases(): Promise<void> {
     if (this.active.size > 0) await this.invocations.renewLeases(this.owner, this.leaseFrom(new Date()));
