@@ -1,7 +1,6 @@
 import type { LoggerService } from '@nestjs/common';
-import { EventEmitter2 } from '@nestjs/event-emitter';
 import { randomBytes } from 'node:crypto';
-import { CompletionBus, WEBHOOK_EVENTS, type InvocationEvent, type InvocationView } from '../src/index.js';
+import { CompletionBus, WEBHOOK_EVENTS, type InvocationView } from '../src/index.js';
 import { InMemoryCompletionBus } from '../src/bus/in-memory-completion.bus.js';
 import { HistoryRetention } from '../src/invocations/history-retention.js';
 import { InvocationAlreadyFinishedError } from '../src/invocations/invocation.errors.js';
@@ -22,6 +21,7 @@ import {
   type HttpResult,
 } from './helpers/http.js';
 import { ADAPTERS, UNTHROTTLED, createTrigger, startWebhookApp, type TestTrigger, type WebhookTestApp } from './helpers/webhook-app.js';
+import { captureEvents, historyEntry, type CapturedEvent } from './helpers/events.js';
 
 const ACCOUNT = 'acct';
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -60,9 +60,6 @@ function untilStored(app: WebhookTestApp, t: TestTrigger, invocationId: string, 
   return until(() => rowOf(app, t, invocationId)?.status === status, timeoutMs, `${invocationId} to be stored ${status}`);
 }
 
-async function historyEntry(app: WebhookTestApp, botId: string, invocationId: string): Promise<InvocationView | undefined> {
-  return (await app.admin.listInvocations(botId, 1000)).find((i) => i.id === invocationId);
-}
 
 /** Nothing that looks like a stack trace or a source location anywhere in the body. */
 function expectNoStack(res: HttpResult): void {
@@ -71,17 +68,7 @@ function expectNoStack(res: HttpResult): void {
 
 // ---- events -------------------------------------------------------------------------------------------
 
-interface CapturedEvent {
-  name: string;
-  payload: InvocationEvent;
-}
 
-function captureEvents(app: WebhookTestApp): CapturedEvent[] {
-  const emitter = app.app.get(EventEmitter2);
-  const seen: CapturedEvent[] = [];
-  for (const name of Object.values(WEBHOOK_EVENTS)) emitter.on(name, (payload: InvocationEvent) => seen.push({ name, payload }));
-  return seen;
-}
 
 const eventsOf = (events: CapturedEvent[], invocationId: string) => events.filter((e) => e.payload.invocationId === invocationId);
 

@@ -6,7 +6,6 @@ import {
   WebhookBotHost,
   type BotOutput,
   type InvocationEvent,
-  type InvocationView,
 } from '../src/index.js';
 import { InMemoryCompletionBus } from '../src/bus/in-memory-completion.bus.js';
 import {
@@ -42,6 +41,7 @@ import {
   type TestTrigger,
   type WebhookTestApp,
 } from './helpers/webhook-app.js';
+import { captureEvents, historyEntry, type CapturedEvent } from './helpers/events.js';
 
 /** A bot whose account has no credits row at all. */
 @WebhookBot({ id: 'ghost', accountId: 'ghost-account' })
@@ -59,21 +59,8 @@ class FreeBot extends WebhookBotHost {
   }
 }
 
-interface CapturedEvent {
-  name: string;
-  payload: InvocationEvent;
-}
 
-function captureEvents(t: WebhookTestApp): CapturedEvent[] {
-  const emitter = t.app.get(EventEmitter2);
-  const seen: CapturedEvent[] = [];
-  for (const name of Object.values(WEBHOOK_EVENTS)) emitter.on(name, (payload: InvocationEvent) => seen.push({ name, payload }));
-  return seen;
-}
 
-async function historyEntry(t: WebhookTestApp, botId: string, invocationId: string): Promise<InvocationView | undefined> {
-  return (await t.admin.listInvocations(botId, 1000)).find((i) => i.id === invocationId);
-}
 
 const ACCOUNT = 'acct';
 
