@@ -6,7 +6,9 @@ import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Column, Entity, PrimaryColumn } from 'typeorm';
+import { readFileSync } from 'node:fs';
 import {
+  BotRunner,
   CreditLedger,
   WEBHOOK_TRIGGER_ENTITIES,
   WEBHOOK_TRIGGER_MIGRATIONS,
@@ -238,6 +240,91 @@ describe('replacement classes', () => {
       expect(await admin.listInvocations('echo')).toHaveLength(1);
     } finally {
       await app.close();
+    }
+  });
+});
+
+/** A host's own runner: records what it is asked to run (e.g. to hand it to another system). */
+@Injectable()
+class RecordingRunner extends BotRunner {
+  static dispatched: string[] = [];
+  async dispatch(invocationId: string): Promise<void> {
+    RecordingRunner.dispatched.push(invocationId);
+  }
+}
+
+describe('a host BotRunner', () => {
+  it('receives every accepted run, and the module runs nothing itself', async () => {
+    const app = await boot([WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: dbFile() }, runner: RecordingRunner })]);
+    try {
+      const url = await app.getUrl();
+      const admin = app.get(WebhookTriggersAdmin);
+      await admin.setCredits('acct', 5);
+      const trigger = await admin.createTrigger('echo', { name: 'own runner' });
+      const res = await fetch(`${url}/webhooks/${trigger.id}/trigger`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-key': trigger.key! },
+        body: '{"a":"b"}',
+      });
+      expect(res.status).toBe(200);
+      const { invocation } = (await res.json()) as { invocation: { id: string } };
+      expect(RecordingRunner.dispatched).toEqual([invocation.id]);
+      await new Promise((r) => setTimeout(r, 100));
+      expect((await admin.listInvocations('echo')).find((i) => i.id === invocation.id)?.status).toBe('queued');
+    } finally {
+      await app.close();
+    }
+  });
+});
+
+describe('trigger keys at rest', () => {
+  it('without keySecret: shown once at creation, never again; the database holds only a hash', async () => {
+    const file = dbFile();
+    const app = await boot([WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: file } })]);
+    let key: string;
+    try {
+      const admin = app.get(WebhookTriggersAdmin);
+      const created = await admin.createTrigger('echo', { name: 'hash only' });
+      key = created.key!;
+      expect(key).toMatch(/^whk_[A-Za-z0-9_-]{43}$/);
+      expect((await admin.viewTrigger(created.id))?.key).toBeNull();
+    } finally {
+      await app.close();
+    }
+    for (const f of [file, `${file}-wal`]) {
+      const bytes = existsSync(f) ? readFileSync(f) : Buffer.alloc(0);
+      expect(bytes.includes(Buffer.from(key))).toBe(false);
+      expect(bytes.includes(Buffer.from(key.slice(4)))).toBe(false);
+    }
+  });
+
+  it('with keySecret: viewable again (also after rotation), stored encrypted; a dump alone yields no key', async () => {
+    const file = dbFile();
+    const keySecret = 'a-secret-of-at-least-16-chars';
+    const app = await boot([WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: file }, keySecret })]);
+    let keys: string[];
+    try {
+      const admin = app.get(WebhookTriggersAdmin);
+      const created = await admin.createTrigger('echo', { name: 'viewable' });
+      expect((await admin.viewTrigger(created.id))?.key).toBe(created.key);
+      const rotated = (await admin.rotateKey(created.id))!;
+      expect(rotated.key).not.toBe(created.key);
+      expect((await admin.viewTrigger(created.id))?.key).toBe(rotated.key);
+      keys = [created.key!, rotated.key!];
+    } finally {
+      await app.close();
+    }
+    for (const f of [file, `${file}-wal`]) {
+      const bytes = existsSync(f) ? readFileSync(f) : Buffer.alloc(0);
+      for (const key of keys) expect(bytes.includes(Buffer.from(key.slice(4)))).toBe(false);
+    }
+    // Another secret cannot read them back.
+    const other = await boot([WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: file }, keySecret: 'another-secret-16-chars' })]);
+    try {
+      const [trigger] = await other.get(WebhookTriggersAdmin).listTriggers('echo');
+      expect((await other.get(WebhookTriggersAdmin).viewTrigger(trigger.id))?.key).toBeNull();
+    } finally {
+      await other.close();
     }
   });
 });
