@@ -15,11 +15,8 @@ import {
   INVALID_OUTPUTS,
   MISSING_KEY,
 } from '../src/webhook-trigger.messages.js';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { EchoBot } from './fixtures/bots.js';
-import { creditsRow, invocationRows } from './helpers/db.js';
+import { storedCredits, storedInvocations } from './helpers/db.js';
 import {
   expectError,
   rawRequest,
@@ -37,7 +34,9 @@ import {
   UNTHROTTLED,
   createTrigger,
   startWebhookApp,
+  testDatabases,
   triggerOn,
+  type ScratchStore,
   type TestTrigger,
   type WebhookTestApp,
 } from './helpers/webhook-app.js';
@@ -59,26 +58,33 @@ class FreeBot extends WebhookBotHost {
   }
 }
 
-
-
-
 const ACCOUNT = 'acct';
 
-describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
+/** Every adapter on every database: "webhook API on fastify with postgres". */
+const ROWS = ADAPTERS.flatMap(([adapterName, makeAdapter]) =>
+  testDatabases().map((database) => [adapterName, database.name, makeAdapter, database] as const),
+);
+
+describe.each(ROWS)('webhook API on %s with %s', (adapterName, databaseName, makeAdapter, database) => {
+  if (database.missingEnv) {
+    it.todo(`${databaseName} rows NOT RUN: set ${database.missingEnv}`);
+    return;
+  }
   describe('with a roomy configuration', () => {
     let t: WebhookTestApp;
     let events: CapturedEvent[];
     let echo: TestTrigger;
 
     /** A bad request leaves no trace: no invocation row for the trigger, the balance as it was. */
-    function expectNothingStored(trigger: TestTrigger, creditsBefore: number): void {
-      expect(invocationRows(t.dbFile, trigger.id)).toHaveLength(0);
-      expect(creditsRow(t.dbFile, ACCOUNT)).toBe(creditsBefore);
+    async function expectNothingStored(trigger: TestTrigger, creditsBefore: number): Promise<void> {
+      expect(await storedInvocations(t.store, trigger.id)).toHaveLength(0);
+      expect(await storedCredits(t.store, ACCOUNT)).toBe(creditsBefore);
       expect(events.filter((e) => e.payload.triggerId === trigger.id)).toEqual([]);
     }
 
     beforeAll(async () => {
       t = await startWebhookApp(makeAdapter, {
+        database,
         options: { rateLimits: UNTHROTTLED },
         events: true,
         providers: [GhostAccountBot, FreeBot],
@@ -95,17 +101,17 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         expect(res.status).toBe(200);
         expect(res.headers.get('content-type')).toMatch(/^application\/json/);
         expect(res.body).toEqual({ success: true, invocation: { id: expect.stringMatching(/^inv_[A-Za-z0-9_-]{22}$/) } });
-        expect(creditsRow(t.dbFile, ACCOUNT)).toBe(999);
+        expect(await storedCredits(t.store, ACCOUNT)).toBe(999);
         const sync = await syncInvocation(echo, res.body.invocation.id);
         expect(sync.body).toEqual({ success: true, outputs: [{ title: 'greeting', message: 'hello' }] });
       });
 
       it('answers 404 for unknown, deleted and impossible trigger ids, never 500', async () => {
-        const before = creditsRow(t.dbFile, ACCOUNT)!;
+        const before = (await storedCredits(t.store, ACCOUNT))!;
         const deleted = await createTrigger(t, 'echo', 'to be deleted');
         expect((await triggerBot(deleted, { a: 1 })).status).toBe(200);
         expect(await t.admin.deleteTrigger(deleted.id)).toBe(true);
-        const rowsOfDeleted = invocationRows(t.dbFile, deleted.id).length;
+        const rowsOfDeleted = (await storedInvocations(t.store, deleted.id)).length;
 
         expectError(await triggerBot(deleted, { a: 1 }), 404); // its own, once valid, key
         const ids = [
@@ -122,8 +128,8 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
           expectError(res, 404);
           expect(res.body.message).toMatch(/does not exist/);
         }
-        expect(invocationRows(t.dbFile, deleted.id)).toHaveLength(rowsOfDeleted);
-        expect(creditsRow(t.dbFile, ACCOUNT)).toBe(before - 1);
+        expect(await storedInvocations(t.store, deleted.id)).toHaveLength(rowsOfDeleted);
+        expect(await storedCredits(t.store, ACCOUNT)).toBe(before - 1);
       });
 
       it('does not answer 500 for an id longer than any router allows', async () => {
@@ -149,7 +155,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
       });
 
       it('answers 401 for a missing, empty or wrong X-Key, and for the key of another trigger', async () => {
-        const before = creditsRow(t.dbFile, ACCOUNT)!;
+        const before = (await storedCredits(t.store, ACCOUNT))!;
         const target = await createTrigger(t, 'echo', 'locked');
         const sibling = await createTrigger(t, 'echo', 'sibling');
         const otherBot = await createTrigger(t, 'fail', 'other bot');
@@ -170,7 +176,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
           expectError(res, 401);
           expect(res.body.message).toBe(INVALID_KEY);
         }
-        expectNothingStored(target, before);
+        await expectNothingStored(target, before);
       });
 
       it('stops accepting the old key the moment the key is rotated', async () => {
@@ -207,7 +213,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
 
       it('answers 400 for malformed JSON and for JSON that is not an object; nothing is stored or charged', async () => {
         const trigger = await createTrigger(t, 'echo', 'bad bodies');
-        const before = creditsRow(t.dbFile, ACCOUNT)!;
+        const before = (await storedCredits(t.store, ACCOUNT))!;
         for (const raw of ['{', '{"a":', "{'a':1}", '', 'undefined']) {
           const res = await triggerBot(trigger, undefined, { raw });
           expectError(res, 400);
@@ -218,12 +224,12 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
           expectError(res, 400);
           expect(res.body.message).toBe(BODY_NOT_OBJECT);
         }
-        expectNothingStored(trigger, before);
+        await expectNothingStored(trigger, before);
       });
 
       it('answers 415 unless the body is declared as JSON; nothing is stored or charged', async () => {
         const trigger = await createTrigger(t, 'echo', 'wrong types');
-        const before = creditsRow(t.dbFile, ACCOUNT)!;
+        const before = (await storedCredits(t.store, ACCOUNT))!;
         for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx']) {
           const res = await triggerBot(trigger, undefined, { raw: '{"a":1}', headers: { 'content-type': type } });
           expectError(res, 415);
@@ -231,7 +237,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         }
         // A Uint8Array body goes out without any Content-Type.
         expectError(await triggerBot(trigger, undefined, { raw: new TextEncoder().encode('{"a":1}') }), 415);
-        expectNothingStored(trigger, before);
+        await expectNothingStored(trigger, before);
       });
 
       it('accepts application/json with parameters, in any case, and +json types', async () => {
@@ -252,11 +258,11 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
 
       it('answers 413 over the default 1 MiB limit; nothing is stored or charged', async () => {
         const trigger = await createTrigger(t, 'echo', 'too big');
-        const before = creditsRow(t.dbFile, ACCOUNT)!;
+        const before = (await storedCredits(t.store, ACCOUNT))!;
         const res = await triggerBot(trigger, { big: 'x'.repeat(1024 * 1024) });
         expectError(res, 413);
         expect(res.body.message).toMatch(/1048576 bytes/);
-        expectNothingStored(trigger, before);
+        await expectNothingStored(trigger, before);
       });
 
       it('answers 200 before the bot has finished', async () => {
@@ -278,7 +284,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         expectError(res, 402);
         expect(res.body.message).toMatch(/acct/);
         await sleep(50); // a run, had one been dispatched, would have started by now
-        expectNothingStored(trigger, 0);
+        await expectNothingStored(trigger, 0);
         expect((await t.admin.listInvocations('echo', 1000)).filter((i) => i.triggerId === trigger.id)).toEqual([]);
         expect(await t.admin.getCredits(ACCOUNT)).toEqual({ id: ACCOUNT, credits: 0 });
       });
@@ -287,7 +293,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         const trigger = await createTrigger(t, 'ghost');
         expect(await t.admin.getCredits('ghost-account')).toBeNull();
         expectError(await triggerBot(trigger, { a: 1 }), 402);
-        expect(invocationRows(t.dbFile, trigger.id)).toHaveLength(0);
+        expect(await storedInvocations(t.store, trigger.id)).toHaveLength(0);
         expect(await t.admin.listInvocations('ghost')).toEqual([]);
         expect(await t.admin.getCredits('ghost-account')).toBeNull();
       });
@@ -307,8 +313,8 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         expect(statuses.filter((s) => s === 200)).toHaveLength(5);
         expect(statuses.filter((s) => s === 402)).toHaveLength(15);
         for (const r of results.filter((r) => r.status === 402)) expectError(r, 402);
-        expect(creditsRow(t.dbFile, ACCOUNT)).toBe(0);
-        const rows = invocationRows(t.dbFile, trigger.id);
+        expect(await storedCredits(t.store, ACCOUNT)).toBe(0);
+        const rows = await storedInvocations(t.store, trigger.id);
         expect(rows).toHaveLength(5);
         expect(new Set(rows.map((r) => r.id))).toEqual(new Set(results.filter((r) => r.status === 200).map((r) => r.body.invocation.id)));
       });
@@ -328,8 +334,8 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         expect(other.body.message).toMatch(/different request body/);
         const id = first.body.invocation.id;
         expect((await syncInvocation(trigger, id)).body).toEqual({ success: true, outputs: [{ title: 'n', message: '1' }] });
-        expect(creditsRow(t.dbFile, ACCOUNT)).toBe(999);
-        expect(invocationRows(t.dbFile, trigger.id)).toHaveLength(1);
+        expect(await storedCredits(t.store, ACCOUNT)).toBe(999);
+        expect(await storedInvocations(t.store, trigger.id)).toHaveLength(1);
         await until(() => events.some((e) => e.payload.invocationId === id && e.name === WEBHOOK_EVENTS.succeeded));
         expect(events.filter((e) => e.payload.invocationId === id && e.name === WEBHOOK_EVENTS.started)).toHaveLength(1);
       });
@@ -340,7 +346,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         const idA = await startRun(a, { on: 'a' }, { headers: { 'Idempotency-Key': 'same' } });
         const idB = await startRun(b, { on: 'b' }, { headers: { 'Idempotency-Key': 'same' } });
         expect(idB).not.toBe(idA);
-        expect(creditsRow(t.dbFile, ACCOUNT)).toBe(998);
+        expect(await storedCredits(t.store, ACCOUNT)).toBe(998);
         expect((await syncInvocation(b, idB)).body.outputs).toEqual([{ title: 'on', message: 'b' }]);
       });
 
@@ -351,8 +357,8 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         );
         expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
         expect(new Set(results.map((r) => r.body.invocation.id)).size).toBe(1);
-        expect(creditsRow(t.dbFile, ACCOUNT)).toBe(999);
-        expect(invocationRows(t.dbFile, trigger.id)).toHaveLength(1);
+        expect(await storedCredits(t.store, ACCOUNT)).toBe(999);
+        expect(await storedInvocations(t.store, trigger.id)).toHaveLength(1);
       });
 
       it('does not remember a key whose request was refused for lack of credits', async () => {
@@ -362,7 +368,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         await t.admin.setCredits(ACCOUNT, 1);
         const id = await startRun(trigger, { try: 2 }, { headers: { 'Idempotency-Key': 'retry-me' } });
         expect((await syncInvocation(trigger, id)).body.outputs).toEqual([{ title: 'try', message: '2' }]);
-        expect(creditsRow(t.dbFile, ACCOUNT)).toBe(0);
+        expect(await storedCredits(t.store, ACCOUNT)).toBe(0);
       });
 
       it('answers 400 for an unusable Idempotency-Key; nothing is stored or charged', async () => {
@@ -370,7 +376,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         const res = await triggerBot(trigger, { a: 1 }, { headers: { 'Idempotency-Key': 'k'.repeat(256) } });
         expectError(res, 400);
         expect(res.body.message).toMatch(/Idempotency-Key/);
-        expectNothingStored(trigger, 1000);
+        await expectNothingStored(trigger, 1000);
       });
     });
 
@@ -534,7 +540,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         expect(failed.finishedAt!.getTime()).toBeGreaterThanOrEqual(failed.startedAt!.getTime());
 
         // And in the file itself.
-        const [row] = invocationRows(t.dbFile, fail.id);
+        const [row] = await storedInvocations(t.store, fail.id);
         expect(row).toMatchObject({ id: failId, status: 'failed' });
         expect(row.started_at).not.toBeNull();
         expect(row.finished_at).not.toBeNull();
@@ -547,6 +553,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
     let events: CapturedEvent[];
     beforeAll(async () => {
       t = await startWebhookApp(makeAdapter, {
+        database,
         options: { rateLimits: UNTHROTTLED, maxBodyBytes: 1024, syncTimeoutMs: 300, maxConcurrentRuns: 2 },
         events: true,
       });
@@ -565,8 +572,8 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
       const res = await triggerBot(trigger, undefined, { raw: bodyOf(1025) });
       expectError(res, 413);
       expect(res.body.message).toMatch(/1024 bytes/);
-      expect(invocationRows(t.dbFile, trigger.id)).toHaveLength(1);
-      expect(creditsRow(t.dbFile, ACCOUNT)).toBe(999);
+      expect(await storedInvocations(t.store, trigger.id)).toHaveLength(1);
+      expect(await storedCredits(t.store, ACCOUNT)).toBe(999);
     });
 
     it('answers 413 for an oversized chunked body that declares no length', async () => {
@@ -578,7 +585,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
       });
       expect(res.status).toBe(413);
       expect(res.body).toEqual({ success: false, statusCode: 413, error: 'Payload Too Large', message: expect.stringMatching(/1024 bytes/) });
-      expect(invocationRows(t.dbFile, trigger.id)).toHaveLength(0);
+      expect(await storedInvocations(t.store, trigger.id)).toHaveLength(0);
     });
 
     it('answers 408 when the run outlasts syncTimeoutMs, and a repeated sync gets the outputs', async () => {
@@ -635,7 +642,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
   describe('with the default rate limits (10 per second per trigger, 100 per minute per account)', () => {
     let t: WebhookTestApp;
     beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter);
+      t = await startWebhookApp(makeAdapter, { database });
       await t.admin.setCredits(ACCOUNT, 1000);
     });
     afterAll(() => t.close());
@@ -659,8 +666,8 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         expectThrottled(r, 1);
         expect(r.body.message).toMatch(/trigger/);
       }
-      expect(invocationRows(t.dbFile, trigger.id)).toHaveLength(10);
-      expect(creditsRow(t.dbFile, ACCOUNT)).toBe(990);
+      expect(await storedInvocations(t.store, trigger.id)).toHaveLength(10);
+      expect(await storedCredits(t.store, ACCOUNT)).toBe(990);
 
       // The limit is temporary: after Retry-After the trigger works again.
       await sleep(Number(throttled[0].headers.get('retry-after')) * 1000 + 50);
@@ -688,7 +695,7 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
   describe('with perAccount 3 per minute', () => {
     let t: WebhookTestApp;
     beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, { options: { rateLimits: { perAccount: { limit: 3, ttlMs: 60_000 } } } });
+      t = await startWebhookApp(makeAdapter, { database, options: { rateLimits: { perAccount: { limit: 3, ttlMs: 60_000 } } } });
       await t.admin.setCredits(ACCOUNT, 1000);
     });
     afterAll(() => t.close());
@@ -706,18 +713,21 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
       expect(Number.isInteger(retryAfter)).toBe(true);
       expect(retryAfter).toBeGreaterThanOrEqual(1);
       expect(retryAfter).toBeLessThanOrEqual(60);
-      expect(invocationRows(t.dbFile, b.id)).toHaveLength(1);
-      expect(creditsRow(t.dbFile, ACCOUNT)).toBe(997);
+      expect(await storedInvocations(t.store, b.id)).toHaveLength(1);
+      expect(await storedCredits(t.store, ACCOUNT)).toBe(997);
     });
   });
 
-  describe('across a restart on the same SQLite file', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'webhook-restart-'));
-    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  describe(`across a restart on the same ${databaseName === 'sqlite' ? 'SQLite file' : 'PostgreSQL database'}`, () => {
+    let db: ScratchStore;
+    beforeAll(async () => {
+      db = await database.create();
+    });
+    afterAll(() => db?.drop());
 
     it('keeps triggers, keys, credits and finished runs; a trigger whose bot is gone answers 404 and charges nothing', async () => {
-      const dbFile = join(dir, `${adapterName}.sqlite`);
-      const first = await startWebhookApp(makeAdapter, { dbFile });
+      const { store } = db;
+      const first = await startWebhookApp(makeAdapter, { store });
       let echo: TestTrigger;
       let fail: TestTrigger;
       let id: string;
@@ -731,8 +741,8 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         await first.close();
       }
 
-      // The same file, opened by an app that no longer has the fail bot.
-      const second = await startWebhookApp(makeAdapter, { dbFile, onlyProviders: true, providers: [EchoBot] });
+      // The same database, opened by an app that no longer has the fail bot.
+      const second = await startWebhookApp(makeAdapter, { store, onlyProviders: true, providers: [EchoBot] });
       try {
         const echoAgain = triggerOn(second, echo);
         expect((await syncInvocation(echoAgain, id)).body).toEqual({ success: true, outputs: [{ title: 'kept', message: 'yes' }] });
@@ -744,8 +754,8 @@ describe.each(ADAPTERS)('webhook API on %s', (adapterName, makeAdapter) => {
         const orphan = await triggerBot(triggerOn(second, fail), { a: 1 });
         expectError(orphan, 404);
         expect(orphan.body.message).toMatch(/"fail" is not registered/);
-        expect(invocationRows(dbFile, fail.id)).toHaveLength(0);
-        expect(creditsRow(dbFile, ACCOUNT)).toBe(8);
+        expect(await storedInvocations(store, fail.id)).toHaveLength(0);
+        expect(await storedCredits(store, ACCOUNT)).toBe(8);
       } finally {
         await second.close();
       }

@@ -1,4 +1,8 @@
 import Database from 'better-sqlite3';
+import { Client, types } from 'pg';
+
+/** Where an app keeps its rows: a SQLite file or a PostgreSQL database. */
+export type TestStore = { type: 'better-sqlite3'; file: string } | { type: 'postgres'; url: string };
 
 export interface InvocationRow {
   id: string;
@@ -42,4 +46,46 @@ export function writeDb(dbFile: string, sql: string, ...params: unknown[]): numb
   } finally {
     db.close();
   }
+}
+
+/** PostgreSQL hands `bigint` (oid 20) back as a string; better-sqlite3 as a number. Read both as numbers. */
+const PG_BIGINT = 20;
+const pgTypes = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === PG_BIGINT ? (v: string) => Number(v) : types.getTypeParser(oid, format as 'text')) as typeof types.getTypeParser,
+};
+
+/** Runs one query on the store through a second connection of its own: what is really stored, on either database. */
+async function queryStore<T>(store: TestStore, sql: { sqlite: string; postgres: string }, params: unknown[]): Promise<T[]> {
+  if (store.type === 'better-sqlite3') return withDb(store.file, (db) => db.prepare(sql.sqlite).all(...params) as T[]);
+  const c = new Client({ connectionString: store.url, types: pgTypes });
+  await c.connect();
+  try {
+    return (await c.query(sql.postgres, params)).rows as T[];
+  } finally {
+    await c.end();
+  }
+}
+
+/** `invocationRows` on either database. */
+export function storedInvocations(store: TestStore, triggerId: string): Promise<InvocationRow[]> {
+  return queryStore<InvocationRow>(
+    store,
+    {
+      sqlite: 'SELECT * FROM webhook_invocations WHERE trigger_id = ? ORDER BY created_at, id',
+      // COLLATE "C": the byte order SQLite uses, whatever the server's locale.
+      postgres: 'SELECT * FROM webhook_invocations WHERE trigger_id = $1 ORDER BY created_at, id COLLATE "C"',
+    },
+    [triggerId],
+  );
+}
+
+/** `creditsRow` on either database: the account's balance, or null when it has no row. */
+export async function storedCredits(store: TestStore, accountId: string): Promise<number | null> {
+  const [row] = await queryStore<{ credits: number }>(
+    store,
+    { sqlite: 'SELECT credits FROM webhook_accounts WHERE id = ?', postgres: 'SELECT credits FROM webhook_accounts WHERE id = $1' },
+    [accountId],
+  );
+  return row ? Number(row.credits) : null;
 }

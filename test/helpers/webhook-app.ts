@@ -8,6 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebhookTriggerModule, WebhookTriggersAdmin, type WebhookTriggerModuleOptions } from '../../src/index.js';
 import { BadOutputsBot, EchoBot, FailBot, SlowBot } from '../fixtures/bots.js';
+import type { TestStore } from './db.js';
+import { createScratchDatabase, serviceUrl } from './services.js';
 
 export type AdapterName = 'express' | 'fastify';
 /** `undefined` lets Nest use its default (Express) adapter. */
@@ -18,6 +20,55 @@ export const ADAPTERS: Array<[AdapterName, AdapterFactory]> = [
   ['express', () => undefined],
   ['fastify', () => new FastifyAdapter()],
 ];
+
+export type DatabaseName = 'sqlite' | 'postgres';
+
+/** A database made for a test and removed after it. */
+export interface ScratchStore {
+  store: TestStore;
+  drop(): Promise<void>;
+}
+
+/** One database the suites can run on. */
+export interface TestDatabase {
+  name: DatabaseName;
+  /** Set when this database cannot run here: the environment variable to set (the rows become `it.todo`). */
+  missingEnv?: string;
+  /** A fresh, empty database (a SQLite file in a temp dir, or a scratch PostgreSQL database). */
+  create(): Promise<ScratchStore>;
+}
+
+const SQLITE: TestDatabase = {
+  name: 'sqlite',
+  async create() {
+    const dir = mkdtempSync(join(tmpdir(), 'webhook-e2e-'));
+    return { store: { type: 'better-sqlite3', file: join(dir, 'webhooks.sqlite') }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  },
+};
+
+/**
+ * Rows for `describe.each`: SQLite, and the PostgreSQL server of WEBHOOK_TEST_POSTGRES_URL (one scratch database
+ * per app). Without that variable PostgreSQL comes back with `missingEnv` set (a failure in CI: see services.ts).
+ * A function, not a constant, so that suites which never run on PostgreSQL do not ask for the variable.
+ */
+export function testDatabases(): TestDatabase[] {
+  const pgUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
+  const postgres: TestDatabase = {
+    name: 'postgres',
+    missingEnv: pgUrl ? undefined : 'WEBHOOK_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test',
+    async create() {
+      if (!pgUrl) throw new Error('WEBHOOK_TEST_POSTGRES_URL is not set');
+      const db = await createScratchDatabase(pgUrl);
+      return { store: { type: 'postgres', url: db.url }, drop: db.drop };
+    },
+  };
+  return [SQLITE, postgres];
+}
+
+/** The module's `database` option for a store. */
+function databaseOption(store: TestStore): NonNullable<WebhookTriggerModuleOptions['database']> {
+  return store.type === 'postgres' ? { type: 'postgres', url: store.url } : { type: 'better-sqlite3', database: store.file };
+}
 
 export const FIXTURE_BOTS: Type[] = [EchoBot, SlowBot, FailBot, BadOutputsBot];
 
@@ -32,14 +83,20 @@ export interface WebhookTestApp {
   /** e.g. `http://127.0.0.1:43123` */
   baseUrl: string;
   admin: WebhookTriggersAdmin;
-  /** The SQLite file the module owns; open it with better-sqlite3 to look at rows. */
-  dbFile: string;
+  /** The database the module owns; read its rows with `storedInvocations` / `storedCredits` (db.ts). */
+  store: TestStore;
+  /** The SQLite file the module owns; open it with better-sqlite3 to look at rows. Throws for an app on PostgreSQL. */
+  readonly dbFile: string;
   close(): Promise<void>;
 }
 
 export interface StartOptions {
-  /** Module options; `database` defaults to a fresh SQLite file in a temp dir. */
+  /** Module options; `database` defaults to a fresh database of `database` (SQLite unless told). */
   options?: WebhookTriggerModuleOptions;
+  /** Which database a fresh one is made on, and dropped on close. @default SQLite */
+  database?: TestDatabase;
+  /** Open this database (e.g. one a closed app left behind) instead of a fresh one; it is not dropped on close. */
+  store?: TestStore;
   /** Import `EventEmitterModule.forRoot()` so the module's events are emitted. */
   events?: boolean;
   /** Providers besides the fixture bots. @default the four fixture bots */
@@ -52,30 +109,46 @@ export interface StartOptions {
   logger?: LoggerService | false;
 }
 
-/** A real Nest app with the webhook module on a real SQLite file, listening on a random port. */
+/** A real Nest app with the webhook module on a real database (a SQLite file by default), listening on a random port. */
 export async function startWebhookApp(makeAdapter: AdapterFactory, start: StartOptions = {}): Promise<WebhookTestApp> {
-  const dir = start.dbFile ? undefined : mkdtempSync(join(tmpdir(), 'webhook-e2e-'));
-  const dbFile = start.dbFile ?? join(dir!, 'webhooks.sqlite');
-  const moduleRef = await Test.createTestingModule({
-    imports: [
-      ...(start.events ? [EventEmitterModule.forRoot()] : []),
-      WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: dbFile }, ...start.options }),
-    ],
-    providers: [...(start.onlyProviders ? [] : FIXTURE_BOTS), ...(start.providers ?? [])],
-  }).compile();
-  const adapter = makeAdapter();
-  const logger = start.logger ?? false;
-  const app = adapter ? moduleRef.createNestApplication(adapter, { logger }) : moduleRef.createNestApplication({ logger });
-  await app.listen(0, '127.0.0.1');
-  const baseUrl = (await app.getUrl()).replace('[::1]', '127.0.0.1').replace('localhost', '127.0.0.1');
+  const given: TestStore | undefined = start.store ?? (start.dbFile ? { type: 'better-sqlite3', file: start.dbFile } : undefined);
+  const scratch = given ? undefined : await (start.database ?? SQLITE).create();
+  const store = given ?? scratch!.store;
+  let app: INestApplication | undefined;
+  try {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        ...(start.events ? [EventEmitterModule.forRoot()] : []),
+        WebhookTriggerModule.forRoot({ database: databaseOption(store), ...start.options }),
+      ],
+      providers: [...(start.onlyProviders ? [] : FIXTURE_BOTS), ...(start.providers ?? [])],
+    }).compile();
+    const adapter = makeAdapter();
+    const logger = start.logger ?? false;
+    app = adapter ? moduleRef.createNestApplication(adapter, { logger }) : moduleRef.createNestApplication({ logger });
+    await app.listen(0, '127.0.0.1');
+  } catch (e) {
+    await app?.close().catch(() => undefined);
+    await scratch?.drop();
+    throw e;
+  }
+  const started = app;
+  const baseUrl = (await started.getUrl()).replace('[::1]', '127.0.0.1').replace('localhost', '127.0.0.1');
   return {
-    app,
+    app: started,
     baseUrl,
-    admin: app.get(WebhookTriggersAdmin),
-    dbFile,
+    admin: started.get(WebhookTriggersAdmin),
+    store,
+    get dbFile(): string {
+      if (store.type !== 'better-sqlite3') throw new Error('This app is on PostgreSQL: read its rows with storedInvocations/storedCredits (db.ts)');
+      return store.file;
+    },
     async close() {
-      await app.close();
-      if (dir) rmSync(dir, { recursive: true, force: true });
+      try {
+        await started.close();
+      } finally {
+        await scratch?.drop();
+      }
     },
   };
 }
