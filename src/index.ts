@@ -12,6 +12,7 @@ export type {
   WebhookRateLimit,
   WebhookTriggerDatabaseOptions,
   WebhookTriggerRedisOptions,
+  WebhookTriggerRole,
 } from './interfaces/webhook-trigger-options.interface.js';
 export { DEFAULT_OPTIONS } from './webhook-trigger.options.js';
 export { WEBHOOK_EVENTS } from './webhook-trigger.constants.js';
@@ -25,6 +26,7 @@ export type { BotView, TriggerView, TriggerWithKey, InvocationView, CreateTrigge
 
 export { TriggerRepository } from './persistence/trigger.repository.js';
 export { InvocationRepository } from './persistence/invocation.repository.js';
+export type { LostRun } from './persistence/invocation.repository.js';
 export { CreditLedger } from './persistence/credit-ledger.js';
 export { WebhookUnitOfWork } from './persistence/unit-of-work.js';
 export type { WebhookTransaction } from './persistence/unit-of-work.js';
@@ -34,6 +36,7 @@ export { WEBHOOK_TRIGGER_ENTITIES, WebhookAccountEntity, WebhookTriggerEntity, W
 export { WEBHOOK_TRIGGER_MIGRATIONS } from './persistence/typeorm/migrations/index.js';
 
 export { BotRunner } from './runner/bot-runner.js';
+export { BullMqBotRunner, WEBHOOK_RUN_QUEUE } from './runner/bullmq.runner.js';
 export { CompletionBus } from './bus/completion-bus.js';
 export { RedisCompletionBus } from './bus/redis-completion.bus.js';
 export { RateLimitStorage } from './http/rate-limit.storage.js';

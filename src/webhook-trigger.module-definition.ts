@@ -42,7 +42,10 @@ export interface WebhookTriggerModuleExtras {
   creditLedger?: Type<CreditLedger>;
   /** Replace the transaction boundary around the stores. @default TypeOrmUnitOfWork */
   unitOfWork?: Type<WebhookUnitOfWork>;
-  /** Replace where runs execute. @default InProcessBotRunner */
+  /**
+   * Replace where runs execute, e.g. `BullMqBotRunner` (needs the `redis` option and `bullmq`) to run
+   * bots on worker processes; see the `role` option. @default InProcessBotRunner (in this process)
+   */
   runner?: Type<BotRunner>;
   /** Replace how "run finished" reaches waiting sync requests. @default InMemoryCompletionBus */
   completionBus?: Type<CompletionBus>;

@@ -14,6 +14,7 @@ import { InvocationService } from './invocations/invocation.service.js';
 import { InvocationWaiter } from './invocations/invocation.waiter.js';
 import { HistoryRetention } from './invocations/history-retention.js';
 import { InvocationRecovery } from './invocations/invocation.recovery.js';
+import { InterruptedRuns } from './invocations/interrupted-runs.js';
 import { ShutdownState } from './invocations/shutdown.state.js';
 import { WebhookShutdown } from './invocations/webhook-shutdown.js';
 import { CreditLedger } from './persistence/credit-ledger.js';
@@ -50,6 +51,7 @@ import { resolveWebhookTriggerOptions } from './webhook-trigger.options.js';
     InvocationWaiter,
     ShutdownState,
     InvocationRecovery,
+    InterruptedRuns,
     HistoryRetention,
     WebhookShutdown,
     TriggerKeyGuard,

@@ -21,6 +21,7 @@ describe('resolveWebhookTriggerOptions', () => {
       historyRetentionDays: 30,
       failedKeyLimit: { limit: 30, ttlMs: 60_000 },
       redis: undefined,
+      role: 'all',
     };
     expect(resolveWebhookTriggerOptions()).toEqual(expected);
     expect(resolveWebhookTriggerOptions({})).toEqual(expected);
@@ -88,6 +89,7 @@ describe('resolveWebhookTriggerOptions', () => {
     ['idempotencyTtlMs', { idempotencyTtlMs: -1 }],
     ['migrationsRun', { migrationsRun: 'false' as unknown as boolean }],
     ['rateLimits', { rateLimits: 'strict' as unknown as WebhookTriggerModuleOptions['rateLimits'] }],
+    ['role', { role: 'workers' as unknown as WebhookTriggerModuleOptions['role'] }],
   ];
 
   it.each(bad)('rejects a bad %s with a message naming it', (field, options) => {

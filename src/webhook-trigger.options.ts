@@ -2,6 +2,7 @@ import type {
   ResolvedWebhookTriggerOptions,
   WebhookRateLimit,
   WebhookTriggerModuleOptions,
+  WebhookTriggerRole,
 } from './interfaces/webhook-trigger-options.interface.js';
 import { INVALID_OPTION } from './webhook-trigger.messages.js';
 
@@ -21,6 +22,7 @@ export const DEFAULT_OPTIONS = {
   botTimeoutMs: 15 * 60 * 1000,
   shutdownGraceMs: 10_000,
   runLeaseMs: 15_000,
+  role: 'all' as WebhookTriggerRole,
   historyRetentionDays: 30,
   failedKeyLimit: { limit: 30, ttlMs: 60_000 },
 } as const;
@@ -60,6 +62,12 @@ function rateLimit(field: string, value: WebhookRateLimit | undefined, fallback:
     throw new Error(INVALID_OPTION(field, 'expected { limit, ttlMs }'));
   }
   return { limit: positiveInt(`${field}.limit`, value.limit), ttlMs: positiveInt(`${field}.ttlMs`, value.ttlMs) };
+}
+
+const ROLES: readonly WebhookTriggerRole[] = ['all', 'api', 'worker'];
+function role(value: unknown): WebhookTriggerRole {
+  if (!ROLES.includes(value as WebhookTriggerRole)) throw new Error(INVALID_OPTION('role', `expected one of ${ROLES.join(', ')}, got ${JSON.stringify(value)}`));
+  return value as WebhookTriggerRole;
 }
 
 function redisOptions(value: unknown): { url: string; keyPrefix: string } {
@@ -110,5 +118,6 @@ export function resolveWebhookTriggerOptions(raw: WebhookTriggerModuleOptions = 
     historyRetentionDays: wholeNumber('historyRetentionDays', o.historyRetentionDays ?? DEFAULT_OPTIONS.historyRetentionDays, 100_000),
     failedKeyLimit: rateLimit('failedKeyLimit', o.failedKeyLimit, DEFAULT_OPTIONS.failedKeyLimit),
     redis: o.redis === undefined ? undefined : redisOptions(o.redis),
+    role: role(o.role ?? DEFAULT_OPTIONS.role),
   };
 }

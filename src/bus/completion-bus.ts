@@ -6,4 +6,9 @@ export abstract class CompletionBus {
   abstract publish(invocationId: string): Promise<void>;
   /** Calls `listener` when `invocationId` finishes; returns the function that unsubscribes. */
   abstract subscribe(invocationId: string, listener: () => void): () => void;
+  /**
+   * Calls `listener` with every id published, from any process the bus reaches: how a process learns
+   * that a run it is executing was cancelled or recovered elsewhere, so it can fire the bot's signal.
+   */
+  abstract onAnyFinished(listener: (invocationId: string) => void): void;
 }

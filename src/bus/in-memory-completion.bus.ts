@@ -8,6 +8,7 @@ import { CompletionBus } from './completion-bus.js';
 @Injectable()
 export class InMemoryCompletionBus extends CompletionBus {
   private readonly listeners = new Map<string, Set<() => void>>();
+  private readonly anyListeners: Array<(invocationId: string) => void> = [];
 
   async publish(invocationId: string): Promise<void> {
     this.wakeLocal(invocationId);
@@ -15,10 +16,15 @@ export class InMemoryCompletionBus extends CompletionBus {
 
   /** Calls this process's waiters of `invocationId` once each; the id is forgotten, so a repeat is a no-op. */
   protected wakeLocal(invocationId: string): void {
+    for (const listener of this.anyListeners) listener(invocationId);
     const set = this.listeners.get(invocationId);
     if (!set) return;
     this.listeners.delete(invocationId);
     for (const listener of set) listener();
+  }
+
+  onAnyFinished(listener: (invocationId: string) => void): void {
+    this.anyListeners.push(listener);
   }
 
   subscribe(invocationId: string, listener: () => void): () => void {

@@ -6,6 +6,10 @@ import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
 import { INVALID_OPTION } from '../webhook-trigger.messages.js';
 import { createRedisClient, redactRedisUrl } from '../redis/ioredis.js';
 import { RateLimitStorage, type RateLimitRecord } from './rate-limit.storage.js';
+import { SlidingWindowThrottlerStorage } from './sliding-window.throttler-storage.js';
+
+/** A hit that Redis does not answer within this is counted in process instead. */
+const COMMAND_TIMEOUT_MS = 1000;
 
 /**
  * Redis server time in ms. Every node uses the clock of the one Redis, so nodes with skewed clocks
@@ -77,6 +81,12 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
   private sequence = 0;
   /** Errors before the first connection are reported by onModuleInit, not logged. */
   private connected = false;
+  /**
+   * Where hits are counted while Redis does not answer: the same limits, per node, so a brief outage
+   * neither fails triggers nor lifts the limits (with N nodes, at most N × limit pass meanwhile).
+   */
+  private readonly local = new SlidingWindowThrottlerStorage();
+  private degraded = false;
 
   constructor(@Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions) {
     super();
@@ -85,9 +95,21 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
     }
     this.keyPrefix = `${options.redis.keyPrefix}rate:`;
     this.url = options.redis.url;
-    this.redis = createRedisClient('RedisRateLimitStorage', this.url, { lazyConnect: true, connectionName: 'webhook-triggers:rate' }) as ScriptedRedis;
+    this.redis = createRedisClient('RedisRateLimitStorage', this.url, {
+      lazyConnect: true,
+      connectionName: 'webhook-triggers:rate',
+      // While Redis is unreachable a hit fails at once (and is counted in this process) instead of
+      // holding the request until Redis is back.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+    }) as ScriptedRedis;
     this.redis.on('error', (e: Error) => {
       if (this.connected) this.logger.warn(`Redis (rate limits): ${e.message}`);
+    });
+    this.redis.on('ready', () => {
+      if (this.degraded) this.logger.log('Redis (rate limits) is back: limits are shared by all nodes again');
+      this.degraded = false;
     });
     this.redis.defineCommand('webhookRateIncrement', { numberOfKeys: 1, lua: INCREMENT });
     this.redis.defineCommand('webhookRateRetryAfter', { numberOfKeys: 1, lua: RETRY_AFTER, readOnly: true });
@@ -104,16 +126,36 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
     }
   }
 
-  async increment(key: string, ttl: number, limit: number, _blockDuration?: number, _throttlerName?: string): Promise<RateLimitRecord> {
+  async increment(key: string, ttl: number, limit: number, blockDuration?: number, throttlerName?: string): Promise<RateLimitRecord> {
     const member = `${this.node}:${(this.sequence = (this.sequence + 1) % Number.MAX_SAFE_INTEGER)}`;
-    const [accepted, hits, waitMs] = await this.redis.webhookRateIncrement(this.keyPrefix + key, ttl, limit, member);
+    let result: [number, number, number];
+    try {
+      result = await this.redis.webhookRateIncrement(this.keyPrefix + key, ttl, limit, member);
+    } catch (error) {
+      this.degrade(error);
+      return this.local.increment(key, ttl, limit, blockDuration, throttlerName);
+    }
+    const [accepted, hits, waitMs] = result;
     if (accepted === 1) return { totalHits: hits, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 };
     return { totalHits: limit + 1, timeToExpire: Math.ceil(waitMs / 1000), isBlocked: true, timeToBlockExpire: seconds(waitMs) };
   }
 
   async retryAfter(key: string, ttl: number, limit: number): Promise<number> {
-    const waitMs = Number(await this.redis.webhookRateRetryAfter(this.keyPrefix + key, ttl, limit));
+    let waitMs: number;
+    try {
+      waitMs = Number(await this.redis.webhookRateRetryAfter(this.keyPrefix + key, ttl, limit));
+    } catch (error) {
+      this.degrade(error);
+      return this.local.retryAfter(key, ttl, limit);
+    }
     return waitMs > 0 ? seconds(waitMs) : 0;
+  }
+
+  private degrade(error: unknown): void {
+    if (!this.degraded) {
+      this.logger.warn(`Redis (rate limits) did not answer (${(error as Error).message}); counting in this process until it is back`);
+    }
+    this.degraded = true;
   }
 
   /**
@@ -121,7 +163,9 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
    * still count, so the connection must outlive them (a closed one would turn a 503 into a 500).
    */
   async onApplicationShutdown(): Promise<void> {
+    this.local.onModuleDestroy();
     if (this.redis.status === 'end') return;
+    if (this.redis.status !== 'ready') return this.redis.disconnect();
     await this.redis.quit().catch(() => this.redis.disconnect());
   }
 }

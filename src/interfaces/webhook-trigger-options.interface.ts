@@ -110,7 +110,21 @@ export interface WebhookTriggerModuleOptions {
    * @default undefined (everything in process)
    */
   redis?: WebhookTriggerRedisOptions;
+  /**
+   * What this process does when runs execute on a queue (`BullMqBotRunner`):
+   * - `'all'`: accepts triggers and executes runs;
+   * - `'api'`: accepts triggers and answers status/sync/cancel, never executes a run (and does not poll
+   *   for interrupted runs: the workers do);
+   * - `'worker'`: executes runs from the queue, renews their leases and recovers interrupted ones. A
+   *   worker is usually started with `NestFactory.createApplicationContext()` (no HTTP server).
+   * The in-process runner needs `'all'` or `'worker'` (an `'api'` process would never run anything).
+   * @default 'all'
+   */
+  role?: WebhookTriggerRole;
 }
+
+/** See the `role` option. */
+export type WebhookTriggerRole = 'all' | 'api' | 'worker';
 
 export interface WebhookTriggerRedisOptions {
   /** e.g. `redis://127.0.0.1:6379`. */

@@ -20,6 +20,8 @@ interface Outcome {
 
 interface ActiveRun {
   controller: AbortController;
+  /** The bot is done and its outcome is being stored. */
+  finishing: boolean;
   done: Promise<void>;
 }
 
@@ -58,7 +60,11 @@ export class InvocationExecutor {
     private readonly bus: CompletionBus,
     private readonly events: InvocationEvents,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
-  ) {}
+  ) {
+    bus.onAnyFinished((invocationId) => {
+      if (this.active.has(invocationId)) void this.finishedElsewhere(invocationId);
+    });
+  }
 
   async execute(invocationId: string): Promise<void> {
     const startedAt = new Date();
@@ -68,12 +74,14 @@ export class InvocationExecutor {
     this.events.emit(invocation, 'running');
     const controller = new AbortController();
     let finish!: () => void;
-    this.active.set(invocationId, { controller, done: new Promise<void>((resolve) => (finish = resolve)) });
+    const run: ActiveRun = { controller, finishing: false, done: new Promise<void>((resolve) => (finish = resolve)) };
+    this.active.set(invocationId, run);
     try {
       const bot = this.registry.get(invocation.botId);
       const outcome = bot
         ? await this.runBot(bot, invocation, controller)
         : { status: 'failed' as const, outputs: [], error: { message: BOT_NOT_REGISTERED(invocation.botId), code: 'bot_not_registered' } };
+      run.finishing = true; // our own publish in store() is not news to us
       await this.store(invocation, startedAt, outcome);
     } finally {
       this.active.delete(invocationId);
@@ -129,6 +137,18 @@ export class InvocationExecutor {
     }
     await this.bus.publish(invocation.id);
     this.events.emit(invocation, outcome.status, finishedAt.getTime() - startedAt.getTime());
+  }
+
+  /**
+   * A run in flight here was finished by someone else (cancel on any node, or recovery): fire its signal.
+   * With the Redis bus this is how a cancel on an API node reaches the worker running the bot.
+   */
+  private async finishedElsewhere(invocationId: string): Promise<void> {
+    const run = this.active.get(invocationId);
+    if (!run || run.finishing || run.controller.signal.aborted) return;
+    const row = await this.invocations.findById(invocationId).catch(() => null);
+    if (!row || row.status === 'running' || row.status === 'queued') return;
+    run.controller.abort(row.status === 'cancelled' ? RunStop.cancelled() : RunStop.interrupted());
   }
 
   /** Fires the signal of a run in flight here (after cancel stored `cancelled`); false if not here. */

@@ -1,13 +1,10 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
-import { CompletionBus } from '../bus/completion-bus.js';
 import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import { BotRunner } from '../runner/bot-runner.js';
 import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
-import { InvocationEvents } from './invocation.events.js';
+import { InterruptedRuns } from './interrupted-runs.js';
 import { InvocationExecutor } from './invocation.executor.js';
-import { RunStop } from './run-stop.reasons.js';
 import { ShutdownState } from './shutdown.state.js';
 
 /** Ids only, so even a large backlog is one cheap query. */
@@ -29,14 +26,14 @@ export class InvocationRecovery implements OnApplicationBootstrap {
     private readonly invocations: InvocationRepository,
     private readonly runner: BotRunner,
     private readonly executor: InvocationExecutor,
-    private readonly registry: WebhookBotRegistry,
-    private readonly bus: CompletionBus,
-    private readonly events: InvocationEvents,
+    private readonly interrupted: InterruptedRuns,
     private readonly shutdown: ShutdownState,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
+    // An API-only process runs nothing, so it has no leases to renew; the workers recover.
+    if (this.options.role === 'api') return;
     const queued = await this.invocations.listIdsByStatus('queued', MAX_RECOVERED);
     if (queued.length > 0) this.logger.log(`Dispatching ${queued.length} run(s) left queued by an earlier process`);
     for (const id of queued) await this.runner.dispatch(id);
@@ -58,22 +55,9 @@ export class InvocationRecovery implements OnApplicationBootstrap {
     const now = new Date();
     let recovered = 0;
     for (const run of await this.invocations.listExpiredLeases(now, 1000)) {
-      if (this.registry.get(run.botId)?.retryInterrupted) {
-        if (await this.invocations.recoverExpired(run.id, now, 'queued', {})) {
-          this.logger.warn(`Run ${run.id} of bot ${run.botId} was interrupted; running it again (retryInterrupted)`);
-          await this.runner.dispatch(run.id);
-          recovered++;
-        }
-        continue;
-      }
-      const { error } = RunStop.interrupted();
-      const finishedAt = new Date();
-      if (await this.invocations.recoverExpired(run.id, now, 'failed', { finishedAt, outputs: [], error })) {
-        this.logger.warn(`Run ${run.id} of bot ${run.botId} was interrupted; stored failed`);
-        await this.bus.publish(run.id);
-        this.events.emit(run, 'failed', run.startedAt ? finishedAt.getTime() - run.startedAt.getTime() : undefined);
-        recovered++;
-      }
+      const settled = await this.interrupted.settle(run, { leaseExpiredBefore: now });
+      if (settled === 'requeued') await this.runner.dispatch(run.id);
+      if (settled) recovered++;
     }
     return recovered;
   }

@@ -39,7 +39,7 @@ class FakeInvocationRepository extends InvocationRepository {
   async listExpiredLeases(): Promise<InvocationRecord[]> {
     return [];
   }
-  async recoverExpired(): Promise<boolean> {
+  async recoverInterrupted(): Promise<boolean> {
     return false;
   }
   async deleteFinishedBefore(): Promise<number> {

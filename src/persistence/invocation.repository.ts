@@ -1,6 +1,9 @@
 import type { InvocationRecord, InvocationStatus, InvocationTransition, NewInvocation } from './records.js';
 import type { WebhookTransaction } from './unit-of-work.js';
 
+/** How a running run is known to be lost: its lease ran out, or the queue says its owner died. */
+export type LostRun = { leaseExpiredBefore: Date } | { owner: string };
+
 /**
  * Stores invocations (runs). Abstract class so it doubles as the DI token. Methods that take a `tx`
  * join that transaction; without one they commit on their own.
@@ -35,14 +38,15 @@ export abstract class InvocationRepository {
   /** Runs still `running` whose lease ran out before `now`: their process died or stalled. */
   abstract listExpiredLeases(now: Date, limit: number): Promise<InvocationRecord[]>;
   /**
-   * Recovers one run whose lease ran out: `running → queued` (to run again) or `running → failed`.
-   * Conditional on the lease still being expired, so a run whose owner renewed it is left alone.
+   * Recovers one interrupted run: `running → queued` (to run again) or `running → failed`. Conditional
+   * on the run still being lost: its lease still expired (`leaseExpiredBefore`; a run whose owner renewed
+   * it is left alone), or still held by `owner` (a process the queue declared dead: BullMQ lost its lock).
    */
-  abstract recoverExpired(id: string, now: Date, to: 'queued' | 'failed', fields: InvocationTransition): Promise<boolean>;
+  abstract recoverInterrupted(id: string, lost: LostRun, to: 'queued' | 'failed', fields: InvocationTransition): Promise<boolean>;
   /** Deletes finished runs created before `before`; returns how many. */
   abstract deleteFinishedBefore(before: Date): Promise<number>;
-  /** Ids of invocations in `status`, oldest first. */
-  abstract listIdsByStatus(status: InvocationStatus, limit: number): Promise<string[]>;
+  /** Ids of invocations in `status` (created before `createdBefore`, when given), oldest first. */
+  abstract listIdsByStatus(status: InvocationStatus, limit: number, createdBefore?: Date): Promise<string[]>;
   /** A bot's invocations, newest first. */
   abstract listByBot(botId: string, limit: number): Promise<InvocationRecord[]>;
 }

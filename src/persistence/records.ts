@@ -44,9 +44,11 @@ export interface InvocationRecord {
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  /** The process that claimed it (`InvocationExecutor.owner`), while it is `running`. */
+  owner?: string | null;
 }
 
-export type NewInvocation = Omit<InvocationRecord, 'status' | 'outputs' | 'error' | 'startedAt' | 'finishedAt'>;
+export type NewInvocation = Omit<InvocationRecord, 'status' | 'outputs' | 'error' | 'startedAt' | 'finishedAt' | 'owner'>;
 
 /** Fields written together with a state change. */
 export interface InvocationTransition {

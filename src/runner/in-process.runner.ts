@@ -3,6 +3,7 @@ import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigge
 import { InvocationExecutor } from '../invocations/invocation.executor.js';
 import { ShutdownState } from '../invocations/shutdown.state.js';
 import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
+import { INVALID_OPTION } from '../webhook-trigger.messages.js';
 import { BotRunner } from './bot-runner.js';
 
 /**
@@ -24,6 +25,9 @@ export class InProcessBotRunner extends BotRunner {
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {
     super();
+    if (options.role === 'api') {
+      throw new Error(INVALID_OPTION('role', "'api' means this process never runs bots, but the in-process runner runs them here; choose runner: BullMqBotRunner (workers elsewhere), or role 'all'"));
+    }
   }
 
   async dispatch(invocationId: string): Promise<void> {

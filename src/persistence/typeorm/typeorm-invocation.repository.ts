@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { InvocationRepository } from '../invocation.repository.js';
+import { InvocationRepository, type LostRun } from '../invocation.repository.js';
 import {
   IdempotencyKeyTakenError,
   type InvocationRecord,
@@ -40,7 +40,7 @@ export class TypeOrmInvocationRepository extends InvocationRepository {
   async insert(i: NewInvocation, tx?: WebhookTransaction): Promise<void> {
     try {
       await this.db.write(
-        `INSERT INTO webhook_invocations (${INVOCATION_COLUMNS}) VALUES (?, ?, ?, ?, 'queued', ?, NULL, NULL, ?, ?, ?, ?, NULL, NULL)`,
+        `INSERT INTO webhook_invocations (${INVOCATION_COLUMNS}) VALUES (?, ?, ?, ?, 'queued', ?, NULL, NULL, ?, ?, ?, ?, NULL, NULL, NULL)`,
         [i.id, i.triggerId, i.botId, i.accountId, JSON.stringify(i.inputs), i.credits, i.idempotencyKey, i.requestHash, i.createdAt.getTime()],
         tx,
       );
@@ -102,12 +102,14 @@ export class TypeOrmInvocationRepository extends InvocationRepository {
     return rows.map(toInvocation);
   }
 
-  async recoverExpired(id: string, now: Date, to: 'queued' | 'failed', fields: InvocationTransition): Promise<boolean> {
+  async recoverInterrupted(id: string, lost: LostRun, to: 'queued' | 'failed', fields: InvocationTransition): Promise<boolean> {
     const [sets, values] = setClause(to, to === 'queued' ? { ...fields, startedAt: null } : fields);
     const release = to === 'queued' ? ', owner = NULL, lease_expires_at = NULL' : '';
+    const [stillLost, lostValue] =
+      'owner' in lost ? ['owner = ?', lost.owner] : ['(lease_expires_at IS NULL OR lease_expires_at < ?)', lost.leaseExpiredBefore.getTime()];
     const { changes } = await this.db.write(
-      `UPDATE webhook_invocations SET ${sets}${release} WHERE id = ? AND status = 'running' AND (lease_expires_at IS NULL OR lease_expires_at < ?)`,
-      [...values, id, now.getTime()],
+      `UPDATE webhook_invocations SET ${sets}${release} WHERE id = ? AND status = 'running' AND ${stillLost}`,
+      [...values, id, lostValue],
     );
     return changes === 1;
   }
@@ -128,8 +130,11 @@ export class TypeOrmInvocationRepository extends InvocationRepository {
     return rows[0] ? toInvocation(rows[0]) : null;
   }
 
-  async listIdsByStatus(status: InvocationStatus, limit: number): Promise<string[]> {
-    const { rows } = await this.db.read(`SELECT id FROM webhook_invocations WHERE status = ? ORDER BY created_at, id LIMIT ?`, [status, limit]);
+  async listIdsByStatus(status: InvocationStatus, limit: number, createdBefore?: Date): Promise<string[]> {
+    const { rows } = await this.db.read(
+      `SELECT id FROM webhook_invocations WHERE status = ? AND created_at < ? ORDER BY created_at, id LIMIT ?`,
+      [status, createdBefore?.getTime() ?? Number.MAX_SAFE_INTEGER, limit],
+    );
     return rows.map((r) => String(r.id));
   }
 

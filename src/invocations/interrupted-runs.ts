@@ -1,0 +1,42 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
+import { CompletionBus } from '../bus/completion-bus.js';
+import { InvocationRepository, type LostRun } from '../persistence/invocation.repository.js';
+import type { InvocationRecord } from '../persistence/records.js';
+import { InvocationEvents } from './invocation.events.js';
+import { RunStop } from './run-stop.reasons.js';
+
+/**
+ * The one place that decides what happens to a run whose process was lost (crashed, killed, or hung
+ * past its lease or its queue lock): the bot's choice. A `retryInterrupted` bot's run goes back to
+ * `queued` to run again (the caller dispatches it); any other run is stored `failed` ("interrupted"),
+ * waiters are woken and `failed` is emitted, so it never runs twice. The change is conditional on the
+ * run still being lost, so two processes settling the same run agree, and a live owner's outcome wins.
+ */
+@Injectable()
+export class InterruptedRuns {
+  private readonly logger = new Logger('WebhookTriggerModule');
+
+  constructor(
+    private readonly invocations: InvocationRepository,
+    private readonly registry: WebhookBotRegistry,
+    private readonly bus: CompletionBus,
+    private readonly events: InvocationEvents,
+  ) {}
+
+  /** `'requeued'` (dispatch it), `'failed'`, or null when the run was no longer lost (nothing changed). */
+  async settle(run: InvocationRecord, lost: LostRun): Promise<'requeued' | 'failed' | null> {
+    if (this.registry.get(run.botId)?.retryInterrupted) {
+      if (!(await this.invocations.recoverInterrupted(run.id, lost, 'queued', {}))) return null;
+      this.logger.warn(`Run ${run.id} of bot ${run.botId} was interrupted; running it again (retryInterrupted)`);
+      return 'requeued';
+    }
+    const { error } = RunStop.interrupted();
+    const finishedAt = new Date();
+    if (!(await this.invocations.recoverInterrupted(run.id, lost, 'failed', { finishedAt, outputs: [], error }))) return null;
+    this.logger.warn(`Run ${run.id} of bot ${run.botId} was interrupted; stored failed`);
+    await this.bus.publish(run.id);
+    this.events.emit(run, 'failed', run.startedAt ? finishedAt.getTime() - run.startedAt.getTime() : undefined);
+    return 'failed';
+  }
+}

@@ -1,0 +1,198 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type { Job, Queue, Worker } from 'bullmq';
+import type { Redis as RedisClient } from 'ioredis';
+import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
+import { InterruptedRuns } from '../invocations/interrupted-runs.js';
+import { InvocationExecutor } from '../invocations/invocation.executor.js';
+import { ShutdownState } from '../invocations/shutdown.state.js';
+import { InvocationRepository } from '../persistence/invocation.repository.js';
+import { createRedisClient, redactRedisUrl } from '../redis/ioredis.js';
+import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
+import { INVALID_OPTION } from '../webhook-trigger.messages.js';
+import { BotRunner } from './bot-runner.js';
+
+type BullMq = typeof import('bullmq');
+
+/** The optional peer `bullmq`, loaded only when this runner is chosen. */
+function loadBullMq(): BullMq {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('bullmq') as BullMq;
+  } catch {
+    throw new Error(INVALID_OPTION('runner', 'BullMqBotRunner needs the "bullmq" package: npm install bullmq@^6.7.0'));
+  }
+}
+
+/** Name of the queue inside the `redis.keyPrefix` namespace. */
+export const WEBHOOK_RUN_QUEUE = 'runs';
+/** Most queued ids one sweep re-dispatches. */
+const SWEEP_BATCH = 1000;
+/** A failed enqueue fails fast instead of holding the trigger request until Redis is back. */
+const ENQUEUE_TIMEOUT_MS = 2000;
+
+/**
+ * Runs bots on BullMQ workers, so API nodes and worker processes can be separate machines sharing one
+ * PostgreSQL and one Redis. Choose it with the `runner` extra and the `redis` option:
+ *
+ * ```ts
+ * WebhookTriggerModule.forRoot({ database: { type: 'postgres', url }, redis: { url: REDIS_URL }, role: 'api' | 'worker' | 'all',
+ *   runner: BullMqBotRunner, completionBus: RedisCompletionBus, rateLimitStorage: RedisRateLimitStorage })
+ * ```
+ *
+ * - **Dispatch** adds a job whose id IS the invocation id, after the row committed. BullMQ ignores a job
+ *   id it already holds, and the executor's claim (`queued → running`) ignores a run that is not queued,
+ *   so a repeated dispatch is a no-op. If Redis does not answer, dispatch logs and returns: the run is
+ *   stored, charged and answered 200 anyway, and stays `queued` until a sweep dispatches it.
+ * - **Sweeps** (in `'all'`/`'worker'` processes every third of `runLeaseMs`, and in every process as soon
+ *   as its Redis connection is back) re-dispatch runs `queued` for longer than `runLeaseMs`: runs whose
+ *   enqueue failed, or whose API node died between commit and enqueue.
+ * - **Workers** (`role` `'all'` or `'worker'`) process `maxConcurrentRuns` jobs at once. BullMQ's lock on
+ *   a job lasts `runLeaseMs` and is renewed while the worker's event loop runs, however long the bot
+ *   takes, so a slow worker is never taken for a dead one. When a worker dies, another worker's stalled
+ *   check hands the job out again; that worker sees the run still `running` under the dead owner and
+ *   settles it the way the bot chose (`InterruptedRuns`): a `retryInterrupted` bot runs again right there,
+ *   any other run is stored `failed` ("interrupted"). The run lease is the backstop for runs whose job
+ *   is gone. The account was charged once, at accept; nothing here charges.
+ * - **Cancel** of a run executing on a worker reaches it through the completion bus (use the Redis bus):
+ *   the executor fires the bot's signal when someone else finishes its run.
+ * - **Shutdown**: the worker stops taking jobs when shutdown begins; a job handed to it after that goes
+ *   back to the queue at once for another worker; runs in flight get `shutdownGraceMs` (see
+ *   `WebhookShutdown`), then the connections close.
+ */
+@Injectable()
+export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger('WebhookTriggerRunner');
+  private readonly bull = loadBullMq();
+  private readonly url: string;
+  private readonly prefix: string;
+  private producer?: RedisClient;
+  private queue?: Queue;
+  private workerConnection?: RedisClient;
+  private worker?: Worker;
+  private workerClosed?: Promise<void>;
+  private sweeping = false;
+
+  constructor(
+    private readonly executor: InvocationExecutor,
+    private readonly invocations: InvocationRepository,
+    private readonly interrupted: InterruptedRuns,
+    private readonly shutdown: ShutdownState,
+    @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+  ) {
+    super();
+    if (!options.redis) {
+      throw new Error(INVALID_OPTION('redis', "BullMqBotRunner (runner extra) needs the \"redis\" option, e.g. redis: { url: 'redis://127.0.0.1:6379' }"));
+    }
+    this.url = options.redis.url;
+    // BullMQ joins prefix and queue name with ':' itself.
+    this.prefix = options.redis.keyPrefix.replace(/:+$/, '') || 'webhook-triggers';
+  }
+
+  /** Connects the producer, so an unreachable Redis at startup stops the app with a clear message. */
+  async onModuleInit(): Promise<void> {
+    this.producer = createRedisClient('BullMqBotRunner', this.url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      commandTimeout: ENQUEUE_TIMEOUT_MS,
+      connectionName: 'webhook-triggers:queue',
+    });
+    let wasDown = false;
+    this.producer.on('error', (error: Error) => {
+      if (!wasDown) this.logger.warn(`Redis (run queue) unreachable: ${error.message}; accepted runs stay queued until it is back`);
+      wasDown = true;
+    });
+    this.producer.on('ready', () => {
+      if (!wasDown) return;
+      wasDown = false;
+      this.logger.log('Redis (run queue) is back; dispatching runs that could not be enqueued');
+      void this.sweep(new Date());
+    });
+    try {
+      await this.producer.connect();
+    } catch (error) {
+      this.producer.disconnect();
+      throw new Error(INVALID_OPTION('redis.url', `BullMqBotRunner could not connect to ${redactRedisUrl(this.url)}: ${(error as Error).message}`));
+    }
+    this.queue = new this.bull.Queue(WEBHOOK_RUN_QUEUE, {
+      connection: this.producer,
+      prefix: this.prefix,
+      // The job is only a pointer to the row; once done it can go, which also frees its id for a re-dispatch.
+      defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 1 },
+    });
+    this.queue.on('error', () => undefined); // reported by the producer's own listener above
+  }
+
+  /** Starts the worker after every module is ready (the executor needs bots and the database). */
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.options.role === 'api') return;
+    this.workerConnection = createRedisClient('BullMqBotRunner', this.url, { maxRetriesPerRequest: null, connectionName: 'webhook-triggers:worker' });
+    this.workerConnection.on('error', (error: Error) => this.logger.warn(`Redis (run worker): ${error.message}`));
+    this.worker = new this.bull.Worker(WEBHOOK_RUN_QUEUE, (job, token) => this.process(job, token), {
+      connection: this.workerConnection,
+      prefix: this.prefix,
+      concurrency: this.options.maxConcurrentRuns,
+      lockDuration: this.options.runLeaseMs,
+      stalledInterval: this.options.runLeaseMs,
+      autorun: false,
+    });
+    this.worker.on('error', (error: Error) => this.logger.warn(`Run worker: ${error.message}`));
+    void this.worker.run().catch((error: unknown) => this.logger.error(`Run worker stopped: ${String(error)}`));
+    await this.worker.waitUntilReady();
+    // Stop taking jobs as soon as shutdown begins; the jobs in flight finish within the grace.
+    this.shutdown.signal.addEventListener('abort', () => (this.workerClosed = this.worker?.close()), { once: true });
+    this.shutdown.every(Math.max(50, Math.floor(this.options.runLeaseMs / 3)), () =>
+      this.sweep(new Date(Date.now() - this.options.runLeaseMs)),
+    );
+  }
+
+  async dispatch(invocationId: string): Promise<void> {
+    try {
+      await this.queue!.add('run', null, { jobId: invocationId });
+    } catch (error) {
+      this.logger.warn(`Run ${invocationId} could not be enqueued (${(error as Error).message}); it stays queued and is dispatched once Redis answers`);
+    }
+  }
+
+  /** Re-dispatches runs still `queued` that were created before `createdBefore`; repeats are no-ops. */
+  async sweep(createdBefore: Date): Promise<number> {
+    if (this.sweeping || this.shutdown.isShuttingDown) return 0;
+    this.sweeping = true;
+    try {
+      const ids = await this.invocations.listIdsByStatus('queued', SWEEP_BATCH, createdBefore);
+      if (ids.length > 0) await this.queue!.addBulk(ids.map((id) => ({ name: 'run', data: null, opts: { jobId: id } })));
+      return ids.length;
+    } catch (error) {
+      this.logger.warn(`Sweep of queued runs failed (${(error as Error).message}); retrying on the next one`);
+      return 0;
+    } finally {
+      this.sweeping = false;
+    }
+  }
+
+  private async process(job: Job, token?: string): Promise<void> {
+    const invocationId = job.id!;
+    if (this.shutdown.isShuttingDown) {
+      // Not started here: back to the queue for another worker, not into this process's grace.
+      await job.moveToWait(token);
+      throw new this.bull.WaitingError();
+    }
+    if (job.stalledCounter > 0) {
+      // BullMQ handed this job out again because the worker holding it stopped renewing its lock.
+      const run = await this.invocations.findById(invocationId);
+      if (run?.status === 'running' && run.owner && run.owner !== this.executor.owner) {
+        await this.interrupted.settle(run, { owner: run.owner });
+      }
+    }
+    await this.executor.execute(invocationId);
+  }
+
+  /** After the grace (`WebhookShutdown` in onModuleDestroy): waits for the worker, then closes Redis. */
+  async onApplicationShutdown(): Promise<void> {
+    await this.worker?.close().catch(() => undefined);
+    await this.workerClosed?.catch(() => undefined);
+    await this.queue?.close().catch(() => undefined);
+    this.workerConnection?.disconnect();
+    this.producer?.disconnect();
+  }
+}

@@ -1,0 +1,219 @@
+import type { INestApplication, INestApplicationContext } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { randomBytes } from 'node:crypto';
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import { InvocationExecutor } from '../src/invocations/invocation.executor.js';
+import {
+  BullMqBotRunner,
+  BotRunner,
+  RedisCompletionBus,
+  RedisRateLimitStorage,
+  WebhookTriggerModule,
+  WebhookTriggersAdmin,
+  type TriggerWithKey,
+  type WebhookTriggerModuleOptions,
+} from '../src/index.js';
+import { EchoBot } from './fixtures/bots.js';
+import { AbortableBot, botLog } from './fixtures/lifecycle-bots.js';
+import { request, sleep, until } from './helpers/http.js';
+import { createScratchDatabase, serviceUrl } from './helpers/services.js';
+import { TcpProxy } from './helpers/tcp-proxy.js';
+
+const redisUrl = serviceUrl('WEBHOOK_TEST_REDIS_URL');
+const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
+
+if (!redisUrl || !postgresUrl) {
+  it.todo(
+    'BullMQ runner suite NOT RUN: set WEBHOOK_TEST_REDIS_URL=redis://127.0.0.1:6379 and WEBHOOK_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test',
+  );
+} else {
+  describe('BullMqBotRunner: API nodes and workers on one PostgreSQL database and one Redis', () => {
+    let db: { url: string; drop: () => Promise<void> };
+    let pg: Client;
+    /** Fresh per run, so the queue, channel and limits of this suite are its own. */
+    const keyPrefix = `webhook-test-${randomBytes(6).toString('hex')}:`;
+    const closers: Array<() => Promise<void>> = [];
+
+    const moduleFor = (options: WebhookTriggerModuleOptions) =>
+      Test.createTestingModule({
+        imports: [
+          WebhookTriggerModule.forRoot({
+            database: { type: 'postgres', url: db.url },
+            redis: { url: redisUrl, keyPrefix },
+            runLeaseMs: 1500,
+            shutdownGraceMs: 0,
+            rateLimits: { perTrigger: { limit: 10_000, ttlMs: 1000 }, perAccount: { limit: 10_000, ttlMs: 60_000 } },
+            ...options,
+            runner: BullMqBotRunner,
+            completionBus: RedisCompletionBus,
+            rateLimitStorage: RedisRateLimitStorage,
+          }),
+        ],
+        providers: [EchoBot, AbortableBot],
+      }).compile();
+
+    /** An HTTP node. */
+    const startApi = async (options: WebhookTriggerModuleOptions = {}): Promise<{ app: INestApplication; url: string }> => {
+      const app = (await moduleFor({ role: 'api', ...options })).createNestApplication({ logger: false });
+      await app.listen(0, '127.0.0.1');
+      let closed = false;
+      const close = async () => {
+        if (!closed) await app.close();
+        closed = true;
+      };
+      closers.push(close);
+      return { app, url: (await app.getUrl()).replace('[::1]', '127.0.0.1').replace('localhost', '127.0.0.1') };
+    };
+
+    /** A worker: an application context, no HTTP server, as `npm run start:worker` starts it. */
+    const startWorker = async (options: WebhookTriggerModuleOptions = {}): Promise<{ ctx: INestApplicationContext; close: () => Promise<void> }> => {
+      const moduleRef = await moduleFor({ role: 'worker', ...options });
+      moduleRef.useLogger(false);
+      const ctx = await moduleRef.init();
+      let closed = false;
+      const close = async () => {
+        if (!closed) await ctx.close();
+        closed = true;
+      };
+      closers.push(close);
+      return { ctx, close };
+    };
+
+    let api: { app: INestApplication; url: string };
+    let admin: WebhookTriggersAdmin;
+    let echo: TriggerWithKey;
+    let abortable: TriggerWithKey;
+
+    const trigger = (t: TriggerWithKey, inputs: unknown = {}, base = api.url) =>
+      request(`${base}/webhooks/${t.id}/trigger`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-key': t.key! }, body: JSON.stringify(inputs) });
+    const sync = (t: TriggerWithKey, id: string, base = api.url, query = '') =>
+      request(`${base}/webhooks/${t.id}/trigger/invocation/${id}/sync${query}`, { headers: { 'x-key': t.key! } });
+    const row = async (id: string) =>
+      (await pg.query<{ status: string; owner: string | null; error: string | null }>('SELECT status, owner, error FROM webhook_invocations WHERE id = $1', [id])).rows[0];
+    const credits = async () => (await admin.getCredits('acct'))!.credits;
+
+    beforeAll(async () => {
+      db = await createScratchDatabase(postgresUrl);
+      api = await startApi();
+      pg = new Client({ connectionString: db.url });
+      await pg.connect();
+      admin = api.app.get(WebhookTriggersAdmin);
+      await admin.setCredits('acct', 1000);
+      echo = await admin.createTrigger('echo', { name: 'echo' });
+      abortable = await admin.createTrigger('abortable', { name: 'abortable' });
+    });
+
+    afterAll(async () => {
+      for (const close of closers.reverse()) await close().catch(() => undefined);
+      await pg?.end();
+      await db?.drop();
+    });
+
+    it('an API-only node never runs a bot: the run waits queued until a worker starts, then the sync on the API node answers', async () => {
+      const res = await trigger(echo, { hello: 'queue' });
+      expect(res.status).toBe(200);
+      const id = res.body.invocation.id as string;
+      await sleep(300);
+      expect((await row(id)).status).toBe('queued'); // nobody consumes the queue yet
+      const waiting = sync(echo, id);
+      const worker = await startWorker();
+      const answer = await waiting;
+      expect(answer.status).toBe(200);
+      expect(answer.body).toEqual({ success: true, outputs: [{ title: 'hello', message: 'queue' }] });
+      expect((await row(id)).owner).toBe(worker.ctx.get(InvocationExecutor).owner);
+    });
+
+    it('a repeated dispatch of a finished run is a no-op: no second run, no second charge', async () => {
+      const before = await credits();
+      const res = await trigger(abortable, { ms: 10 });
+      const id = res.body.invocation.id as string;
+      expect((await sync(abortable, id)).body.success).toBe(true);
+      const runsBefore = botLog.started.filter((s) => s.invocationId === id).length;
+      const runner = api.app.get(BotRunner);
+      await runner.dispatch(id);
+      await runner.dispatch(id);
+      await sleep(300);
+      expect(botLog.started.filter((s) => s.invocationId === id).length).toBe(runsBefore);
+      expect(runsBefore).toBe(1);
+      expect(await credits()).toBe(before - 1);
+      expect((await row(id)).status).toBe('succeeded');
+    });
+
+    it('cancel on the API node reaches the worker running the bot: its signal fires, the run is stored cancelled, no refund', async () => {
+      const before = await credits();
+      const res = await trigger(abortable, { ms: 30_000 });
+      const id = res.body.invocation.id as string;
+      await until(async () => (await row(id)).status === 'running', 5000);
+      const waiting = sync(abortable, id);
+      const cancel = await request(`${api.url}/webhooks/${abortable.id}/trigger/invocation/${id}/cancel`, { method: 'POST', headers: { 'x-key': abortable.key! } });
+      expect(cancel.status).toBe(200);
+      expect(cancel.body.invocation.status).toBe('cancelled');
+      await until(async () => botLog.signals.some((s) => s.invocationId === id), 2000);
+      const signal = botLog.signals.find((s) => s.invocationId === id)!;
+      expect(signal.aborted).toBe(true);
+      expect((signal.reason as Error).message).toBe('The run was cancelled');
+      const answer = await waiting;
+      expect(answer.body.success).toBe(false);
+      expect((await row(id)).status).toBe('cancelled');
+      expect(await credits()).toBe(before - 1);
+    });
+
+    it('graceful shutdown of a worker: its run in flight finishes, the jobs it had not started go to another worker', async () => {
+      // Only the worker below consumes; the one from the first test is closed first.
+      for (const close of closers.slice(1)) await close();
+      const a = await startWorker({ maxConcurrentRuns: 1, shutdownGraceMs: 5000 });
+      const first = (await trigger(abortable, { ms: 600 })).body.invocation.id as string;
+      await until(async () => (await row(first)).status === 'running', 5000);
+      const second = (await trigger(abortable, { ms: 10 })).body.invocation.id as string;
+      await sleep(200);
+      expect((await row(second)).status).toBe('queued'); // a's one slot is busy
+      const closing = a.close();
+      const b = await startWorker();
+      await closing;
+      expect((await row(first)).status).toBe('succeeded'); // finished within a's grace
+      expect((await row(first)).owner).toBe(a.ctx.get(InvocationExecutor).owner);
+      const answer = await sync(abortable, second);
+      expect(answer.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '10' }] });
+      expect((await row(second)).owner).toBe(b.ctx.get(InvocationExecutor).owner);
+    });
+
+    it('Redis unreachable when a trigger arrives: stored, charged and answered 200; dispatched once Redis is back', async () => {
+      const proxy = new TcpProxy('127.0.0.1', Number(new URL(redisUrl).port || 6379));
+      await proxy.open();
+      const cut = await startApi({ redis: { url: proxy.url('redis'), keyPrefix } });
+      const before = await credits();
+      await proxy.cut();
+      await sleep(100);
+      const res = await trigger(echo, { during: 'outage' }, cut.url);
+      expect(res.status).toBe(200);
+      const id = res.body.invocation.id as string;
+      expect((await row(id)).status).toBe('queued');
+      expect(await credits()).toBe(before - 1);
+      await sleep(500);
+      expect((await row(id)).status).toBe('queued'); // never reached the queue
+      await proxy.open();
+      const answer = await sync(echo, id, cut.url, '?timeout=20');
+      expect(answer.status).toBe(200);
+      expect(answer.body).toEqual({ success: true, outputs: [{ title: 'during', message: 'outage' }] });
+      expect(await credits()).toBe(before - 1);
+      await proxy.cut();
+    });
+
+    it("role 'api' with the in-process runner is refused at startup, naming the option", async () => {
+      await expect(
+        Test.createTestingModule({ imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' }, role: 'api' })] })
+          .compile()
+          .then((m) => m.init()),
+      ).rejects.toThrow(/invalid option "role": 'api' means this process never runs bots/);
+    });
+
+    it('the queue holds ids only, under the keyPrefix', async () => {
+      const redis = new Redis(redisUrl);
+      const keys = await redis.keys(`${keyPrefix.replace(/:$/, '')}:runs:*`);
+      expect(keys.length).toBeGreaterThan(0);
+      expect(await redis.keys('bull:*')).toEqual([]);
+      redis.disconnect();
+    });
+  });
+}
