@@ -1,14 +1,17 @@
 /**
- * The sample app scaled out: TWO real `node` processes on one PostgreSQL database (DATABASE_URL) and one
- * Redis (REDIS_URL, with a per-run REDIS_KEY_PREFIX), started at the same time. A sync on node 2 answers
- * for a run started through node 1, and the per-trigger rate limit holds across both nodes together.
+ * The sample app scaled out: real `node` processes on one PostgreSQL database (DATABASE_URL) and one Redis
+ * (REDIS_URL, with a per-run REDIS_KEY_PREFIX): two API processes (WEBHOOK_ROLE=api) and two workers
+ * (`npm run start:worker`'s entry), all started at the same time. Runs go through the BullMQ queue; a
+ * sync on one API node answers for a run started through the other; the rate limit and the credits
+ * hold across all nodes together; a worker killed with SIGKILL mid-run loses nothing.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Redis from 'ioredis';
-import { sleep } from './helpers/http.js';
+import { Client } from 'pg';
+import { sleep, until } from './helpers/http.js';
 import { freePort } from './helpers/process.js';
 import { createScratchDatabase, serviceUrl } from './helpers/services.js';
 
@@ -19,13 +22,14 @@ const redisUrl = serviceUrl('WEBHOOK_TEST_REDIS_URL');
 
 const ROOT = resolve(__dirname, '..');
 const MAIN = join(ROOT, 'sample-app/dist/sample-app/src/main.js');
+const WORKER = join(ROOT, 'sample-app/dist/sample-app/src/worker.js');
 const ADMIN_TOKEN = 'scaleout-e2e-admin-token-7c3d1e';
 const AUTH = { Authorization: `Bearer ${ADMIN_TOKEN}` };
 const KEY_SECRET = `scaleout-e2e-key-secret-${randomBytes(8).toString('hex')}`;
 const keyPrefix = `webhook-test:${randomBytes(6).toString('hex')}:`;
 /** Variables the sample app reads; cleared from the inherited environment so only ours apply. */
 const ENV_VARS = ['PORT', 'SQLITE_PATH', 'DATABASE_URL', 'REDIS_URL', 'REDIS_KEY_PREFIX', 'PUBLIC_BASE_URL', 'ADMIN_TOKEN', 'WEBHOOK_SYNC_TIMEOUT_MS', 'WEBHOOK_TRIGGER_RPS',
-  'WEBHOOK_ACCOUNT_RPM', 'WEBHOOK_KEY_SECRET', 'WEBHOOK_MAX_CONCURRENT_RUNS', 'WEBHOOK_SHUTDOWN_GRACE_MS', 'WEBHOOK_BOT_TIMEOUT_MS', 'WEBHOOK_RUN_LEASE_MS'];
+  'WEBHOOK_ACCOUNT_RPM', 'WEBHOOK_KEY_SECRET', 'WEBHOOK_MAX_CONCURRENT_RUNS', 'WEBHOOK_SHUTDOWN_GRACE_MS', 'WEBHOOK_BOT_TIMEOUT_MS', 'WEBHOOK_RUN_LEASE_MS', 'WEBHOOK_ROLE'];
 
 interface Node {
   child: ChildProcess;
@@ -36,16 +40,28 @@ interface Node {
 
 const children = new Set<ChildProcess>();
 
-function launch(env: Record<string, string>): Node {
+function launch(env: Record<string, string>, entry = MAIN): Node {
   const inherited: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
   for (const name of ENV_VARS) delete inherited[name];
-  const child = spawn(process.execPath, [MAIN], { cwd: ROOT, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry], { cwd: ROOT, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let out = '';
   child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
   const exited = new Promise((done) => child.on('exit', (code, signal) => (children.delete(child), done({ code, signal }))));
   return { child, base: `http://localhost:${env.PORT}`, output: () => out, exited };
+}
+
+/** A worker has no HTTP server: it is ready once it printed its banner. */
+async function workerReady(node: Node): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  let exited = false;
+  void node.exited.then(() => (exited = true));
+  while (!node.output().includes('Webhook Triggers worker')) {
+    if (exited) throw new Error(`A worker exited early:\n${node.output()}`);
+    if (Date.now() > deadline) throw new Error(`A worker did not start within 20 s:\n${node.output()}`);
+    await sleep(50);
+  }
 }
 
 async function ready(node: Node): Promise<void> {
@@ -92,94 +108,204 @@ async function deleteRunKeys(): Promise<void> {
 if (!postgresUrl || !redisUrl) {
   it.todo('sample app scale-out suite NOT RUN: set WEBHOOK_TEST_POSTGRES_URL=postgres://… and WEBHOOK_TEST_REDIS_URL=redis://…');
 } else {
-  describe('sample app scaled out: two processes, one PostgreSQL, one Redis', () => {
+  describe('sample app scaled out: two API processes and two workers, one PostgreSQL, one Redis', () => {
     let db: { url: string; drop: () => Promise<void> };
-    let node1: Node;
-    let node2: Node;
+    let pg: Client;
+    let api1: Node;
+    let api2: Node;
+    const workers: Node[] = [];
+    let shared: Record<string, string>;
+
+    const startWorker = async () => {
+      const worker = launch(shared, WORKER);
+      await workerReady(worker);
+      workers.push(worker);
+      return worker;
+    };
+    const createTrigger = async (botId: string, name: string) => {
+      const created = await admin(api1, 'POST', `/bots/${botId}/triggers`, { name, type: 'webhook' });
+      expect(created.status).toBe(201);
+      return created.body as { id: string; key: string };
+    };
+    const row = async (id: string) =>
+      (await pg.query<{ status: string; owner: string | null; finished_at: string | null; error: string | null }>(
+        'SELECT status, owner, finished_at, error FROM webhook_invocations WHERE id = $1',
+        [id],
+      )).rows[0];
+    const credits = async () => (await admin(api2, 'GET', '/accounts/demo')).body.credits as number;
+    const setCredits = async (credits: number) => expect((await admin(api1, 'PUT', '/accounts/demo/credits', { credits })).status).toBe(200);
+    /** The worker process whose executor owns `owner` (`host:pid:random`). */
+    const workerOf = (owner: string | null) => workers.find((w) => owner?.split(':')[1] === String(w.child.pid));
 
     beforeAll(async () => {
       execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'sample-app/tsconfig.json'], { cwd: ROOT, stdio: 'pipe' });
-      expect(existsSync(MAIN)).toBe(true);
+      expect(existsSync(MAIN) && existsSync(WORKER)).toBe(true);
       db = await createScratchDatabase(postgresUrl);
-      const shared = { DATABASE_URL: db.url, REDIS_URL: redisUrl, REDIS_KEY_PREFIX: keyPrefix, ADMIN_TOKEN, WEBHOOK_KEY_SECRET: KEY_SECRET };
+      pg = new Client({ connectionString: db.url });
+      shared = {
+        DATABASE_URL: db.url,
+        REDIS_URL: redisUrl,
+        REDIS_KEY_PREFIX: keyPrefix,
+        ADMIN_TOKEN,
+        WEBHOOK_KEY_SECRET: KEY_SECRET,
+        WEBHOOK_ACCOUNT_RPM: '100000',
+        WEBHOOK_RUN_LEASE_MS: '1500',
+      };
       const [port1, port2] = [await freePort(), await freePort()];
-      // Both at once on an empty database: migrations and seeding must not race.
-      node1 = launch({ ...shared, PORT: String(port1) });
-      node2 = launch({ ...shared, PORT: String(port2 === port1 ? await freePort() : port2) });
-      await Promise.all([ready(node1), ready(node2)]);
-    }, 60_000);
+      // All four at once on an empty database: migrations and seeding must not race.
+      api1 = launch({ ...shared, WEBHOOK_ROLE: 'api', PORT: String(port1) });
+      api2 = launch({ ...shared, WEBHOOK_ROLE: 'api', PORT: String(port2 === port1 ? await freePort() : port2) });
+      await Promise.all([ready(api1), ready(api2), startWorker(), startWorker()]);
+      await pg.connect();
+    }, 90_000);
 
     afterAll(async () => {
       const exits = [...children].map((child) => new Promise((done) => child.once('exit', done)));
       for (const child of children) child.kill('SIGKILL');
       await Promise.all(exits);
+      await pg?.end();
       await db?.drop();
       await deleteRunKeys();
     });
 
-    it('seeds the demo data exactly once although both processes started together', async () => {
-      const seeded = [node1, node2].filter((n) => n.output().includes('seeded account "demo" with 1000 credits'));
+    it('seeds the demo data exactly once although four processes started together; each says its role', async () => {
+      const seeded = [api1, api2].filter((n) => n.output().includes('seeded account "demo" with 1000 credits'));
       expect(seeded).toHaveLength(1);
-      for (const n of [node1, node2]) expect(n.output()).toContain('Redis:');
-      const echo = await admin(node2, 'GET', '/bots/echo/triggers');
+      for (const n of [api1, api2]) expect(n.output()).toContain('Role:         api (accepts triggers; bots run on workers');
+      for (const w of workers) expect(w.output()).toMatch(/Webhook Triggers worker \(WEBHOOK_ROLE=worker, pid \d+\)/);
+      const echo = await admin(api2, 'GET', '/bots/echo/triggers');
       expect(echo.status).toBe(200);
       expect(echo.body).toHaveLength(1);
-      expect((await admin(node1, 'GET', '/accounts/demo')).body.credits).toBe(1000);
+      expect((await admin(api1, 'GET', '/accounts/demo')).body.credits).toBe(1000);
     });
 
-    it('a slow run started through node 1 is answered by a sync on node 2', async () => {
-      const created = await admin(node1, 'POST', '/bots/slow/triggers', { name: 'Scale-out slow', type: 'webhook' });
-      expect(created.status).toBe(201);
-      const { id, key } = created.body as { id: string; key: string };
-      const started = await http('POST', `${on(node1, id)}/trigger`, { 'X-Key': key }, { ms: 300 });
+    it('trigger through API 1, sync through API 2: a worker runs it and the answer arrives within 50 ms of the run finishing', async () => {
+      const { id, key } = await createTrigger('slow', 'Scale-out slow');
+      const started = await http('POST', `${on(api1, id)}/trigger`, { 'X-Key': key }, { ms: 300 });
       expect(started.status).toBe(200);
       const invocationId = started.body.invocation.id as string;
-      const t0 = Date.now();
-      const synced = await http('GET', `${on(node2, id)}/trigger/invocation/${invocationId}/sync`, { 'X-Key': key });
+      const synced = await http('GET', `${on(api2, id)}/trigger/invocation/${invocationId}/sync`, { 'X-Key': key });
+      const answeredAt = Date.now();
       expect(synced.status).toBe(200);
       expect(synced.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '300' }] });
-      expect(Date.now() - t0).toBeLessThan(5_000);
+      const stored = await row(invocationId);
+      expect(workerOf(stored.owner)).toBeDefined(); // ran on a worker, not on an API node
+      const latency = answeredAt - Number(stored.finished_at);
+      console.log(`[scale-out] run finished on a worker → sync answered on API 2: ${latency} ms`);
+      expect(latency).toBeLessThan(50);
     });
 
-    it('15 requests at once on one trigger over both nodes: exactly 10 × 200 and 5 × 429 (WEBHOOK_TRIGGER_RPS=10)', async () => {
-      const created = await admin(node1, 'POST', '/bots/echo/triggers', { name: 'Scale-out burst', type: 'webhook' });
-      expect(created.status).toBe(201);
-      const { id, key } = created.body as { id: string; key: string };
+    it('15 requests at once on one trigger over both API nodes: exactly 10 × 200 and 5 × 429 (WEBHOOK_TRIGGER_RPS=10)', async () => {
+      const { id, key } = await createTrigger('echo', 'Scale-out burst');
       const replies = await Promise.all(
-        Array.from({ length: 15 }, (_, i) => http('POST', `${on(i % 2 === 0 ? node1 : node2, id)}/trigger`, { 'X-Key': key }, { n: String(i) })),
+        Array.from({ length: 15 }, (_, i) => http('POST', `${on(i % 2 === 0 ? api1 : api2, id)}/trigger`, { 'X-Key': key }, { n: String(i) })),
       );
       const statuses = replies.map((r) => r.status);
       expect(statuses.filter((s) => s === 200)).toHaveLength(10);
       expect(statuses.filter((s) => s === 429)).toHaveLength(5);
     });
 
-    it('exits 1 naming the variable on a bad DATABASE_URL, REDIS_URL or REDIS_KEY_PREFIX, and without WEBHOOK_KEY_SECRET beside DATABASE_URL', async () => {
-      const cases: [Record<string, string>, RegExp][] = [
+    it('300 concurrent triggers against an account holding 100 credits: exactly 100 accepted, 200 × 402, balance 0', async () => {
+      // 30 triggers × 10 requests: each trigger stays within its 10/s, so only the credits decide.
+      const triggers = await Promise.all(Array.from({ length: 30 }, (_, i) => createTrigger('echo', `Credit race ${i}`)));
+      await setCredits(100);
+      const replies = await Promise.all(
+        Array.from({ length: 300 }, (_, i) => {
+          const t = triggers[i % 30];
+          return http('POST', `${on(i % 2 === 0 ? api1 : api2, t.id)}/trigger`, { 'X-Key': t.key }, { n: String(i) });
+        }),
+      );
+      const statuses = replies.map((r) => r.status);
+      expect(statuses.filter((s) => s === 200)).toHaveLength(100);
+      expect(statuses.filter((s) => s === 402)).toHaveLength(200);
+      expect(await credits()).toBe(0);
+      const accepted = new Set(replies.filter((r) => r.status === 200).map((r) => r.body.invocation.id as string));
+      const { rows } = await pg.query<{ n: string }>(
+        `SELECT count(*) AS n FROM webhook_invocations WHERE trigger_id = ANY($1)`,
+        [triggers.map((t) => t.id)],
+      );
+      expect(Number(rows[0].n)).toBe(100); // one row per accepted run, none for the refused ones
+      expect(accepted.size).toBe(100);
+    });
+
+    it('SIGKILL of the worker running a retryInterrupted bot: the other worker finishes the run, the sync gets the outputs, one charge', async () => {
+      await setCredits(10);
+      const { id, key } = await createTrigger('slow-retry', 'Killed worker, retried');
+      const started = await http('POST', `${on(api1, id)}/trigger`, { 'X-Key': key }, { ms: 3000 });
+      expect(started.status).toBe(200);
+      const invocationId = started.body.invocation.id as string;
+      await until(async () => (await row(invocationId)).status === 'running', 5000, 'the run to start');
+      const victim = workerOf((await row(invocationId)).owner)!;
+      expect(victim).toBeDefined();
+      const waiting = http('GET', `${on(api2, id)}/trigger/invocation/${invocationId}/sync?timeout=60`, { 'X-Key': key });
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      workers.splice(workers.indexOf(victim), 1);
+      const synced = await waiting;
+      expect(synced.status).toBe(200);
+      expect(synced.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '3000' }] });
+      const stored = await row(invocationId);
+      expect(stored.status).toBe('succeeded');
+      expect(workerOf(stored.owner)).toBe(workers[0]); // the surviving worker ran it again
+      expect(await credits()).toBe(9);
+    }, 60_000);
+
+    it('SIGKILL of the worker running a default bot: the sync gets success false ("interrupted") within seconds, one charge, never run twice', async () => {
+      await startWorker(); // two workers again
+      await setCredits(10);
+      const { id, key } = await createTrigger('slow', 'Killed worker, not retried');
+      const started = await http('POST', `${on(api2, id)}/trigger`, { 'X-Key': key }, { ms: 20_000 });
+      const invocationId = started.body.invocation.id as string;
+      await until(async () => (await row(invocationId)).status === 'running', 5000, 'the run to start');
+      const victim = workerOf((await row(invocationId)).owner)!;
+      const waiting = http('GET', `${on(api1, id)}/trigger/invocation/${invocationId}/sync?timeout=60`, { 'X-Key': key });
+      const killedAt = Date.now();
+      victim.child.kill('SIGKILL');
+      await victim.exited;
+      workers.splice(workers.indexOf(victim), 1);
+      const synced = await waiting;
+      const tookMs = Date.now() - killedAt;
+      console.log(`[scale-out] worker killed → sync answered "interrupted" after ${tookMs} ms (WEBHOOK_RUN_LEASE_MS=1500)`);
+      expect(synced.status).toBe(200);
+      expect(synced.body).toEqual({
+        success: false,
+        status: 'failed',
+        outputs: [],
+        error: { message: 'The run was interrupted: the application stopped before it finished', code: 'interrupted' },
+      });
+      expect(tookMs).toBeLessThan(10_000);
+      expect((await row(invocationId)).status).toBe('failed');
+      expect(await credits()).toBe(9);
+      // It stays failed: no worker picks it up again.
+      await sleep(2000);
+      expect((await row(invocationId)).status).toBe('failed');
+    }, 60_000);
+
+    it('nothing is left running or queued once the work is done', async () => {
+      await until(async () => {
+        const { rows } = await pg.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_invocations WHERE status IN ('running', 'queued')`);
+        return Number(rows[0].n) === 0;
+      }, 15_000, 'every run to finish');
+    });
+
+    it('exits 1 naming the variable on bad settings: DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX, WEBHOOK_ROLE, a role without the shared services', async () => {
+      const cases: [Record<string, string>, RegExp, string?][] = [
         [{ DATABASE_URL: 'mysql://root@127.0.0.1/x', WEBHOOK_KEY_SECRET: KEY_SECRET }, /Invalid configuration: DATABASE_URL must be/],
         [{ DATABASE_URL: 'not a url', WEBHOOK_KEY_SECRET: KEY_SECRET }, /Invalid configuration: DATABASE_URL must be/],
         [{ REDIS_URL: 'http://127.0.0.1:6379' }, /Invalid configuration: REDIS_URL must be/],
         [{ REDIS_URL: redisUrl, REDIS_KEY_PREFIX: 'a b' }, /Invalid configuration: REDIS_KEY_PREFIX must not/],
         [{ DATABASE_URL: db.url }, /Invalid configuration: WEBHOOK_KEY_SECRET must be set when DATABASE_URL is set/],
+        [{ WEBHOOK_ROLE: 'workers' }, /Invalid configuration: WEBHOOK_ROLE must be all, api or worker/],
+        [{ WEBHOOK_ROLE: 'api', REDIS_URL: redisUrl }, /Invalid configuration: WEBHOOK_ROLE=api needs REDIS_URL \(the run queue\) and DATABASE_URL/],
+        [{}, /Invalid configuration: WEBHOOK_ROLE=worker needs REDIS_URL/, WORKER],
+        [{ WEBHOOK_ROLE: 'api' }, /Invalid configuration: npm run start:worker starts a worker, but WEBHOOK_ROLE is "api"/, WORKER],
       ];
-      for (const [env, message] of cases) {
-        const node = launch({ ...env, PORT: String(await freePort()), SQLITE_PATH: ':memory:' });
+      for (const [env, message, entry] of cases) {
+        const node = launch({ ...env, PORT: String(await freePort()), SQLITE_PATH: ':memory:' }, entry);
         expect(await node.exited).toEqual({ code: 1, signal: null });
         expect(node.output()).toMatch(message);
         expect(node.output()).not.toContain('root@'); // the value (it may hold a password) is not echoed
       }
-    });
-
-    it('credits read through either node agree', async () => {
-      // 1000 seeded, minus the slow run and the 10 accepted echo runs (the 429s cost nothing).
-      const deadline = Date.now() + 5_000;
-      let seen: unknown[] = [];
-      while (Date.now() < deadline) {
-        const replies = await Promise.all([admin(node1, 'GET', '/accounts/demo'), admin(node2, 'GET', '/accounts/demo')]);
-        seen = replies.map((r) => r.body);
-        if (replies.every((r) => r.status === 200 && r.body.credits === 989)) break;
-        await sleep(100);
-      }
-      expect(seen).toEqual([{ id: 'demo', credits: 989 }, { id: 'demo', credits: 989 }]);
     });
   });
 }

@@ -1,7 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { RedisCompletionBus, RedisRateLimitStorage, type WebhookTriggerModuleExtras, type WebhookTriggerModuleOptions } from '../../src/index.js';
+import {
+  BullMqBotRunner,
+  RedisCompletionBus,
+  RedisRateLimitStorage,
+  type WebhookTriggerModuleExtras,
+  type WebhookTriggerModuleOptions,
+  type WebhookTriggerRole,
+} from '../../src/index.js';
 
 /** Everything the sample app reads from the environment, validated, in one place. */
 export interface SampleConfig {
@@ -10,8 +17,10 @@ export interface SampleConfig {
   sqlitePath: string;
   /** DATABASE_URL: a PostgreSQL database instead of SQLite. */
   databaseUrl: string | undefined;
-  /** REDIS_URL: shared rate limits and completion bus across processes. */
+  /** REDIS_URL: BullMQ run queue, shared rate limits and completion bus across processes. */
   redisUrl: string | undefined;
+  /** WEBHOOK_ROLE: `all` (HTTP + runs), `api` (HTTP only) or `worker` (runs only, no HTTP server). */
+  role: WebhookTriggerRole;
   /** REDIS_KEY_PREFIX: prefix of every Redis key and channel (library default when unset). */
   redisKeyPrefix: string | undefined;
   publicBaseUrl: string;
@@ -90,6 +99,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
   const redisUrl = serviceUrl(env, 'REDIS_URL', ['redis:', 'rediss:'], 'redis://127.0.0.1:6379');
   const redisKeyPrefix = read(env, 'REDIS_KEY_PREFIX');
   if (redisKeyPrefix !== undefined && /\s/.test(redisKeyPrefix)) throw new ConfigError('REDIS_KEY_PREFIX must not contain whitespace');
+  const role = (read(env, 'WEBHOOK_ROLE') ?? 'all') as WebhookTriggerRole;
+  if (!['all', 'api', 'worker'].includes(role)) throw new ConfigError(`WEBHOOK_ROLE must be all, api or worker, got ${JSON.stringify(role)}`);
+  if (role !== 'all' && (redisUrl === undefined || databaseUrl === undefined)) {
+    // API nodes hand runs to workers through the Redis queue, and all of them must see the same rows.
+    throw new ConfigError(`WEBHOOK_ROLE=${role} needs REDIS_URL (the run queue) and DATABASE_URL (one PostgreSQL database shared by every process)`);
+  }
 
   const publicBaseUrl = (read(env, 'PUBLIC_BASE_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '');
   let url: URL | undefined;
@@ -124,6 +139,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
     databaseUrl,
     redisUrl,
     redisKeyPrefix,
+    role,
     publicBaseUrl,
     adminToken,
     adminTokenGenerated: givenToken === undefined,
@@ -180,9 +196,9 @@ function readSecret(path: string): string {
   return secret;
 }
 
-/** With REDIS_URL: rate limits and "run finished" are shared through Redis by every process. */
+/** With REDIS_URL: runs go through a BullMQ queue, and rate limits and "run finished" are shared through Redis by every process. */
 export function webhookExtras(config: SampleConfig): WebhookTriggerModuleExtras {
-  return config.redisUrl === undefined ? {} : { rateLimitStorage: RedisRateLimitStorage, completionBus: RedisCompletionBus };
+  return config.redisUrl === undefined ? {} : { runner: BullMqBotRunner, rateLimitStorage: RedisRateLimitStorage, completionBus: RedisCompletionBus };
 }
 
 /** The library's options, derived from the sample config. */
@@ -201,5 +217,6 @@ export function webhookOptions(config: SampleConfig): WebhookTriggerModuleOption
     shutdownGraceMs: config.shutdownGraceMs,
     botTimeoutMs: config.botTimeoutMs,
     runLeaseMs: config.runLeaseMs,
+    role: config.role,
   };
 }

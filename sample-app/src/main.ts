@@ -22,6 +22,7 @@ async function bootstrap(): Promise<void> {
   // Several processes may start on one PostgreSQL database at once: migrations and demo seeding run one
   // process at a time, under a session advisory lock held from opening the database until seeded.
   const startupLock = config.databaseUrl !== undefined ? await lockStartup(config.databaseUrl) : null;
+  if (config.role === 'worker') return startWorker(config, startupLock);
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { abortOnError: false });
   app.enableShutdownHooks();
   app.disable('x-powered-by');
@@ -48,6 +49,29 @@ async function bootstrap(): Promise<void> {
   }
   await app.listen(config.port);
   printBanner(config, demo);
+}
+
+/**
+ * A worker: the same module without an HTTP server. It runs bots from the queue, renews their leases,
+ * recovers interrupted runs and dispatches runs that never reached the queue.
+ */
+async function startWorker(config: SampleConfig, startupLock: { release: () => Promise<void> } | null): Promise<void> {
+  let app;
+  try {
+    app = await NestFactory.createApplicationContext(AppModule.forRoot(config), { abortOnError: false });
+  } finally {
+    await startupLock?.release();
+  }
+  app.enableShutdownHooks();
+  process.stdout.write(
+    [
+      '',
+      `Webhook Triggers worker (WEBHOOK_ROLE=worker, pid ${process.pid}): running bots from the run queue, at most ${config.maxConcurrentRuns} at once`,
+      `  Database:     ${redact(config.databaseUrl!)}`,
+      `  Redis:        ${redact(config.redisUrl!)}   (run queue, completion bus)`,
+      '',
+    ].join('\n') + '\n',
+  );
 }
 
 /** Waits for, then holds, the sample app's startup lock on the PostgreSQL database. */
@@ -80,7 +104,12 @@ function printBanner(config: SampleConfig, demo: DemoState): void {
     `  API docs:     ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
     `  Database:     ${config.databaseUrl !== undefined ? redact(config.databaseUrl) : config.sqlitePath}`,
   ];
-  if (config.redisUrl !== undefined) lines.push(`  Redis:        ${redact(config.redisUrl)}   (shared rate limits and completion bus)`);
+  if (config.redisUrl !== undefined) lines.push(`  Redis:        ${redact(config.redisUrl)}   (run queue, shared rate limits, completion bus)`);
+  lines.push(
+    config.role === 'api'
+      ? '  Role:         api (accepts triggers; bots run on workers: npm run start:worker)'
+      : `  Role:         ${config.role} (accepts triggers and runs bots${config.redisUrl !== undefined ? ' from the run queue' : ''})`,
+  );
   if (config.adminTokenGenerated) lines.push(`  Admin token:  ${config.adminToken}   (generated for this run; set ADMIN_TOKEN to keep one)`);
   else lines.push('  Admin token:  from ADMIN_TOKEN');
   const secret = config.keySecretSource;
