@@ -51,6 +51,7 @@ function whenAborted(signal: AbortSignal): Promise<unknown> {
 export class InvocationExecutor {
   private readonly logger = new Logger('WebhookTriggerExecutor');
   private readonly active = new Map<string, ActiveRun>();
+  private readonly claims = new Set<Promise<unknown>>();
   /** Identifies this process as the owner of the runs it claims. */
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
 
@@ -68,8 +69,16 @@ export class InvocationExecutor {
 
   async execute(invocationId: string): Promise<void> {
     const startedAt = new Date();
-    // The conditional claim makes a second dispatch of the same id a no-op.
-    const invocation = await this.invocations.markRunning(invocationId, startedAt, this.owner, this.leaseFrom(startedAt));
+    // The conditional claim makes a second dispatch of the same id a no-op. Shutdown waits for claims in
+    // flight too, so none of them meets a closed database.
+    const claim = this.invocations.markRunning(invocationId, startedAt, this.owner, this.leaseFrom(startedAt));
+    this.claims.add(claim);
+    let invocation: InvocationRecord | null;
+    try {
+      invocation = await claim;
+    } finally {
+      this.claims.delete(claim);
+    }
     if (!invocation) return;
     this.events.emit(invocation, 'running');
     const controller = new AbortController();
@@ -170,6 +179,7 @@ export class InvocationExecutor {
    */
   async drain(graceMs: number): Promise<void> {
     const all = () => Promise.all([...this.active.values()].map((r) => r.done));
+    await Promise.allSettled([...this.claims]);
     if (this.active.size === 0) return;
     // The recovery loop stopped when shutdown began; these runs are still ours, so keep their leases
     // fresh through the grace (longer than a lease, another process sharing the database would take them).
