@@ -4,9 +4,11 @@ import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { InvocationExecutor } from '../src/invocations/invocation.executor.js';
+import { newInvocationId } from '../src/keys/ids.js';
 import {
   BullMqBotRunner,
   BotRunner,
+  InvocationRepository,
   RedisCompletionBus,
   RedisRateLimitStorage,
   WebhookTriggerModule,
@@ -198,6 +200,25 @@ if (!redisUrl || !postgresUrl) {
       expect(answer.body).toEqual({ success: true, outputs: [{ title: 'during', message: 'outage' }] });
       expect(await credits()).toBe(before - 1);
       await proxy.cut();
+    });
+
+    it('a run stored queued but never enqueued (its API node died between commit and enqueue) is dispatched by a worker sweep', async () => {
+      const id = newInvocationId();
+      await api.app.get(InvocationRepository).insert({
+        id,
+        triggerId: echo.id,
+        botId: 'echo',
+        accountId: 'acct',
+        inputs: { orphan: 'yes' },
+        credits: 1,
+        idempotencyKey: null,
+        requestHash: null,
+        createdAt: new Date(),
+      });
+      // The sweep takes runs queued for longer than runLeaseMs (1.5 s here), every third of it.
+      const answer = await sync(echo, id, api.url, '?timeout=10');
+      expect(answer.body).toEqual({ success: true, outputs: [{ title: 'orphan', message: 'yes' }] });
+      expect(answer.elapsedMs).toBeGreaterThan(1000);
     });
 
     it("role 'api' with the in-process runner is refused at startup, naming the option", async () => {

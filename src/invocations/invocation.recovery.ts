@@ -12,7 +12,9 @@ const MAX_RECOVERED = 100_000;
 
 /**
  * Nothing accepted is lost, nothing is run twice by accident:
- * - at startup, runs left `queued` (accepted and charged, never started) are dispatched;
+ * - at startup, runs left `queued` (accepted and charged, never started) are dispatched (a durable
+ *   runner, such as BullMQ's, finds those that never reached its queue with its own sweep);
+ * - an `'api'` process runs nothing and leaves all of this to the processes that run bots;
  * - every third of `runLeaseMs`, this process renews the leases of its own runs, and runs whose lease
  *   ran out (their process died or hung) are recovered: run again if their bot opted in with
  *   `retryInterrupted`, otherwise stored `failed` ("interrupted"). A run whose owner is alive keeps a
@@ -34,9 +36,11 @@ export class InvocationRecovery implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     // An API-only process runs nothing, so it has no leases to renew; the workers recover.
     if (this.options.role === 'api') return;
-    const queued = await this.invocations.listIdsByStatus('queued', MAX_RECOVERED);
-    if (queued.length > 0) this.logger.log(`Dispatching ${queued.length} run(s) left queued by an earlier process`);
-    for (const id of queued) await this.runner.dispatch(id);
+    if (!this.runner.durable) {
+      const queued = await this.invocations.listIdsByStatus('queued', MAX_RECOVERED);
+      if (queued.length > 0) this.logger.log(`Dispatching ${queued.length} run(s) left queued by an earlier process`);
+      for (const id of queued) await this.runner.dispatch(id);
+    }
     await this.recoverExpired();
     this.shutdown.every(Math.max(50, Math.floor(this.options.runLeaseMs / 3)), () => this.tick());
   }

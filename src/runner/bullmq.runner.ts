@@ -146,6 +146,11 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     );
   }
 
+  /** The queue survives this process; the sweep finds runs that never reached it. */
+  override get durable(): boolean {
+    return true;
+  }
+
   async dispatch(invocationId: string): Promise<void> {
     try {
       await this.queue!.add('run', null, { jobId: invocationId });
