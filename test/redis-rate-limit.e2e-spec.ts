@@ -8,7 +8,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EchoBot, SlowBot } from './fixtures/bots.js';
+import { until } from './helpers/http.js';
 import { createScratchDatabase, serviceUrl } from './helpers/services.js';
+import { TcpProxy } from './helpers/tcp-proxy.js';
 
 const redisUrl = serviceUrl('WEBHOOK_TEST_REDIS_URL');
 const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
@@ -163,6 +165,32 @@ if (!redisUrl) {
       await redis.quit();
       expect(await hit(key, 1000, 1)).toBe(false);
       expect(await storage.retryAfter(key, 1000, 1)).toBe(1);
+    });
+
+    it('while Redis does not answer, counts in this process (same limit, fails nothing), and goes back to Redis once it answers', async () => {
+      const proxy = new TcpProxy('127.0.0.1', Number(new URL(redisUrl).port || 6379));
+      await proxy.open();
+      const cut = new RedisRateLimitStorage({ redis: { url: proxy.url('redis'), keyPrefix } } as ResolvedWebhookTriggerOptions);
+      await cut.onModuleInit();
+      try {
+        const key = freshKey();
+        expect(await hit(key, 60_000, 3, cut)).toBe(true); // counted in Redis
+        await proxy.cut();
+        const t0 = Date.now();
+        const during = await Promise.all(Array.from({ length: 5 }, () => hit(key, 60_000, 3, cut)));
+        expect(Date.now() - t0).toBeLessThan(1500); // no request waits for Redis to come back
+        expect(during.filter(Boolean)).toHaveLength(3); // the same limit, counted here
+        await proxy.open();
+        // Back on Redis (where the local window is already full, so a `true` can only come from Redis): the
+        // one hit counted there before the outage plus two more fill its limit of 3.
+        await until(() => hit(key, 60_000, 3, cut), 5000, 'Redis to count again');
+        expect(await hit(key, 60_000, 3, cut)).toBe(true);
+        expect(await hit(key, 60_000, 3, cut)).toBe(false);
+        expect(await hit(key, 60_000, 3, storage)).toBe(false); // another node sees the same Redis window
+      } finally {
+        await cut.onApplicationShutdown();
+        await proxy.cut();
+      }
     });
 
     it('keeps keys (and keyPrefixes) apart', async () => {
