@@ -39,11 +39,58 @@ export function triggerHeaders(target: LoadTarget): Record<string, string> {
 }
 
 /** POSTs the trigger body over `connections` keep-alive connections for `seconds`. */
-export function load(target: LoadTarget, connections: number, seconds: number): Promise<LoadResult> {
+export async function load(target: LoadTarget, connections: number, seconds: number): Promise<LoadResult> {
+  return summarize(await run(target, connections, seconds, now()));
+}
+
+/**
+ * The same load spread over several targets at once (e.g. two API nodes of one cluster): one autocannon
+ * instance per target, `connectionsEach` connections each, all started together in this process. The
+ * result merges every answer (req/s over the longest instance's wall time, percentiles over all 2xx
+ * latencies); `each` holds every target's own figures.
+ */
+export async function loadSpread(targets: LoadTarget[], connectionsEach: number, seconds: number): Promise<LoadResult & { each: LoadResult[] }> {
+  const start = now();
+  const runs = await Promise.all(targets.map((t) => run(t, connectionsEach, seconds, start)));
+  const merged: Raw = {
+    connections: connectionsEach * targets.length,
+    elapsed: Math.max(...runs.map((r) => r.elapsed)),
+    latencies: runs.flatMap((r) => r.latencies),
+    non2xx: runs.reduce((n, r) => n + r.non2xx, 0),
+    errors: runs.reduce((n, r) => n + r.errors, 0),
+    timeouts: runs.reduce((n, r) => n + r.timeouts, 0),
+  };
+  return { ...summarize(merged), each: runs.map(summarize) };
+}
+
+interface Raw {
+  connections: number;
+  /** Seconds from `start` to this instance's end. */
+  elapsed: number;
+  latencies: number[];
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+function summarize(r: Raw): LoadResult {
+  return {
+    connections: r.connections,
+    seconds: r.elapsed,
+    rps: r.latencies.length / r.elapsed,
+    p50: quantile(r.latencies, 0.5),
+    p99: quantile(r.latencies, 0.99),
+    ok: r.latencies.length,
+    non2xx: r.non2xx,
+    errors: r.errors,
+    timeouts: r.timeouts,
+  };
+}
+
+function run(target: LoadTarget, connections: number, seconds: number, start: number): Promise<Raw> {
   const latencies: number[] = [];
   let non2xx = 0;
   return new Promise((resolve, reject) => {
-    const start = now();
     const instance = autocannon(
       {
         url: triggerUrl(target),
@@ -57,14 +104,10 @@ export function load(target: LoadTarget, connections: number, seconds: number): 
       },
       (error, result) => {
         if (error) return reject(error);
-        const elapsed = (now() - start) / 1000;
         resolve({
           connections,
-          seconds: elapsed,
-          rps: latencies.length / elapsed,
-          p50: quantile(latencies, 0.5),
-          p99: quantile(latencies, 0.99),
-          ok: latencies.length,
+          elapsed: (now() - start) / 1000,
+          latencies,
           non2xx: Math.max(non2xx, result.non2xx),
           errors: result.errors,
           timeouts: result.timeouts,

@@ -9,6 +9,11 @@ export interface Target {
   limit: number;
   /** As printed, e.g. "≥ 0.50× raw" or "≤ 5 ms". */
   text: string;
+  /**
+   * A target the issue did not set (the bench's own yardstick): judged and printed, but not counted
+   * with the issue's targets and never a reason for BENCH_STRICT to fail.
+   */
+  informative?: boolean;
 }
 
 export interface Row {
@@ -22,7 +27,7 @@ export interface Row {
   failure?: string;
 }
 
-export type Verdict = 'met' | 'NOT MET' | 'not judged' | 'FAILED' | '';
+export type Verdict = 'met' | 'NOT MET' | 'met (informative)' | 'not met (informative)' | 'not judged' | 'FAILED' | '';
 
 export function ratioOf(row: Row): number | null {
   if (!row.baseline || row.value === null || row.baseline.value === null || row.baseline.value === 0) return null;
@@ -36,7 +41,9 @@ export function verdict(row: Row, judge: boolean): Verdict {
   const x = row.target.on === 'ratio' ? ratioOf(row) : row.value;
   if (x === null) return 'FAILED';
   const { op, limit } = row.target;
-  return (op === '>=' ? x >= limit : op === '<=' ? x <= limit : x === limit) ? 'met' : 'NOT MET';
+  const met = op === '>=' ? x >= limit : op === '<=' ? x <= limit : x === limit;
+  if (row.target.informative) return met ? 'met (informative)' : 'not met (informative)';
+  return met ? 'met' : 'NOT MET';
 }
 
 function formatValue(value: number | null, unit: Unit): string {
