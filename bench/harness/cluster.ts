@@ -274,6 +274,23 @@ async function startNodes(
 
 const pidOfOwner = (owner: string | null) => owner?.split(':')[1];
 
+/**
+ * Waits until no run is queued or running and no row has been added for 500 ms: requests still in
+ * flight when autocannon stopped (it does not wait for their answers) are stored late, and must not
+ * land in the next measurement's window.
+ */
+async function settle(pg: Client): Promise<{ ms: number; pendingAtStart: number }> {
+  const start = now();
+  const total = async () => Number((await pg.query<{ n: string }>('SELECT count(*) AS n FROM webhook_invocations')).rows[0].n);
+  let pendingAtStart = 0;
+  for (let last = -1, n = await total(); n !== last; last = n, n = await total()) {
+    const drained = await drain(pg);
+    if (last === -1) pendingAtStart = drained.pendingAtStart;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return { ms: now() - start, pendingAtStart };
+}
+
 async function drain(pg: Client, timeoutMs = DRAIN_TIMEOUT_MS): Promise<{ ms: number; pendingAtStart: number }> {
   const pending = async () =>
     Number((await pg.query<{ n: string }>("SELECT count(*) AS n FROM webhook_invocations WHERE status IN ('queued', 'running')")).rows[0].n);
@@ -329,7 +346,7 @@ async function measureThroughput(nodes: Nodes, pg: Client, s: ClusterSettings, l
     log(`  warm-up: ${per * targets.length} connections, ${s.warmupS} s`);
     checked(await loadSpread(targets, per, s.warmupS), 'warm-up');
   }
-  const drained = await drain(pg);
+  const drained = await settle(pg);
   if (drained.pendingAtStart) log(`  drained ${drained.pendingAtStart} background runs in ${(drained.ms / 1000).toFixed(1)} s`);
   log(`  measure: ${per * targets.length} connections (${targets.length} × ${per}), ${s.durationS} s`);
   const from = Date.now();
@@ -387,6 +404,7 @@ interface Sample {
  * (which waits: the bot sleeps `botMs`). Times recorded in the processes are moved onto our clock.
  */
 async function measureWake(nodes: Nodes, triggerNode: Contender, syncNode: Contender, pg: Client, s: ClusterSettings): Promise<WakeFigures> {
+  await settle(pg); // nothing left from a previous measurement
   const t = nodes.triggers.short;
   const offsets = new Map<Contender, number>();
   for (const c of nodes.all) offsets.set(c, await c.clockOffset());
