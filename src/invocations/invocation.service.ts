@@ -129,10 +129,13 @@ export class InvocationService {
           if (earlier) return replay(earlier);
           await this.invocations.releaseIdempotencyKey(trigger.id, idempotencyKey, since, tx);
         }
+        await this.invocations.insert(record, tx);
+        // The debit last: on PostgreSQL it locks the account's row until COMMIT, and every trigger of the
+        // account queues on that lock, so nothing else may run while it is held. Short of credits, the
+        // transaction rolls back, insert included.
         if (bot.credits > 0 && !(await this.ledger.tryDebit(trigger.accountId, bot.credits, tx))) {
           throw new NotEnoughCreditsError(trigger.accountId, bot.credits);
         }
-        await this.invocations.insert(record, tx);
         return { id: record.id, replayed: false };
       });
     } catch (error) {
