@@ -3,7 +3,9 @@ import { Test } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { Client } from 'pg';
+import { Queue, WaitingError, Worker } from 'bullmq';
 import { InvocationExecutor } from '../src/invocations/invocation.executor.js';
+import { ShutdownState } from '../src/invocations/shutdown.state.js';
 import { newInvocationId } from '../src/keys/ids.js';
 import {
   BullMqBotRunner,
@@ -15,6 +17,7 @@ import {
   WebhookTriggersAdmin,
   type TriggerWithKey,
   type WebhookTriggerModuleOptions,
+  WEBHOOK_RUN_QUEUE,
 } from '../src/index.js';
 import { EchoBot } from './fixtures/bots.js';
 import { AbortableBot, botLog } from './fixtures/lifecycle-bots.js';
@@ -178,6 +181,35 @@ if (!redisUrl || !postgresUrl) {
       const answer = await sync(abortable, second);
       expect(answer.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '10' }] });
       expect((await row(second)).owner).toBe(b.ctx.get(InvocationExecutor).owner);
+    });
+
+    it('a job that reaches a worker after its shutdown began goes back to the queue at once and runs on another worker', async () => {
+      for (const close of closers.slice(1)) await close();
+      const stopping = await startWorker();
+      stopping.ctx.get(ShutdownState).begin(); // what SIGTERM does first; its BullMQ worker stops fetching
+      const id = (await trigger(echo, { handed: 'back' })).body.invocation.id as string;
+      // The race this covers: BullMQ handed the job out just before the worker stopped fetching. Fetch it
+      // with a plain BullMQ worker's token and give it to the stopping worker's processor.
+      const prefix = keyPrefix.replace(/:$/, '');
+      const fetcher = new Worker(WEBHOOK_RUN_QUEUE, null, { connection: { host: '127.0.0.1', port: Number(new URL(redisUrl).port || 6379) }, prefix, autorun: false });
+      const queue = new Queue(WEBHOOK_RUN_QUEUE, { connection: { host: '127.0.0.1', port: Number(new URL(redisUrl).port || 6379) }, prefix });
+      try {
+        const token = 'test-token';
+        const job = await fetcher.getNextJob(token);
+        expect(job?.id).toBe(id);
+        const processJob = (stopping.ctx.get(BotRunner) as unknown as { process(j: unknown, t: string): Promise<void> }).process.bind(stopping.ctx.get(BotRunner));
+        await expect(processJob(job, token)).rejects.toBeInstanceOf(WaitingError);
+        expect(await queue.getJobState(id)).toBe('waiting');
+        expect((await row(id)).status).toBe('queued'); // not claimed, not charged again
+      } finally {
+        await fetcher.close();
+        await queue.close();
+      }
+      await stopping.close();
+      const other = await startWorker();
+      const answer = await sync(echo, id, api.url, '?timeout=10');
+      expect(answer.body).toEqual({ success: true, outputs: [{ title: 'handed', message: 'back' }] });
+      expect((await row(id)).owner).toBe(other.ctx.get(InvocationExecutor).owner);
     });
 
     it('Redis unreachable when a trigger arrives: stored, charged and answered 200; dispatched once Redis is back', async () => {
