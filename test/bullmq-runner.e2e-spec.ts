@@ -18,12 +18,24 @@ import {
   type TriggerWithKey,
   type WebhookTriggerModuleOptions,
   WEBHOOK_RUN_QUEUE,
+  WebhookBot,
+  WebhookBotHost,
+  type BotInputs,
+  type BotOutput,
 } from '../src/index.js';
 import { EchoBot } from './fixtures/bots.js';
 import { AbortableBot, botLog } from './fixtures/lifecycle-bots.js';
 import { request, sleep, until } from './helpers/http.js';
 import { createScratchDatabase, serviceUrl } from './helpers/services.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
+
+/** Echoes its inputs; safe to repeat, so a run whose worker died runs again. */
+@WebhookBot({ id: 'retry-echo', accountId: 'acct', retryInterrupted: true })
+class RetryEchoBot extends WebhookBotHost {
+  async main(inputs: BotInputs): Promise<BotOutput[]> {
+    return Object.entries(inputs).map(([title, message]) => ({ title, message: String(message) }));
+  }
+}
 
 const redisUrl = serviceUrl('WEBHOOK_TEST_REDIS_URL');
 const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
@@ -55,7 +67,7 @@ if (!redisUrl || !postgresUrl) {
             rateLimitStorage: RedisRateLimitStorage,
           }),
         ],
-        providers: [EchoBot, AbortableBot],
+        providers: [EchoBot, AbortableBot, RetryEchoBot],
       }).compile();
 
     /** An HTTP node. */
@@ -210,6 +222,33 @@ if (!redisUrl || !postgresUrl) {
       const answer = await sync(echo, id, api.url, '?timeout=10');
       expect(answer.body).toEqual({ success: true, outputs: [{ title: 'handed', message: 'back' }] });
       expect((await row(id)).owner).toBe(other.ctx.get(InvocationExecutor).owner);
+    });
+
+    it.each([
+      ['a default bot', 'abortable', { success: false, status: 'failed', outputs: [], error: { message: 'The run was interrupted: the application stopped before it finished', code: 'interrupted' } }],
+      ['a retryInterrupted bot', 'retry-echo', { success: true, outputs: [{ title: 'again', message: 'yes' }] }],
+    ])('BullMQ lock lost (a dead worker) with the run lease still fresh: the stalled job is settled for %s', async (_label, botId, expected) => {
+      for (const close of closers.slice(1)) await close();
+      const t = await admin.createTrigger(botId, { name: `stalled ${botId}` });
+      const id = (await trigger(t, botId === 'retry-echo' ? { again: 'yes' } : { ms: 30_000 })).body.invocation.id as string;
+      // A worker that took the job and died: its lock (500 ms) is never renewed, and its run row says
+      // `running` under its name with a lease far in the future, so only BullMQ can tell it is gone.
+      const connection = { host: '127.0.0.1', port: Number(new URL(redisUrl).port || 6379) };
+      const dead = new Worker(WEBHOOK_RUN_QUEUE, null, { connection, prefix: keyPrefix.replace(/:$/, ''), autorun: false, lockDuration: 500 });
+      const job = await dead.getNextJob('dead-worker-token');
+      expect(job?.id).toBe(id);
+      await dead.close(true);
+      await pg.query(`UPDATE webhook_invocations SET status = 'running', owner = 'dead-host:1:00000000', started_at = $2, lease_expires_at = $3 WHERE id = $1`, [
+        id,
+        Date.now(),
+        Date.now() + 3_600_000,
+      ]);
+      const live = await startWorker(); // its stalled check (every runLeaseMs = 1.5 s) finds the lost lock
+      const answer = await sync(t, id, api.url, '?timeout=15');
+      expect(answer.body).toEqual(expected);
+      const stored = await row(id);
+      if (botId === 'retry-echo') expect(stored.owner).toBe(live.ctx.get(InvocationExecutor).owner);
+      else expect(stored.status).toBe('failed');
     });
 
     it('Redis unreachable when a trigger arrives: stored, charged and answered 200; dispatched once Redis is back', async () => {
