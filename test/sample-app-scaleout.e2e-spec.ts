@@ -190,6 +190,11 @@ if (!postgresUrl || !redisUrl) {
       expect(synced.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '300' }] });
       const stored = await row(invocationId);
       expect(workerOf(stored.owner)).toBeDefined(); // ran on a worker, not on an API node
+      for (const node of [api1, api2]) {
+        const status = await http('GET', `${on(node, id)}/trigger/invocation/${invocationId}`, { 'X-Key': key });
+        expect(status.status).toBe(200);
+        expect(status.body.invocation).toMatchObject({ id: invocationId, status: 'succeeded' });
+      }
       const latency = answeredAt - Number(stored.finished_at);
       console.log(`[scale-out] run finished on a worker → sync answered on API 2: ${latency} ms`);
       expect(latency).toBeLessThan(50);
