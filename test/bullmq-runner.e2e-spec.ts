@@ -125,6 +125,11 @@ if (!redisUrl || !postgresUrl) {
       for (const close of closers.reverse()) await close().catch(() => undefined);
       await pg?.end();
       await db?.drop();
+      // The queue's own keys (id counter, meta, events stream) stay after its jobs are gone: remove them.
+      const redis = new Redis(redisUrl);
+      const keys = await redis.keys(`${keyPrefix}*`);
+      if (keys.length > 0) await redis.del(...keys);
+      redis.disconnect();
     });
 
     it('an API-only node never runs a bot: the run waits queued until a worker starts, then the sync on the API node answers', async () => {
