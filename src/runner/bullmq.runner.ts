@@ -69,7 +69,6 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   private queue?: Queue;
   private workerConnection?: RedisClient;
   private worker?: Worker;
-  private workerClosed?: Promise<void>;
   private sweeping = false;
 
   constructor(
@@ -140,7 +139,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     void this.worker.run().catch((error: unknown) => this.logger.error(`Run worker stopped: ${String(error)}`));
     await this.worker.waitUntilReady();
     // Stop taking jobs as soon as shutdown begins; the jobs in flight finish within the grace.
-    this.shutdown.signal.addEventListener('abort', () => (this.workerClosed = this.worker?.close()), { once: true });
+    this.shutdown.signal.addEventListener('abort', () => void this.worker?.close().catch(() => undefined), { once: true });
     this.shutdown.every(Math.max(50, Math.floor(this.options.runLeaseMs / 3)), () =>
       this.sweep(new Date(Date.now() - this.options.runLeaseMs)),
     );
@@ -194,8 +193,8 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
 
   /** After the grace (`WebhookShutdown` in onModuleDestroy): waits for the worker, then closes Redis. */
   async onApplicationShutdown(): Promise<void> {
+    // The same promise as the close begun with shutdown, if it was.
     await this.worker?.close().catch(() => undefined);
-    await this.workerClosed?.catch(() => undefined);
     await this.queue?.close().catch(() => undefined);
     this.workerConnection?.disconnect();
     this.producer?.disconnect();
