@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EchoBot, SlowBot } from './fixtures/bots.js';
 import { until } from './helpers/http.js';
-import { createScratchDatabase, serviceUrl } from './helpers/services.js';
+import { createScratchDatabase, deleteRedisKeys, serviceUrl } from './helpers/services.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
 
 const redisUrl = serviceUrl('WEBHOOK_TEST_REDIS_URL');
@@ -20,26 +20,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Every key this run writes starts with it, so runs never see each other's hits and cleanup is exact. */
 const keyPrefix = `webhook-test:${randomBytes(6).toString('hex')}:`;
 
-async function deleteRunKeys(): Promise<void> {
-  const redis = new Redis(redisUrl!);
-  try {
-    const keys: string[] = [];
-    let cursor = '0';
-    do {
-      const [next, batch] = await redis.scan(cursor, 'MATCH', `${keyPrefix}*`, 'COUNT', 1000);
-      cursor = next;
-      keys.push(...batch);
-    } while (cursor !== '0');
-    if (keys.length > 0) await redis.del(...keys);
-  } finally {
-    await redis.quit();
-  }
-}
 
 if (!redisUrl) {
   it.todo('Redis suite NOT RUN: set WEBHOOK_TEST_REDIS_URL=redis://127.0.0.1:6379');
 } else {
-  afterAll(deleteRunKeys);
+  afterAll(() => deleteRedisKeys(redisUrl, keyPrefix));
 
   describe('RedisRateLimitStorage (real Redis)', () => {
     const opened: RedisRateLimitStorage[] = [];

@@ -9,11 +9,10 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import Redis from 'ioredis';
 import { Client } from 'pg';
 import { sleep, until } from './helpers/http.js';
 import { freePort } from './helpers/process.js';
-import { createScratchDatabase, serviceUrl } from './helpers/services.js';
+import { createScratchDatabase, deleteRedisKeys, serviceUrl } from './helpers/services.js';
 
 jest.setTimeout(30_000);
 
@@ -91,19 +90,6 @@ const admin = (node: Node, method: string, path: string, json?: unknown) => http
 /** A trigger's URL as served by `node` (every node serves every trigger). */
 const on = (node: Node, triggerId: string) => `${node.base}/webhooks/${triggerId}`;
 
-async function deleteRunKeys(): Promise<void> {
-  const redis = new Redis(redisUrl!);
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${keyPrefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.del(...keys);
-    } while (cursor !== '0');
-  } finally {
-    await redis.quit();
-  }
-}
 
 if (!postgresUrl || !redisUrl) {
   it.todo('sample app scale-out suite NOT RUN: set WEBHOOK_TEST_POSTGRES_URL=postgres://… and WEBHOOK_TEST_REDIS_URL=redis://…');
@@ -165,7 +151,7 @@ if (!postgresUrl || !redisUrl) {
       await Promise.all(exits);
       await pg?.end();
       await db?.drop();
-      await deleteRunKeys();
+      await deleteRedisKeys(redisUrl, keyPrefix);
     });
 
     it('seeds the demo data exactly once although four processes started together; each says its role', async () => {

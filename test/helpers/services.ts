@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import Redis from 'ioredis';
 import { Client } from 'pg';
 
 /**
@@ -29,4 +30,19 @@ export async function createScratchDatabase(baseUrl: string): Promise<{ url: str
       await c.end();
     },
   };
+}
+
+/** Deletes every key under `prefix` on the Redis of `url` (SCAN, so it never blocks the server). */
+export async function deleteRedisKeys(url: string, prefix: string): Promise<void> {
+  const redis = new Redis(url);
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.del(...keys);
+    } while (cursor !== '0');
+  } finally {
+    await redis.quit();
+  }
 }
