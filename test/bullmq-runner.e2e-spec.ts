@@ -26,7 +26,7 @@ import {
 import { EchoBot } from './fixtures/bots.js';
 import { AbortableBot, botLog } from './fixtures/lifecycle-bots.js';
 import { request, sleep, until } from './helpers/http.js';
-import { createScratchDatabase, serviceUrl } from './helpers/services.js';
+import { createScratchDatabase, deleteRedisKeys, serviceUrl } from './helpers/services.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
 
 /** Echoes its inputs; safe to repeat, so a run whose worker died runs again. */
@@ -126,10 +126,7 @@ if (!redisUrl || !postgresUrl) {
       await pg?.end();
       await db?.drop();
       // The queue's own keys (id counter, meta, events stream) stay after its jobs are gone: remove them.
-      const redis = new Redis(redisUrl);
-      const keys = await redis.keys(`${keyPrefix}*`);
-      if (keys.length > 0) await redis.del(...keys);
-      redis.disconnect();
+      await deleteRedisKeys(redisUrl, keyPrefix);
     });
 
     it('an API-only node never runs a bot: the run waits queued until a worker starts, then the sync on the API node answers', async () => {
@@ -138,6 +135,12 @@ if (!redisUrl || !postgresUrl) {
       const id = res.body.invocation.id as string;
       await sleep(300);
       expect((await row(id)).status).toBe('queued'); // nobody consumes the queue yet
+      // The job is a pointer to the row: its data is empty, the inputs never reach Redis.
+      const redis = new Redis(redisUrl);
+      const job = await redis.hgetall(`${keyPrefix}runs:${id}`);
+      redis.disconnect();
+      expect(job.data).toBe('null');
+      expect(JSON.stringify(job)).not.toContain('queue"');
       const waiting = sync(echo, id);
       const worker = await startWorker();
       const answer = await waiting;
@@ -199,6 +202,18 @@ if (!redisUrl || !postgresUrl) {
       expect(answer.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '10' }] });
       expect((await row(second)).owner).toBe(b.ctx.get(InvocationExecutor).owner);
     });
+
+    it('a slow worker is not taken for a dead one: a run of 4 × runLeaseMs (1.5 s) finishes once, on its first worker, with a second worker watching', async () => {
+      for (const close of closers.slice(1)) await close(); // only the two below consume
+      const [w1, w2] = [await startWorker(), await startWorker()];
+      const id = (await trigger(abortable, { ms: 6000 })).body.invocation.id as string;
+      const answer = await sync(abortable, id, api.url, '?timeout=20');
+      expect(answer.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '6000' }] });
+      expect(botLog.started.filter((s) => s.invocationId === id)).toHaveLength(1); // never started again
+      expect([w1, w2].map((w) => w.ctx.get(InvocationExecutor).owner)).toContain((await row(id)).owner);
+      await w1.close();
+      await w2.close();
+    }, 30_000);
 
     it('a job that reaches a worker after its shutdown began goes back to the queue at once and runs on another worker', async () => {
       for (const close of closers.slice(1)) await close();
@@ -305,7 +320,7 @@ if (!redisUrl || !postgresUrl) {
       ).rejects.toThrow(/invalid option "role": 'api' means this process never runs bots/);
     });
 
-    it('the queue holds ids only, under the keyPrefix', async () => {
+    it("keeps the queue under the keyPrefix, nothing under BullMQ's default 'bull:'", async () => {
       const redis = new Redis(redisUrl);
       const keys = await redis.keys(`${keyPrefix.replace(/:$/, '')}:runs:*`);
       expect(keys.length).toBeGreaterThan(0);
