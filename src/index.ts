@@ -13,8 +13,8 @@ export type {
   WebhookTriggerDatabaseOptions,
   WebhookTriggerRedisOptions,
   WebhookTriggerRole,
-} from './interfaces/webhook-trigger-options.interface.js';
-export { DEFAULT_OPTIONS } from './webhook-trigger.options.js';
+} from './options/webhook-trigger-options.interface.js';
+export { DEFAULT_OPTIONS } from './options/resolve-options.js';
 export { WEBHOOK_EVENTS } from './webhook-trigger.constants.js';
 
 export { WebhookBot } from './bots/webhook-bot.decorator.js';
@@ -35,12 +35,12 @@ export type { TriggerRecord, InvocationRecord, InvocationStatus, InvocationError
 export { WEBHOOK_TRIGGER_ENTITIES, WebhookAccountEntity, WebhookTriggerEntity, WebhookInvocationEntity } from './persistence/typeorm/entities.js';
 export { WEBHOOK_TRIGGER_MIGRATIONS } from './persistence/typeorm/migrations/index.js';
 
-export { BotRunner } from './runner/bot-runner.js';
-export { BullMqBotRunner, WEBHOOK_RUN_QUEUE } from './runner/bullmq.runner.js';
-export { CompletionBus } from './bus/completion-bus.js';
-export { RedisCompletionBus } from './bus/redis-completion.bus.js';
-export { RateLimitStorage } from './http/rate-limit.storage.js';
-export type { RateLimitRecord } from './http/rate-limit.storage.js';
-export { RedisRateLimitStorage } from './http/redis-rate-limit.storage.js';
-export type { InvocationEvent } from './invocations/invocation.events.js';
+export { BotRunner } from './runs/bot-runner.js';
+export { BullMqBotRunner, WEBHOOK_RUN_QUEUE } from './redis/bullmq.runner.js';
+export { CompletionBus } from './completion/completion-bus.js';
+export { RedisCompletionBus } from './redis/redis-completion.bus.js';
+export { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
+export type { RateLimitRecord } from './rate-limits/rate-limit.storage.js';
+export { RedisRateLimitStorage } from './redis/redis-rate-limit.storage.js';
+export type { InvocationEvent } from './events/invocation.events.js';
 export type { WebhookErrorBody } from './http/webhook-exception.filter.js';

@@ -1,24 +1,24 @@
 import { ConfigurableModuleBuilder, type Provider, type Type } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import type { DataSource } from 'typeorm';
-import { CompletionBus } from './bus/completion-bus.js';
-import { InMemoryCompletionBus } from './bus/in-memory-completion.bus.js';
-import { RateLimitStorage } from './http/rate-limit.storage.js';
-import { SlidingWindowThrottlerStorage } from './http/sliding-window.throttler-storage.js';
-import type { ResolvedWebhookTriggerOptions, WebhookTriggerModuleOptions } from './interfaces/webhook-trigger-options.interface.js';
+import { CompletionBus } from './completion/completion-bus.js';
+import { InMemoryCompletionBus } from './completion/in-memory-completion.bus.js';
+import { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
+import { SlidingWindowThrottlerStorage } from './rate-limits/in-memory-rate-limit.storage.js';
+import type { ResolvedWebhookTriggerOptions, WebhookTriggerModuleOptions } from './options/webhook-trigger-options.interface.js';
 import { CreditLedger } from './persistence/credit-ledger.js';
 import { InvocationRepository } from './persistence/invocation.repository.js';
 import { TriggerRepository } from './persistence/trigger.repository.js';
-import { TypeOrmCreditLedger } from './persistence/typeorm/typeorm-credit-ledger.js';
-import { TypeOrmInvocationRepository } from './persistence/typeorm/typeorm-invocation.repository.js';
-import { TypeOrmTriggerRepository } from './persistence/typeorm/typeorm-trigger.repository.js';
-import { TypeOrmUnitOfWork } from './persistence/typeorm/typeorm-unit-of-work.js';
+import { TypeOrmCreditLedger } from './persistence/sql/sql-credit-ledger.js';
+import { TypeOrmInvocationRepository } from './persistence/sql/sql-invocation.repository.js';
+import { TypeOrmTriggerRepository } from './persistence/sql/sql-trigger.repository.js';
+import { TypeOrmUnitOfWork } from './persistence/sql/sql-executor.js';
 import { checkHostDataSource, openOwnedDataSource, OwnedDataSourceCloser } from './persistence/typeorm/webhook-data-source.js';
 import { WebhookUnitOfWork } from './persistence/unit-of-work.js';
-import { BotRunner } from './runner/bot-runner.js';
-import { InProcessBotRunner } from './runner/in-process.runner.js';
+import { BotRunner } from './runs/bot-runner.js';
+import { InProcessBotRunner } from './runs/in-process.runner.js';
 import { RESOLVED_OPTIONS, WEBHOOK_DATA_SOURCE } from './webhook-trigger.constants.js';
-import { INVALID_OPTION } from './webhook-trigger.messages.js';
+import { INVALID_OPTION } from './errors/webhook-trigger.messages.js';
 
 /**
  * Wiring decided when the module is imported (also on `forRootAsync`), because Nest must know which

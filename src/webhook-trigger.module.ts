@@ -3,31 +3,31 @@ import { DiscoveryModule } from '@nestjs/core';
 import { WebhookTriggersAdmin } from './admin/webhook-triggers.admin.js';
 import { WebhookBotExplorer } from './bots/webhook-bot.explorer.js';
 import { WebhookBotRegistry } from './bots/webhook-bot.registry.js';
-import { CompletionBus } from './bus/completion-bus.js';
+import { CompletionBus } from './completion/completion-bus.js';
 import { TriggerKeyGuard } from './http/trigger-key.guard.js';
 import { WebhookBodyReader } from './http/webhook-body.reader.js';
 import { WebhookThrottlerGuard } from './http/webhook-throttler.guard.js';
 import { WebhookTriggerController } from './http/webhook-trigger.controller.js';
-import { InvocationEvents } from './invocations/invocation.events.js';
-import { InvocationExecutor } from './invocations/invocation.executor.js';
+import { InvocationEvents } from './events/invocation.events.js';
+import { InvocationExecutor } from './runs/invocation.executor.js';
 import { InvocationService } from './invocations/invocation.service.js';
 import { InvocationWaiter } from './invocations/invocation.waiter.js';
-import { HistoryRetention } from './invocations/history-retention.js';
-import { InvocationRecovery } from './invocations/invocation.recovery.js';
-import { InterruptedRuns } from './invocations/interrupted-runs.js';
-import { ShutdownState } from './invocations/shutdown.state.js';
-import { WebhookShutdown } from './invocations/webhook-shutdown.js';
+import { HistoryRetention } from './lifecycle/history-retention.js';
+import { InvocationRecovery } from './lifecycle/lease-recovery.js';
+import { InterruptedRuns } from './lifecycle/interrupted-runs.js';
+import { ShutdownState } from './lifecycle/shutdown.state.js';
+import { WebhookShutdown } from './lifecycle/graceful-shutdown.js';
 import { CreditLedger } from './persistence/credit-ledger.js';
 import { InvocationRepository } from './persistence/invocation.repository.js';
 import { TriggerRepository } from './persistence/trigger.repository.js';
-import { BotRunner } from './runner/bot-runner.js';
+import { BotRunner } from './runs/bot-runner.js';
 import { RESOLVED_OPTIONS } from './webhook-trigger.constants.js';
 import {
   ConfigurableWebhookTriggerModule,
   WEBHOOK_TRIGGER_MODULE_OPTIONS,
   type WEBHOOK_TRIGGER_OPTIONS_TYPE,
 } from './webhook-trigger.module-definition.js';
-import { resolveWebhookTriggerOptions } from './webhook-trigger.options.js';
+import { resolveWebhookTriggerOptions } from './options/resolve-options.js';
 
 /**
  * Mounts the webhook trigger API (`POST /webhooks/:triggerId/trigger`; under

@@ -4,8 +4,8 @@ import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { Queue, WaitingError, Worker } from 'bullmq';
-import { InvocationExecutor } from '../src/invocations/invocation.executor.js';
-import { ShutdownState } from '../src/invocations/shutdown.state.js';
+import { InvocationExecutor } from '../src/runs/invocation.executor.js';
+import { ShutdownState } from '../src/lifecycle/shutdown.state.js';
 import { newInvocationId } from '../src/keys/ids.js';
 import {
   BullMqBotRunner,

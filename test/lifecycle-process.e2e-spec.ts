@@ -12,8 +12,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BotRunner, WebhookBot, WebhookBotHost, WebhookTriggerModule, type BotOutput } from '../src/index.js';
-import { InvocationExecutor } from '../src/invocations/invocation.executor.js';
-import { InvocationRecovery } from '../src/invocations/invocation.recovery.js';
+import { InvocationExecutor } from '../src/runs/invocation.executor.js';
+import { InvocationRecovery } from '../src/lifecycle/lease-recovery.js';
 import { sleep } from './helpers/http.js';
 import { freePort, within } from './helpers/process.js';
 

@@ -1,12 +1,12 @@
 import type { LoggerService } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { CompletionBus, WEBHOOK_EVENTS, type InvocationView } from '../src/index.js';
-import { InMemoryCompletionBus } from '../src/bus/in-memory-completion.bus.js';
-import { HistoryRetention } from '../src/invocations/history-retention.js';
-import { InvocationAlreadyFinishedError } from '../src/invocations/invocation.errors.js';
+import { InMemoryCompletionBus } from '../src/completion/in-memory-completion.bus.js';
+import { HistoryRetention } from '../src/lifecycle/history-retention.js';
+import { InvocationAlreadyFinishedError } from '../src/errors/webhook-trigger.errors.js';
 import { InvocationService } from '../src/invocations/invocation.service.js';
 import { TriggerRepository } from '../src/persistence/trigger.repository.js';
-import { BAD_TIMEOUT, IDEMPOTENCY_KEY_REUSED, INVALID_KEY, MISSING_KEY, TOO_MANY_FAILED_KEYS } from '../src/webhook-trigger.messages.js';
+import { BAD_TIMEOUT, IDEMPOTENCY_KEY_REUSED, INVALID_KEY, MISSING_KEY, TOO_MANY_FAILED_KEYS } from '../src/errors/webhook-trigger.messages.js';
 import { botLog, LIFECYCLE_BOTS } from './fixtures/lifecycle-bots.js';
 import { creditsRow, invocationRows, writeDb, type InvocationRow } from './helpers/db.js';
 import {

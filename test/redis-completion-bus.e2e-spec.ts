@@ -4,7 +4,7 @@ import { Test } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
-import { RedisCompletionBus } from '../src/bus/redis-completion.bus.js';
+import { RedisCompletionBus } from '../src/redis/redis-completion.bus.js';
 import { InvocationRepository, RedisCompletionBus as ExportedRedisCompletionBus, WebhookTriggerModule, WebhookTriggersAdmin, WEBHOOK_EVENTS, type InvocationEvent, type ResolvedWebhookTriggerOptions } from '../src/index.js';
 import { SlowBot } from './fixtures/bots.js';
 import { createScratchDatabase, serviceUrl } from './helpers/services.js';

@@ -7,14 +7,14 @@ import {
   type BotOutput,
   type InvocationEvent,
 } from '../src/index.js';
-import { InMemoryCompletionBus } from '../src/bus/in-memory-completion.bus.js';
+import { InMemoryCompletionBus } from '../src/completion/in-memory-completion.bus.js';
 import {
   BODY_MALFORMED,
   BODY_NOT_OBJECT,
   INVALID_KEY,
   INVALID_OUTPUTS,
   MISSING_KEY,
-} from '../src/webhook-trigger.messages.js';
+} from '../src/errors/webhook-trigger.messages.js';
 import { EchoBot } from './fixtures/bots.js';
 import { storedCredits, storedInvocations } from './helpers/db.js';
 import {

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { BotOutput } from '../bots/bot.types.js';
 import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
-import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { newTriggerId } from '../keys/ids.js';
 import { generateTriggerKey, hashTriggerKey, TriggerKeyCipher } from '../keys/trigger-keys.js';
 import { CreditLedger } from '../persistence/credit-ledger.js';
@@ -9,7 +9,7 @@ import { InvocationRepository } from '../persistence/invocation.repository.js';
 import type { InvocationError, InvocationStatus, TriggerRecord } from '../persistence/records.js';
 import { TriggerRepository } from '../persistence/trigger.repository.js';
 import { RESOLVED_OPTIONS, WEBHOOKS_PATH } from '../webhook-trigger.constants.js';
-import { TRIGGER_TYPE_UNSUPPORTED, UNKNOWN_BOT } from '../webhook-trigger.messages.js';
+import { TRIGGER_TYPE_UNSUPPORTED, UNKNOWN_BOT } from '../errors/webhook-trigger.messages.js';
 
 export interface BotView {
   id: string;

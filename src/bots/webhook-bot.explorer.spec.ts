@@ -2,7 +2,7 @@ import type { INestApplication, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { WebhookTriggersAdmin } from '../admin/webhook-triggers.admin.js';
 import { WebhookTriggerModule } from '../webhook-trigger.module.js';
-import { BOT_NOT_EXTENDING_BASE, DUPLICATE_BOT_ID } from '../webhook-trigger.messages.js';
+import { BOT_NOT_EXTENDING_BASE, DUPLICATE_BOT_ID } from '../errors/webhook-trigger.messages.js';
 import type { BotOutput } from './bot.types.js';
 import { WebhookBotHost } from './webhook-bot-host.js';
 import { WebhookBot } from './webhook-bot.decorator.js';

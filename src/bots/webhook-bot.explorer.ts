@@ -1,8 +1,8 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
-import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { RESOLVED_OPTIONS, WEBHOOK_BOT_METADATA } from '../webhook-trigger.constants.js';
-import { BOT_NOT_EXTENDING_BASE, DUPLICATE_BOT_ID, INVALID_OPTION } from '../webhook-trigger.messages.js';
+import { BOT_NOT_EXTENDING_BASE, DUPLICATE_BOT_ID, INVALID_OPTION } from '../errors/webhook-trigger.messages.js';
 import type { WebhookBotOptions } from './bot.types.js';
 import { WebhookBotHost } from './webhook-bot-host.js';
 import { WebhookBotRegistry } from './webhook-bot.registry.js';

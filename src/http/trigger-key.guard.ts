@@ -1,12 +1,12 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable, NotFoundException, UnauthorizedException } from '@nestjs/common';
-import type { ResolvedWebhookTriggerOptions, WebhookRateLimit } from '../interfaces/webhook-trigger-options.interface.js';
+import type { ResolvedWebhookTriggerOptions, WebhookRateLimit } from '../options/webhook-trigger-options.interface.js';
 import { verifyTriggerKey } from '../keys/trigger-keys.js';
 import { TriggerRepository } from '../persistence/trigger.repository.js';
 import { RESOLVED_OPTIONS, TRIGGER_ID_PATTERN } from '../webhook-trigger.constants.js';
-import { INVALID_KEY, MISSING_KEY, TOO_MANY_FAILED_KEYS, UNKNOWN_TRIGGER } from '../webhook-trigger.messages.js';
+import { INVALID_KEY, MISSING_KEY, TOO_MANY_FAILED_KEYS, UNKNOWN_TRIGGER } from '../errors/webhook-trigger.messages.js';
 import { AUTHENTICATED_TRIGGER, type RawRequest, rawRequestOf } from './http.types.js';
-import { RateLimitStorage } from './rate-limit.storage.js';
-import { WebhookThrottledException } from './webhook-throttled.exception.js';
+import { RateLimitStorage } from '../rate-limits/rate-limit.storage.js';
+import { WebhookThrottledException } from '../errors/webhook-throttled.exception.js';
 
 /** Express and Fastify both expose `ip` (honouring their trust-proxy settings); else the socket's address. */
 function clientIp(request: unknown, raw: RawRequest): string {

@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { BODY_MALFORMED, BODY_NOT_JSON_TYPE, BODY_NOT_OBJECT, BODY_TOO_LARGE } from '../webhook-trigger.messages.js';
+import { BODY_MALFORMED, BODY_NOT_JSON_TYPE, BODY_NOT_OBJECT, BODY_TOO_LARGE } from '../errors/webhook-trigger.messages.js';
 import type { CapturedBody } from './http.types.js';
 import { parseTriggerBody } from './webhook-body.parser.js';
 

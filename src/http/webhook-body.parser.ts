@@ -1,6 +1,6 @@
 import { BadRequestException, HttpStatus, HttpException, PayloadTooLargeException } from '@nestjs/common';
 import type { BotInputs } from '../bots/bot.types.js';
-import { BODY_MALFORMED, BODY_NOT_JSON_TYPE, BODY_NOT_OBJECT, BODY_TOO_LARGE } from '../webhook-trigger.messages.js';
+import { BODY_MALFORMED, BODY_NOT_JSON_TYPE, BODY_NOT_OBJECT, BODY_TOO_LARGE } from '../errors/webhook-trigger.messages.js';
 import type { CapturedBody } from './http.types.js';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;

@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { Readable } from 'node:stream';
-import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { CANCEL_ROUTE_PATTERN, RESOLVED_OPTIONS, TRIGGER_ROUTE_PATTERN } from '../webhook-trigger.constants.js';
 import { CAPTURED_BODY, type CapturedBody, type RawRequest } from './http.types.js';
 

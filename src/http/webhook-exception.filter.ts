@@ -7,7 +7,7 @@ import {
   InvocationAlreadyFinishedError,
   NotEnoughCreditsError,
   ShuttingDownError,
-} from '../invocations/invocation.errors.js';
+} from '../errors/webhook-trigger.errors.js';
 import {
   ALREADY_FINISHED,
   BOT_NOT_REGISTERED,
@@ -15,9 +15,9 @@ import {
   INTERNAL_ERROR,
   NOT_ENOUGH_CREDITS,
   SHUTTING_DOWN,
-} from '../webhook-trigger.messages.js';
-import { WebhookSyncTimeoutException } from './webhook-sync-timeout.exception.js';
-import { WebhookThrottledException } from './webhook-throttled.exception.js';
+} from '../errors/webhook-trigger.messages.js';
+import { WebhookSyncTimeoutException } from '../errors/webhook-sync-timeout.exception.js';
+import { WebhookThrottledException } from '../errors/webhook-throttled.exception.js';
 
 /** Body of every non-2xx answer of the webhook API. */
 export interface WebhookErrorBody {

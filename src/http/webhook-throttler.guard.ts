@@ -1,11 +1,11 @@
 import { Inject, Injectable, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ThrottlerGuard, type ThrottlerLimitDetail, type ThrottlerModuleOptions } from '@nestjs/throttler';
-import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
 import { AUTHENTICATED_TRIGGER, rawRequestOf } from './http.types.js';
-import { RateLimitStorage } from './rate-limit.storage.js';
-import { WebhookThrottledException } from './webhook-throttled.exception.js';
+import { RateLimitStorage } from '../rate-limits/rate-limit.storage.js';
+import { WebhookThrottledException } from '../errors/webhook-throttled.exception.js';
 
 const triggerOf = (req: unknown) => rawRequestOf(req)[AUTHENTICATED_TRIGGER]!;
 

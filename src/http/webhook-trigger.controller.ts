@@ -16,14 +16,14 @@ import {
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { InvocationService } from '../invocations/invocation.service.js';
 import { InvocationWaiter } from '../invocations/invocation.waiter.js';
 import type { TriggerRecord } from '../persistence/records.js';
 import { INVOCATION_ID_PATTERN, RESOLVED_OPTIONS, WEBHOOKS_PATH } from '../webhook-trigger.constants.js';
-import { BAD_TIMEOUT, SYNC_SHUTDOWN, SYNC_TIMEOUT, UNKNOWN_INVOCATION } from '../webhook-trigger.messages.js';
+import { BAD_TIMEOUT, SYNC_SHUTDOWN, SYNC_TIMEOUT, UNKNOWN_INVOCATION } from '../errors/webhook-trigger.messages.js';
 import { statusBody, syncBody } from './invocation-responses.js';
-import { WebhookSyncTimeoutException } from './webhook-sync-timeout.exception.js';
+import { WebhookSyncTimeoutException } from '../errors/webhook-sync-timeout.exception.js';
 import { CurrentTrigger } from './current-trigger.decorator.js';
 import { CAPTURED_BODY, rawRequestOf } from './http.types.js';
 import { parseTriggerBody } from './webhook-body.parser.js';

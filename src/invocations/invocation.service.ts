@@ -1,26 +1,26 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 import type { BotInputs } from '../bots/bot.types.js';
-import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { newInvocationId } from '../keys/ids.js';
 import { CreditLedger } from '../persistence/credit-ledger.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import { IdempotencyKeyTakenError, type InvocationRecord, type TriggerRecord } from '../persistence/records.js';
 import { WebhookUnitOfWork } from '../persistence/unit-of-work.js';
-import { BotRunner } from '../runner/bot-runner.js';
+import { BotRunner } from '../runs/bot-runner.js';
 import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
-import { CompletionBus } from '../bus/completion-bus.js';
+import { CompletionBus } from '../completion/completion-bus.js';
 import {
   BotNotRegisteredError,
   IdempotencyKeyReusedError,
   InvocationAlreadyFinishedError,
   NotEnoughCreditsError,
   ShuttingDownError,
-} from './invocation.errors.js';
-import { InvocationExecutor } from './invocation.executor.js';
-import { RunStop } from './run-stop.reasons.js';
-import { ShutdownState } from './shutdown.state.js';
-import { InvocationEvents } from './invocation.events.js';
+} from '../errors/webhook-trigger.errors.js';
+import { InvocationExecutor } from '../runs/invocation.executor.js';
+import { RunStop } from '../runs/run-stop.reasons.js';
+import { ShutdownState } from '../lifecycle/shutdown.state.js';
+import { InvocationEvents } from '../events/invocation.events.js';
 
 export interface StartOptions {
   /** The caller's idempotency key. */

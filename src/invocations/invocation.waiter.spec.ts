@@ -1,4 +1,4 @@
-import { InMemoryCompletionBus } from '../bus/in-memory-completion.bus.js';
+import { InMemoryCompletionBus } from '../completion/in-memory-completion.bus.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import type { InvocationRecord, InvocationStatus, InvocationTransition, NewInvocation } from '../persistence/records.js';
 import { InvocationWaiter } from './invocation.waiter.js';

@@ -1,8 +1,8 @@
 import { Injectable, Optional } from '@nestjs/common';
-import { CompletionBus } from '../bus/completion-bus.js';
+import { CompletionBus } from '../completion/completion-bus.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import { TERMINAL_STATUSES, type InvocationRecord } from '../persistence/records.js';
-import { ShutdownState } from './shutdown.state.js';
+import { ShutdownState } from '../lifecycle/shutdown.state.js';
 
 export type WaitResult =
   | { kind: 'finished'; invocation: InvocationRecord }

@@ -1,5 +1,5 @@
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
-import { INVALID_OPTION } from '../webhook-trigger.messages.js';
+import { INVALID_OPTION } from '../errors/webhook-trigger.messages.js';
 
 /**
  * A client of the optional peer `ioredis`, loaded only when a Redis part is actually chosen, so hosts

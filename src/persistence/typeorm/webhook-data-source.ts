@@ -1,7 +1,7 @@
 import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import type { ResolvedWebhookTriggerOptions } from '../../interfaces/webhook-trigger-options.interface.js';
-import { HOST_DATA_SOURCE_ENTITIES } from '../../webhook-trigger.messages.js';
+import type { ResolvedWebhookTriggerOptions } from '../../options/webhook-trigger-options.interface.js';
+import { HOST_DATA_SOURCE_ENTITIES } from '../../errors/webhook-trigger.messages.js';
 import { WEBHOOK_TRIGGER_ENTITIES, WebhookTriggerEntity } from './entities.js';
 import { WEBHOOK_TRIGGER_MIGRATIONS } from './migrations/index.js';
 

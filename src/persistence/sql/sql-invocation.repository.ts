@@ -9,7 +9,7 @@ import {
 } from '../records.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
 import { INVOCATION_COLUMNS, isUniqueViolation, toInvocation } from './sql-rows.js';
-import { TypeOrmUnitOfWork } from './typeorm-unit-of-work.js';
+import { TypeOrmUnitOfWork } from './sql-executor.js';
 
 /** Column of each optional field a state change may write. */
 const TRANSITION_COLUMNS: { [K in keyof Required<InvocationTransition>]: string } = {

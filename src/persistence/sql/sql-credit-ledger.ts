@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { CreditLedger } from '../credit-ledger.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
-import { TypeOrmUnitOfWork } from './typeorm-unit-of-work.js';
+import { TypeOrmUnitOfWork } from './sql-executor.js';
 
 @Injectable()
 export class TypeOrmCreditLedger extends CreditLedger {

@@ -1,4 +1,4 @@
-import { SlidingWindowThrottlerStorage } from './sliding-window.throttler-storage.js';
+import { SlidingWindowThrottlerStorage } from './in-memory-rate-limit.storage.js';
 
 describe('SlidingWindowThrottlerStorage', () => {
   let storage: SlidingWindowThrottlerStorage;

@@ -1,15 +1,15 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Job, Queue, Worker } from 'bullmq';
 import type { Redis as RedisClient } from 'ioredis';
-import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
-import { InterruptedRuns } from '../invocations/interrupted-runs.js';
-import { InvocationExecutor } from '../invocations/invocation.executor.js';
-import { ShutdownState } from '../invocations/shutdown.state.js';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
+import { InterruptedRuns } from '../lifecycle/interrupted-runs.js';
+import { InvocationExecutor } from '../runs/invocation.executor.js';
+import { ShutdownState } from '../lifecycle/shutdown.state.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
-import { createRedisClient, redactRedisUrl } from '../redis/ioredis.js';
+import { createRedisClient, redactRedisUrl } from './ioredis.js';
 import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
-import { INVALID_OPTION } from '../webhook-trigger.messages.js';
-import { BotRunner } from './bot-runner.js';
+import { INVALID_OPTION } from '../errors/webhook-trigger.messages.js';
+import { BotRunner } from '../runs/bot-runner.js';
 
 type BullMq = typeof import('bullmq');
 

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Redis as RedisClient } from 'ioredis';
-import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
-import { INVALID_OPTION } from '../webhook-trigger.messages.js';
-import { createRedisClient, redactRedisUrl } from '../redis/ioredis.js';
-import { InMemoryCompletionBus } from './in-memory-completion.bus.js';
+import { INVALID_OPTION } from '../errors/webhook-trigger.messages.js';
+import { createRedisClient, redactRedisUrl } from './ioredis.js';
+import { InMemoryCompletionBus } from '../completion/in-memory-completion.bus.js';
 
 /**
  * Carries "invocation X finished" between processes over Redis pub/sub, so a sync request waiting on

@@ -1,5 +1,5 @@
 import { HttpException, HttpStatus } from '@nestjs/common';
-import { RATE_LIMITED } from '../webhook-trigger.messages.js';
+import { RATE_LIMITED } from './webhook-trigger.messages.js';
 
 /** 429 that carries its `Retry-After` (seconds); the exception filter sets the header. */
 export class WebhookThrottledException extends HttpException {

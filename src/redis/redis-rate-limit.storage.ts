@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Redis as RedisClient } from 'ioredis';
-import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
-import { INVALID_OPTION } from '../webhook-trigger.messages.js';
-import { createRedisClient, redactRedisUrl } from '../redis/ioredis.js';
-import { RateLimitStorage, type RateLimitRecord } from './rate-limit.storage.js';
-import { SlidingWindowThrottlerStorage } from './sliding-window.throttler-storage.js';
+import { INVALID_OPTION } from '../errors/webhook-trigger.messages.js';
+import { createRedisClient, redactRedisUrl } from './ioredis.js';
+import { RateLimitStorage, type RateLimitRecord } from '../rate-limits/rate-limit.storage.js';
+import { SlidingWindowThrottlerStorage } from '../rate-limits/in-memory-rate-limit.storage.js';
 
 /** A hit that Redis does not answer within this is counted in process instead. */
 const COMMAND_TIMEOUT_MS = 1000;

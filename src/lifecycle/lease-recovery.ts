@@ -1,10 +1,10 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
-import { BotRunner } from '../runner/bot-runner.js';
+import { BotRunner } from '../runs/bot-runner.js';
 import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
 import { InterruptedRuns } from './interrupted-runs.js';
-import { InvocationExecutor } from './invocation.executor.js';
+import { InvocationExecutor } from '../runs/invocation.executor.js';
 import { ShutdownState } from './shutdown.state.js';
 
 /** Ids only, so even a large backlog is one cheap query. */

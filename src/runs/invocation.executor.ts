@@ -3,13 +3,13 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { BotOutput } from '../bots/bot.types.js';
 import { WebhookBotRegistry, type RegisteredBot } from '../bots/webhook-bot.registry.js';
-import { CompletionBus } from '../bus/completion-bus.js';
-import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
+import { CompletionBus } from '../completion/completion-bus.js';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import type { InvocationError, InvocationRecord, InvocationStatus } from '../persistence/records.js';
 import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
-import { BOT_NOT_REGISTERED, INVALID_OUTPUTS } from '../webhook-trigger.messages.js';
-import { InvocationEvents } from './invocation.events.js';
+import { BOT_NOT_REGISTERED, INVALID_OUTPUTS } from '../errors/webhook-trigger.messages.js';
+import { InvocationEvents } from '../events/invocation.events.js';
 import { RunStop } from './run-stop.reasons.js';
 
 interface Outcome {

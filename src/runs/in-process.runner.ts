@@ -1,9 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
-import { InvocationExecutor } from '../invocations/invocation.executor.js';
-import { ShutdownState } from '../invocations/shutdown.state.js';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
+import { InvocationExecutor } from './invocation.executor.js';
+import { ShutdownState } from '../lifecycle/shutdown.state.js';
 import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
-import { INVALID_OPTION } from '../webhook-trigger.messages.js';
+import { INVALID_OPTION } from '../errors/webhook-trigger.messages.js';
 import { BotRunner } from './bot-runner.js';
 
 /**

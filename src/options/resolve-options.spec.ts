@@ -1,5 +1,5 @@
-import type { WebhookTriggerModuleOptions } from './interfaces/webhook-trigger-options.interface.js';
-import { DEFAULT_OPTIONS, resolveWebhookTriggerOptions } from './webhook-trigger.options.js';
+import type { WebhookTriggerModuleOptions } from './webhook-trigger-options.interface.js';
+import { DEFAULT_OPTIONS, resolveWebhookTriggerOptions } from './resolve-options.js';
 
 describe('resolveWebhookTriggerOptions', () => {
   it('applies the documented defaults when given nothing', () => {

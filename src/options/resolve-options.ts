@@ -3,8 +3,8 @@ import type {
   WebhookRateLimit,
   WebhookTriggerModuleOptions,
   WebhookTriggerRole,
-} from './interfaces/webhook-trigger-options.interface.js';
-import { INVALID_OPTION } from './webhook-trigger.messages.js';
+} from './webhook-trigger-options.interface.js';
+import { INVALID_OPTION } from '../errors/webhook-trigger.messages.js';
 
 /** The one place defaults live. */
 export const DEFAULT_OPTIONS = {

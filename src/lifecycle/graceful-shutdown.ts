@@ -1,7 +1,7 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import type { ResolvedWebhookTriggerOptions } from '../interfaces/webhook-trigger-options.interface.js';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
-import { InvocationExecutor } from './invocation.executor.js';
+import { InvocationExecutor } from '../runs/invocation.executor.js';
 import { ShutdownState } from './shutdown.state.js';
 
 /**

@@ -1,10 +1,10 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
-import { CompletionBus } from '../bus/completion-bus.js';
+import { CompletionBus } from '../completion/completion-bus.js';
 import { InvocationRepository, type LostRun } from '../persistence/invocation.repository.js';
 import type { InvocationRecord } from '../persistence/records.js';
-import { InvocationEvents } from './invocation.events.js';
-import { RunStop } from './run-stop.reasons.js';
+import { InvocationEvents } from '../events/invocation.events.js';
+import { RunStop } from '../runs/run-stop.reasons.js';
 
 /**
  * The one place that decides what happens to a run whose process was lost (crashed, killed, or hung

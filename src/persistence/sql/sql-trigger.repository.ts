@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { TriggerRecord } from '../records.js';
 import { TriggerRepository } from '../trigger.repository.js';
 import { TRIGGER_COLUMNS, toTrigger } from './sql-rows.js';
-import { TypeOrmUnitOfWork } from './typeorm-unit-of-work.js';
+import { TypeOrmUnitOfWork } from './sql-executor.js';
 
 @Injectable()
 export class TypeOrmTriggerRepository extends TriggerRepository {
