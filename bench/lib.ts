@@ -3,6 +3,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type * as Library from '../src/index.js';
+import type * as RedisLibrary from '../src/redis/index.js';
 
 /** The repository root: the nearest directory upwards whose package.json is this library's. */
 export function repoRoot(from = __dirname): string {
@@ -18,3 +19,8 @@ if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run buil
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 export const lib: typeof Library = require(entry);
+
+const redisEntry = join(repoRoot(), 'dist', 'redis', 'index.js');
+/** `nestjs-webhook-triggers/redis`, compiled. */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+export const redisLib: typeof RedisLibrary = require(redisEntry);

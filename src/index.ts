@@ -1,46 +1,53 @@
 // The public API. Everything a host uses or implements is named here; explorers, provider factories and
-// internal tokens stay private.
-export { WebhookTriggerModule, InjectWebhookTriggerOptions, getWebhookTriggerOptionsToken } from './webhook-trigger.module.js';
+// internal tokens stay private. The Redis parts are a separate entry, `nestjs-webhook-triggers/redis`.
+export { WebhookTriggerModule } from './webhook-trigger.module.js';
 export type {
-  WebhookTriggerModuleExtras,
   WebhookTriggerModuleAsyncOptions,
+  WebhookTriggerModuleForRootOptions,
   WebhookTriggerOptionsFactory,
 } from './webhook-trigger.module-definition.js';
+export { InjectWebhookTriggerOptions, getWebhookTriggerOptionsToken } from './options/module.constants.js';
 export type {
   WebhookTriggerModuleOptions,
+  WebhookTriggerModuleExtras,
   ResolvedWebhookTriggerOptions,
   WebhookRateLimit,
   WebhookTriggerDatabaseOptions,
   WebhookTriggerRedisOptions,
   WebhookTriggerRole,
 } from './options/webhook-trigger-options.interface.js';
-export { DEFAULT_OPTIONS } from './options/resolve-options.js';
-export { WEBHOOK_EVENTS } from './webhook-trigger.constants.js';
+
+export {
+  WebhookTriggerError,
+  WebhookConfigurationError,
+  WebhookAdminInputError,
+  IdempotencyKeyTakenError,
+} from './errors/webhook-trigger.errors.js';
 
 export { WebhookBot } from './bots/webhook-bot.decorator.js';
 export { WebhookBotHost } from './bots/webhook-bot-host.js';
 export type { BotContext, BotInputs, BotOutput, WebhookBotOptions } from './bots/bot.types.js';
 
-export { WebhookTriggersAdmin, WebhookAdminInputError } from './admin/webhook-triggers.admin.js';
+export { WEBHOOK_EVENTS } from './events/invocation.events.js';
+export type { InvocationEvent } from './events/invocation.events.js';
+
+export { WebhookTriggersAdmin } from './admin/webhook-triggers.admin.js';
 export type { BotView, TriggerView, TriggerWithKey, InvocationView, CreateTriggerInput } from './admin/webhook-triggers.admin.js';
 
 export { TriggerRepository } from './persistence/trigger.repository.js';
 export { InvocationRepository } from './persistence/invocation.repository.js';
 export type { LostRun } from './persistence/invocation.repository.js';
 export { CreditLedger } from './persistence/credit-ledger.js';
+export { CreditAccounts } from './persistence/credit-accounts.js';
 export { WebhookUnitOfWork } from './persistence/unit-of-work.js';
 export type { WebhookTransaction } from './persistence/unit-of-work.js';
-export { IdempotencyKeyTakenError, TERMINAL_STATUSES } from './persistence/records.js';
+export { INVOCATION_STATUSES, TERMINAL_STATUSES } from './persistence/records.js';
 export type { TriggerRecord, InvocationRecord, InvocationStatus, InvocationError, NewInvocation, InvocationTransition } from './persistence/records.js';
 export { WEBHOOK_TRIGGER_ENTITIES, WebhookAccountEntity, WebhookTriggerEntity, WebhookInvocationEntity } from './persistence/typeorm/entities.js';
 export { WEBHOOK_TRIGGER_MIGRATIONS } from './persistence/typeorm/migrations/index.js';
 
 export { BotRunner } from './runs/bot-runner.js';
-export { BullMqBotRunner, WEBHOOK_RUN_QUEUE } from './redis/bullmq.runner.js';
 export { CompletionBus } from './completion/completion-bus.js';
-export { RedisCompletionBus } from './redis/redis-completion.bus.js';
 export { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
 export type { RateLimitRecord } from './rate-limits/rate-limit.storage.js';
-export { RedisRateLimitStorage } from './redis/redis-rate-limit.storage.js';
-export type { InvocationEvent } from './events/invocation.events.js';
 export type { WebhookErrorBody } from './http/webhook-exception.filter.js';

@@ -1,33 +1,29 @@
-import { type DynamicModule, Inject, Module } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { WebhookTriggersAdmin } from './admin/webhook-triggers.admin.js';
 import { WebhookBotExplorer } from './bots/webhook-bot.explorer.js';
 import { WebhookBotRegistry } from './bots/webhook-bot.registry.js';
 import { CompletionBus } from './completion/completion-bus.js';
+import { InvocationEvents } from './events/invocation.events.js';
+import { WebhookBodyCapture } from './http/body-capture/webhook-body-capture.js';
 import { TriggerKeyGuard } from './http/trigger-key.guard.js';
-import { WebhookBodyReader } from './http/webhook-body.reader.js';
 import { WebhookThrottlerGuard } from './http/webhook-throttler.guard.js';
 import { WebhookTriggerController } from './http/webhook-trigger.controller.js';
-import { InvocationEvents } from './events/invocation.events.js';
-import { InvocationExecutor } from './runs/invocation.executor.js';
 import { InvocationService } from './invocations/invocation.service.js';
 import { InvocationWaiter } from './invocations/invocation.waiter.js';
+import { GracefulShutdown } from './lifecycle/graceful-shutdown.js';
 import { HistoryRetention } from './lifecycle/history-retention.js';
-import { InvocationRecovery } from './lifecycle/lease-recovery.js';
 import { InterruptedRuns } from './lifecycle/interrupted-runs.js';
+import { LeaseRecovery } from './lifecycle/lease-recovery.js';
 import { ShutdownState } from './lifecycle/shutdown.state.js';
-import { WebhookShutdown } from './lifecycle/graceful-shutdown.js';
+import { RESOLVED_OPTIONS } from './options/module.constants.js';
+import { CreditAccounts } from './persistence/credit-accounts.js';
 import { CreditLedger } from './persistence/credit-ledger.js';
 import { InvocationRepository } from './persistence/invocation.repository.js';
 import { TriggerRepository } from './persistence/trigger.repository.js';
 import { BotRunner } from './runs/bot-runner.js';
-import { RESOLVED_OPTIONS } from './webhook-trigger.constants.js';
-import {
-  ConfigurableWebhookTriggerModule,
-  WEBHOOK_TRIGGER_MODULE_OPTIONS,
-  type WEBHOOK_TRIGGER_OPTIONS_TYPE,
-} from './webhook-trigger.module-definition.js';
-import { resolveWebhookTriggerOptions } from './options/resolve-options.js';
+import { InvocationExecutor } from './runs/invocation.executor.js';
+import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptions } from './webhook-trigger.module-definition.js';
 
 /**
  * Mounts the webhook trigger API (`POST /webhooks/:triggerId/trigger`; under
@@ -42,7 +38,6 @@ import { resolveWebhookTriggerOptions } from './options/resolve-options.js';
   imports: [DiscoveryModule],
   controllers: [WebhookTriggerController],
   providers: [
-    { provide: RESOLVED_OPTIONS, inject: [WEBHOOK_TRIGGER_MODULE_OPTIONS], useFactory: resolveWebhookTriggerOptions },
     WebhookBotRegistry,
     WebhookBotExplorer,
     InvocationEvents,
@@ -50,25 +45,29 @@ import { resolveWebhookTriggerOptions } from './options/resolve-options.js';
     InvocationService,
     InvocationWaiter,
     ShutdownState,
-    InvocationRecovery,
+    LeaseRecovery,
     InterruptedRuns,
     HistoryRetention,
-    WebhookShutdown,
+    GracefulShutdown,
     TriggerKeyGuard,
     WebhookThrottlerGuard,
-    WebhookBodyReader,
+    WebhookBodyCapture,
     WebhookTriggersAdmin,
   ],
-  exports: [RESOLVED_OPTIONS, WebhookTriggersAdmin, TriggerRepository, InvocationRepository, CreditLedger, BotRunner, CompletionBus],
+  exports: [
+    RESOLVED_OPTIONS,
+    WebhookTriggersAdmin,
+    TriggerRepository,
+    InvocationRepository,
+    CreditLedger,
+    CreditAccounts,
+    BotRunner,
+    CompletionBus,
+  ],
 })
 export class WebhookTriggerModule extends ConfigurableWebhookTriggerModule {
   /** Options and wiring in one object; every field is optional (`forRoot()` uses the defaults). */
-  static override forRoot(options: typeof WEBHOOK_TRIGGER_OPTIONS_TYPE = {}): DynamicModule {
+  static override forRoot(options: WebhookTriggerModuleForRootOptions = {}): DynamicModule {
     return super.forRoot(options);
   }
 }
-
-/** Token of the resolved options (defaults applied), for `@Inject()`. */
-export const getWebhookTriggerOptionsToken = (): symbol => RESOLVED_OPTIONS;
-/** Injects the resolved `ResolvedWebhookTriggerOptions`. */
-export const InjectWebhookTriggerOptions = (): ParameterDecorator & PropertyDecorator => Inject(RESOLVED_OPTIONS);

@@ -7,17 +7,14 @@ import { Queue, WaitingError, Worker } from 'bullmq';
 import { InvocationExecutor } from '../src/runs/invocation.executor.js';
 import { ShutdownState } from '../src/lifecycle/shutdown.state.js';
 import { newInvocationId } from '../src/keys/ids.js';
+import { BullMqBotRunner, RedisCompletionBus, RedisRateLimitStorage, WEBHOOK_RUN_QUEUE } from '../src/redis/index.js';
 import {
-  BullMqBotRunner,
   BotRunner,
   InvocationRepository,
-  RedisCompletionBus,
-  RedisRateLimitStorage,
   WebhookTriggerModule,
   WebhookTriggersAdmin,
   type TriggerWithKey,
   type WebhookTriggerModuleOptions,
-  WEBHOOK_RUN_QUEUE,
   WebhookBot,
   WebhookBotHost,
   type BotInputs,

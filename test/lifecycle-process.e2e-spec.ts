@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { BotRunner, WebhookBot, WebhookBotHost, WebhookTriggerModule, type BotOutput } from '../src/index.js';
 import { InvocationExecutor } from '../src/runs/invocation.executor.js';
-import { InvocationRecovery } from '../src/lifecycle/lease-recovery.js';
+import { LeaseRecovery } from '../src/lifecycle/lease-recovery.js';
 import { sleep } from './helpers/http.js';
 import { freePort, within } from './helpers/process.js';
 
@@ -424,7 +424,7 @@ class LeaseRetryBot extends WebhookBotHost {
 describe('recovery respects leases (repository level, real SQLite)', () => {
   let app: INestApplication;
   let file: string;
-  let recovery: InvocationRecovery;
+  let recovery: LeaseRecovery;
   let n = 0;
 
   beforeAll(async () => {
@@ -435,7 +435,7 @@ describe('recovery respects leases (repository level, real SQLite)', () => {
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
-    recovery = app.get(InvocationRecovery);
+    recovery = app.get(LeaseRecovery);
   });
 
   afterAll(async () => {

@@ -1,7 +1,7 @@
 import { Injectable, Module, type INestApplication, type DynamicModule } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import Database from 'better-sqlite3';
+import { Client } from 'pg';
 import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,12 +14,17 @@ import {
   WEBHOOK_TRIGGER_MIGRATIONS,
   WebhookTriggerModule,
   WebhookTriggersAdmin,
+  WebhookBot,
+  WebhookBotHost,
+  type BotInputs,
+  type BotOutput,
   getWebhookTriggerOptionsToken,
   type ResolvedWebhookTriggerOptions,
   type WebhookTriggerModuleOptions,
   type WebhookTriggerOptionsFactory,
 } from '../src/index.js';
 import { EchoBot } from './fixtures/bots.js';
+import { createScratchDatabase, serviceUrl } from './helpers/services.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'webhook-config-'));
 let n = 0;
@@ -131,42 +136,26 @@ class HostNote {
   @Column('varchar') text!: string;
 }
 
-describe("the host's DataSource (dataSourceName)", () => {
-  it('stores triggers and runs in the host database beside its own tables', async () => {
-    const file = dbFile();
-    const app = await boot([
-      TypeOrmModule.forRoot({
-        type: 'better-sqlite3',
-        database: file,
-        entities: [HostNote, ...WEBHOOK_TRIGGER_ENTITIES],
-        migrations: WEBHOOK_TRIGGER_MIGRATIONS,
-        migrationsRun: true,
-        synchronize: false,
-      }),
-      WebhookTriggerModule.forRoot({ dataSourceName: 'default' }),
-    ]);
-    try {
-      await roundTrip(app);
-    } finally {
-      await app.close();
-    }
-    const db = new Database(file, { readonly: true });
-    const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as { name: string }[];
-    const invocations = db.prepare(`SELECT status FROM webhook_invocations`).all();
-    db.close();
-    expect(tables.map((t) => t.name)).toEqual(expect.arrayContaining(['webhook_accounts', 'webhook_triggers', 'webhook_invocations']));
-    expect(invocations).toEqual([{ status: 'succeeded' }]);
-  });
+const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
 
-  it('refuses a host DataSource without the webhook entities, naming the fix', async () => {
+describe("the host's DataSource (dataSourceName)", () => {
+  it('refuses a SQLite host DataSource at startup, saying why and what to use instead', async () => {
     const moduleRef = Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot({ type: 'better-sqlite3', database: dbFile(), entities: [HostNote], synchronize: true }),
+        TypeOrmModule.forRoot({
+          type: 'better-sqlite3',
+          database: dbFile(),
+          entities: [HostNote, ...WEBHOOK_TRIGGER_ENTITIES],
+          migrations: WEBHOOK_TRIGGER_MIGRATIONS,
+          migrationsRun: true,
+        }),
         WebhookTriggerModule.forRoot({ dataSourceName: 'default' }),
       ],
       providers: [EchoBot],
     });
-    await expect(moduleRef.compile()).rejects.toThrow(/does not include WEBHOOK_TRIGGER_ENTITIES/);
+    await expect(moduleRef.compile()).rejects.toThrow(
+      /DataSource "default" is better-sqlite3; .*would interleave with your own writes.*Use the module's own SQLite file \(the "database" option/,
+    );
   });
 
   it('refuses dataSourceName together with database', async () => {
@@ -179,6 +168,61 @@ describe("the host's DataSource (dataSourceName)", () => {
     });
     await expect(moduleRef.compile()).rejects.toThrow(/invalid option "database"/);
   });
+
+  if (!postgresUrl) {
+    it.todo('host PostgreSQL DataSource tests NOT RUN: set WEBHOOK_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test');
+    return;
+  }
+  let db: { url: string; drop: () => Promise<void> };
+  beforeEach(async () => {
+    db = await createScratchDatabase(postgresUrl);
+  });
+  afterEach(async () => {
+    await db.drop();
+  });
+
+  it('stores triggers and runs in the host database beside its own tables', async () => {
+    const app = await boot([
+      TypeOrmModule.forRoot({
+        type: 'postgres',
+        url: db.url,
+        entities: [HostNote, ...WEBHOOK_TRIGGER_ENTITIES],
+        migrations: WEBHOOK_TRIGGER_MIGRATIONS,
+        migrationsRun: true,
+        synchronize: false,
+      }),
+      WebhookTriggerModule.forRoot({ dataSourceName: 'default' }),
+    ]);
+    try {
+      await roundTrip(app);
+    } finally {
+      await app.close();
+    }
+    const client = new Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      const tables = await client.query(`SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
+      const invocations = await client.query(`SELECT status FROM webhook_invocations`);
+      expect(tables.rows.map((t: { tablename: string }) => t.tablename)).toEqual(
+        // `migrations` is the host DataSource's own table: the shipped migrations ran through it.
+        expect.arrayContaining(['migrations', 'webhook_accounts', 'webhook_triggers', 'webhook_invocations']),
+      );
+      expect(invocations.rows).toEqual([{ status: 'succeeded' }]);
+    } finally {
+      await client.end();
+    }
+  });
+
+  it('refuses a host DataSource without the webhook entities, naming the fix', async () => {
+    const moduleRef = Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot({ type: 'postgres', url: db.url, entities: [HostNote], synchronize: true }),
+        WebhookTriggerModule.forRoot({ dataSourceName: 'default' }),
+      ],
+      providers: [EchoBot],
+    });
+    await expect(moduleRef.compile()).rejects.toThrow(/does not include WEBHOOK_TRIGGER_ENTITIES/);
+  });
 });
 
 describe('bad options stop bootstrap with a message naming the field', () => {
@@ -189,6 +233,7 @@ describe('bad options stop bootstrap with a message naming the field', () => {
     ['keySecret', { keySecret: 'short' }, /invalid option "keySecret"/],
     ['publicBaseUrl', { publicBaseUrl: 'not a url' }, /invalid option "publicBaseUrl"/],
     ['database.type', { database: { type: 'mysql' } as never }, /invalid option "database\.type"/],
+    ['an unknown key', { syncTimeoutMS: 5 } as never, /unknown option "syncTimeoutMS"; did you mean "syncTimeoutMs"\?/],
   ])('%s', async (_field, options, message) => {
     const moduleRef = Test.createTestingModule({ imports: [WebhookTriggerModule.forRoot(options)], providers: [EchoBot] });
     await expect(moduleRef.compile()).rejects.toThrow(message);
@@ -222,6 +267,53 @@ class FixedBudgetLedger extends CreditLedger {
     FixedBudgetLedger.balance = credits;
   }
 }
+
+/** Bots a host builds itself, registered without their class as the provider. */
+class FactoryMadeBot extends WebhookBotHost {
+  constructor(private readonly greeting: string) {
+    super();
+  }
+  async main(inputs: BotInputs): Promise<BotOutput[]> {
+    return [{ title: this.greeting, message: String(inputs.name) }];
+  }
+}
+WebhookBot({ id: 'from-factory', accountId: 'acct' })(FactoryMadeBot);
+@WebhookBot({ id: 'from-value', accountId: 'acct' })
+class ValueBot extends WebhookBotHost {
+  async main(): Promise<BotOutput[]> {
+    return [{ title: 'value', message: 'ok' }];
+  }
+}
+
+describe('bots registered with useFactory and useValue', () => {
+  it('are found and run like class providers', async () => {
+    const app = await boot(
+      [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: dbFile() } })],
+      [
+        { provide: 'GREETER_BOT', useFactory: () => new FactoryMadeBot('hello') },
+        { provide: 'VALUE_BOT', useValue: new ValueBot() },
+      ],
+    );
+    try {
+      const admin = app.get(WebhookTriggersAdmin);
+      expect(admin.listBots().map((b) => b.id).sort()).toEqual(['from-factory', 'from-value']);
+      await admin.setCredits('acct', 5);
+      const url = await app.getUrl();
+      const trigger = await admin.createTrigger('from-factory', { name: 'factory' });
+      const started = await fetch(`${url}/webhooks/${trigger.id}/trigger`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-key': trigger.key! },
+        body: JSON.stringify({ name: 'Ada' }),
+      });
+      expect(started.status).toBe(200);
+      const { invocation } = (await started.json()) as { invocation: { id: string } };
+      const sync = await fetch(`${url}/webhooks/${trigger.id}/trigger/invocation/${invocation.id}/sync`, { headers: { 'x-key': trigger.key! } });
+      expect(await sync.json()).toEqual({ success: true, outputs: [{ title: 'hello', message: 'Ada' }] });
+    } finally {
+      await app.close();
+    }
+  });
+});
 
 describe('replacement classes', () => {
   it('a host CreditLedger is the one charged (402 once it says no)', async () => {

@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
 import { RedisCompletionBus } from '../src/redis/redis-completion.bus.js';
-import { InvocationRepository, RedisCompletionBus as ExportedRedisCompletionBus, WebhookTriggerModule, WebhookTriggersAdmin, WEBHOOK_EVENTS, type InvocationEvent, type ResolvedWebhookTriggerOptions } from '../src/index.js';
+import { RedisCompletionBus as ExportedRedisCompletionBus } from '../src/redis/index.js';
+import { InvocationRepository, WebhookTriggerModule, WebhookTriggersAdmin, WEBHOOK_EVENTS, type InvocationEvent, type ResolvedWebhookTriggerOptions } from '../src/index.js';
 import { SlowBot } from './fixtures/bots.js';
 import { createScratchDatabase, serviceUrl } from './helpers/services.js';
 
@@ -116,13 +117,13 @@ if (!redisUrl || !postgresUrl) {
 
     it('fails at bootstrap, naming the redis option, when Redis is unreachable', async () => {
       const unreachable = new RedisCompletionBus({ redis: { url: 'redis://127.0.0.1:1', keyPrefix } } as ResolvedWebhookTriggerOptions);
-      await expect(unreachable.onModuleInit()).rejects.toThrow(/Redis completion bus could not connect to the "redis" option's url \(redis:\/\/127\.0\.0\.1:1\)/);
+      await expect(unreachable.onModuleInit()).rejects.toThrow(/RedisCompletionBus could not connect to redis:\/\/127\.0\.0\.1:1 \(the "redis\.url" option\)/);
     });
 
     it('refuses to start without the redis option, naming it', async () => {
       await expect(
         Test.createTestingModule({ imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' }, completionBus: RedisCompletionBus })] }).compile(),
-      ).rejects.toThrow('WebhookTriggerModule: invalid option "redis": the RedisCompletionBus (completionBus extra) needs the "redis" option');
+      ).rejects.toThrow('WebhookTriggerModule: invalid option "redis": RedisCompletionBus (the "completionBus" extra) needs the "redis" option');
     });
   });
 

@@ -3,7 +3,9 @@ import { Test } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import type { ResolvedWebhookTriggerOptions } from '../src/index.js';
-import { RedisRateLimitStorage, WebhookTriggerModule, WebhookTriggersAdmin } from '../src/index.js';
+import { RedisRateLimitStorage } from '../src/redis/index.js';
+import { WebhookTriggerModule, WebhookTriggersAdmin } from '../src/index.js';
+import { resolveWebhookTriggerOptions } from '../src/options/resolve-options.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,8 +50,10 @@ if (!redisUrl) {
       await Promise.all(opened.map((s) => s.onApplicationShutdown()));
     });
 
-    it('refuses to start without the redis option, naming it', () => {
-      expect(() => new RedisRateLimitStorage({ redis: undefined } as ResolvedWebhookTriggerOptions)).toThrow(/"redis"/);
+    it('refuses to start without the redis option, naming it (checked with the options, before anything connects)', () => {
+      expect(() => resolveWebhookTriggerOptions({}, { rateLimitStorage: RedisRateLimitStorage })).toThrow(
+        'WebhookTriggerModule: invalid option "redis": RedisRateLimitStorage (the "rateLimitStorage" extra) needs the "redis" option',
+      );
     });
 
     it('stops the module at bootstrap when chosen without the redis option', async () => {

@@ -19,7 +19,7 @@ import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BotContext, BotInputs, BotOutput, CompletionBus, WebhookTriggerRole } from '../../src/index.js';
-import { lib } from '../lib.js';
+import { lib, redisLib } from '../lib.js';
 import { announceReady, childConfig, dieOnUnhandled, now, serveRpc, type TriggerRef } from '../shared.js';
 
 export interface NestClusterConfig {
@@ -73,9 +73,9 @@ class ClusterNodeModule {
           role: config.role,
           rateLimits: UNTHROTTLED,
           syncTimeoutMs: 600_000,
-          runner: lib.BullMqBotRunner,
-          rateLimitStorage: lib.RedisRateLimitStorage,
-          ...(config.bus === 'redis' ? { completionBus: lib.RedisCompletionBus } : {}),
+          runner: redisLib.BullMqBotRunner,
+          rateLimitStorage: redisLib.RedisRateLimitStorage,
+          ...(config.bus === 'redis' ? { completionBus: redisLib.RedisCompletionBus } : {}),
         }),
       ],
       providers: [EchoBot, ShortBot],

@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { BullMqBotRunner, RedisCompletionBus, RedisRateLimitStorage } from '../../src/redis/index.js';
 import {
-  BullMqBotRunner,
-  RedisCompletionBus,
-  RedisRateLimitStorage,
   type WebhookTriggerModuleExtras,
   type WebhookTriggerModuleOptions,
   type WebhookTriggerRole,

@@ -4,12 +4,14 @@ import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { newTriggerId } from '../keys/ids.js';
 import { generateTriggerKey, hashTriggerKey, TriggerKeyCipher } from '../keys/trigger-keys.js';
-import { CreditLedger } from '../persistence/credit-ledger.js';
+import { CreditAccounts } from '../persistence/credit-accounts.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import type { InvocationError, InvocationStatus, TriggerRecord } from '../persistence/records.js';
 import { TriggerRepository } from '../persistence/trigger.repository.js';
-import { RESOLVED_OPTIONS, WEBHOOKS_PATH } from '../webhook-trigger.constants.js';
-import { TRIGGER_TYPE_UNSUPPORTED, UNKNOWN_BOT } from '../errors/webhook-trigger.messages.js';
+import { RESOLVED_OPTIONS } from '../options/module.constants.js';
+import { WEBHOOKS_PATH } from '../http/webhook-routes.js';
+import { WebhookAdminInputError } from '../errors/webhook-trigger.errors.js';
+import { BAD_CREDITS, BAD_TRIGGER_NAME, TRIGGER_TYPE_UNSUPPORTED, UNKNOWN_BOT } from '../errors/webhook-trigger.messages.js';
 
 export interface BotView {
   id: string;
@@ -54,8 +56,6 @@ export interface CreateTriggerInput {
   type?: string;
 }
 
-/** Invalid input to the admin service (an unknown bot, a bad name or credit amount). */
-export class WebhookAdminInputError extends Error {}
 
 /**
  * What a host needs to build its own trigger UI: create, list, view, rotate and delete triggers, read
@@ -69,7 +69,7 @@ export class WebhookTriggersAdmin {
     private readonly registry: WebhookBotRegistry,
     private readonly triggers: TriggerRepository,
     private readonly invocations: InvocationRepository,
-    private readonly ledger: CreditLedger,
+    private readonly accounts: CreditAccounts,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {
     this.cipher = options.keySecret ? new TriggerKeyCipher(options.keySecret) : null;
@@ -86,7 +86,7 @@ export class WebhookTriggersAdmin {
     const type = input.type ?? 'webhook';
     if (type !== 'webhook') throw new WebhookAdminInputError(TRIGGER_TYPE_UNSUPPORTED(String(type)));
     const name = typeof input.name === 'string' ? input.name.trim() : '';
-    if (name.length < 1 || name.length > 200) throw new WebhookAdminInputError('Trigger name must be 1–200 characters');
+    if (name.length < 1 || name.length > 200) throw new WebhookAdminInputError(BAD_TRIGGER_NAME);
     const key = generateTriggerKey();
     const record: TriggerRecord = {
       id: newTriggerId(),
@@ -146,13 +146,13 @@ export class WebhookTriggersAdmin {
   }
 
   async getCredits(accountId: string): Promise<{ id: string; credits: number } | null> {
-    const credits = await this.ledger.getBalance(accountId);
+    const credits = await this.accounts.getBalance(accountId);
     return credits === null ? null : { id: accountId, credits };
   }
 
   async setCredits(accountId: string, credits: number): Promise<{ id: string; credits: number }> {
-    if (!Number.isSafeInteger(credits) || credits < 0) throw new WebhookAdminInputError('credits must be a whole number ≥ 0');
-    await this.ledger.setBalance(accountId, credits);
+    if (!Number.isSafeInteger(credits) || credits < 0) throw new WebhookAdminInputError(BAD_CREDITS);
+    await this.accounts.setBalance(accountId, credits);
     return { id: accountId, credits };
   }
 

@@ -1,15 +1,22 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
-import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
-import { RESOLVED_OPTIONS, WEBHOOK_BOT_METADATA } from '../webhook-trigger.constants.js';
+import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
 import { BOT_NOT_EXTENDING_BASE, DUPLICATE_BOT_ID, INVALID_OPTION } from '../errors/webhook-trigger.messages.js';
+import { BOT_DEFAULTS, MAX_TIMER_MS } from '../options/defaults.js';
+import { RESOLVED_OPTIONS } from '../options/module.constants.js';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import type { WebhookBotOptions } from './bot.types.js';
+import { WEBHOOK_BOT_METADATA } from './webhook-bot.decorator.js';
 import { WebhookBotHost } from './webhook-bot-host.js';
 import { WebhookBotRegistry } from './webhook-bot.registry.js';
 
 const BOT_ID = /^[A-Za-z0-9._-]{1,200}$/;
 
-/** Finds `@WebhookBot()` providers at startup and rejects bad declarations before the app serves. */
+/**
+ * Finds `@WebhookBot()` providers at startup and rejects bad declarations before the app serves. A bot
+ * is recognised by its instance's class, so it is found however it is registered: as a class, with
+ * `useClass`, `useFactory` or `useValue`.
+ */
 @Injectable()
 export class WebhookBotExplorer implements OnModuleInit {
   constructor(
@@ -21,26 +28,26 @@ export class WebhookBotExplorer implements OnModuleInit {
 
   onModuleInit(): void {
     const owners = new Map<string, string>();
-    for (const wrapper of this.discovery.getProviders()) {
-      const { metatype, instance } = wrapper;
-      if (!metatype || typeof metatype !== 'function' || !instance) continue;
-      const meta = this.reflector.get<WebhookBotOptions | undefined>(WEBHOOK_BOT_METADATA, metatype);
+    const seen = new Set<unknown>();
+    for (const { instance } of this.discovery.getProviders()) {
+      // A bot provided under several tokens (e.g. a class and a useExisting alias) is one bot.
+      if (typeof instance !== 'object' || instance === null || seen.has(instance)) continue;
+      const botClass = (instance as object).constructor;
+      const meta = this.reflector.get<WebhookBotOptions | undefined>(WEBHOOK_BOT_METADATA, botClass);
       if (!meta) continue;
-      const className = metatype.name;
-      if (!(instance instanceof WebhookBotHost)) throw new Error(BOT_NOT_EXTENDING_BASE(className));
-      if (typeof meta.id !== 'string' || !BOT_ID.test(meta.id)) {
-        throw new Error(INVALID_OPTION(`@WebhookBot(${className}).id`, 'use 1–200 letters, digits, ".", "_" or "-"'));
-      }
-      const credits = meta.credits ?? 1;
-      if (!Number.isInteger(credits) || credits < 0) {
-        throw new Error(INVALID_OPTION(`@WebhookBot(${className}).credits`, 'expected a whole number ≥ 0'));
-      }
+      seen.add(instance);
+      const className = botClass.name;
+      const invalid = (field: string, problem: string) => new WebhookConfigurationError(INVALID_OPTION(`@WebhookBot(${className}).${field}`, problem));
+      if (!(instance instanceof WebhookBotHost)) throw new WebhookConfigurationError(BOT_NOT_EXTENDING_BASE(className));
+      if (typeof meta.id !== 'string' || !BOT_ID.test(meta.id)) throw invalid('id', 'use 1–200 letters, digits, ".", "_" or "-"');
+      const credits = meta.credits ?? BOT_DEFAULTS.credits;
+      if (!Number.isInteger(credits) || credits < 0) throw invalid('credits', 'expected a whole number ≥ 0');
       const timeoutMs = meta.timeoutMs ?? this.options.botTimeoutMs;
-      if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > 2_147_483_647) {
-        throw new Error(INVALID_OPTION(`@WebhookBot(${className}).timeoutMs`, 'expected a whole number of milliseconds ≥ 1'));
+      if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMER_MS) {
+        throw invalid('timeoutMs', `expected a whole number of milliseconds from 1 to ${MAX_TIMER_MS}`);
       }
       const previous = owners.get(meta.id);
-      if (previous) throw new Error(DUPLICATE_BOT_ID(meta.id, previous, className));
+      if (previous) throw new WebhookConfigurationError(DUPLICATE_BOT_ID(meta.id, previous, className));
       owners.set(meta.id, className);
       this.registry.add({
         id: meta.id,
@@ -48,7 +55,7 @@ export class WebhookBotExplorer implements OnModuleInit {
         credits,
         accountId: meta.accountId ?? this.options.defaultAccountId,
         timeoutMs,
-        retryInterrupted: meta.retryInterrupted === true,
+        retryInterrupted: meta.retryInterrupted ?? BOT_DEFAULTS.retryInterrupted,
         instance,
       });
     }

@@ -1,33 +1,137 @@
-/** Domain errors of the invocations layer; the HTTP layer maps them to status codes. */
-export class NotEnoughCreditsError extends Error {
-  constructor(readonly accountId: string, readonly cost: number) {
-    super(`Account ${accountId} cannot pay ${cost} credit(s)`);
+import {
+  ALREADY_FINISHED,
+  BOT_NOT_REGISTERED,
+  BODY_NOT_JSON_TYPE,
+  BODY_TOO_LARGE,
+  IDEMPOTENCY_KEY_REUSED,
+  INVALID_KEY,
+  MISSING_KEY,
+  NOT_ENOUGH_CREDITS,
+  RATE_LIMITED,
+  SHUTTING_DOWN,
+  SYNC_SHUTDOWN,
+  SYNC_TIMEOUT,
+  UNKNOWN_INVOCATION,
+  UNKNOWN_TRIGGER,
+} from './webhook-trigger.messages.js';
+
+/**
+ * Base of every error the module throws on purpose. Its message is the text the caller (or the host,
+ * for startup errors) sees; `error-status.ts` maps each class to its HTTP status.
+ */
+export class WebhookTriggerError extends Error {
+  override name = this.constructor.name;
+}
+
+/** A bad option, extra or bot declaration: stops bootstrap, naming the field and the fix. */
+export class WebhookConfigurationError extends WebhookTriggerError {}
+
+/** Invalid input to the admin service (an unknown bot, a bad name or credit amount). */
+export class WebhookAdminInputError extends WebhookTriggerError {}
+
+/** A request the webhook API refuses as malformed (400). */
+export class InvalidRequestError extends WebhookTriggerError {}
+
+export class UnknownTriggerError extends WebhookTriggerError {
+  constructor(triggerId: string) {
+    super(UNKNOWN_TRIGGER(String(triggerId).slice(0, 64)));
   }
 }
 
-export class BotNotRegisteredError extends Error {
+export class UnknownInvocationError extends WebhookTriggerError {
+  constructor(invocationId: string) {
+    super(UNKNOWN_INVOCATION(String(invocationId).slice(0, 64)));
+  }
+}
+
+export class InvalidKeyError extends WebhookTriggerError {
+  constructor(readonly missing: boolean) {
+    super(missing ? MISSING_KEY : INVALID_KEY);
+  }
+}
+
+/** 429, with the seconds to wait (the `Retry-After` header). */
+export class RateLimitedError extends WebhookTriggerError {
+  constructor(
+    scope: 'trigger' | 'account' | 'client',
+    readonly retryAfterSeconds: number,
+    message = RATE_LIMITED(scope),
+  ) {
+    super(message);
+  }
+}
+
+export class PayloadTooLargeError extends WebhookTriggerError {
+  constructor(limit: number) {
+    super(BODY_TOO_LARGE(limit));
+  }
+}
+
+export class UnsupportedMediaTypeError extends WebhookTriggerError {
+  constructor(contentType: string | undefined) {
+    super(BODY_NOT_JSON_TYPE(contentType));
+  }
+}
+
+export class NotEnoughCreditsError extends WebhookTriggerError {
+  constructor(
+    readonly accountId: string,
+    readonly cost: number,
+  ) {
+    super(NOT_ENOUGH_CREDITS(accountId, cost));
+  }
+}
+
+export class BotNotRegisteredError extends WebhookTriggerError {
   constructor(readonly botId: string) {
-    super(`Bot ${botId} is not registered`);
+    super(BOT_NOT_REGISTERED(botId));
   }
 }
 
 /** The idempotency key was already used on this trigger for a request with a different body. */
-export class IdempotencyKeyReusedError extends Error {
+export class IdempotencyKeyReusedError extends WebhookTriggerError {
   constructor() {
-    super('Idempotency key reused with a different request body');
+    super(IDEMPOTENCY_KEY_REUSED);
+  }
+}
+
+/**
+ * Thrown by `InvocationRepository.insert` when (triggerId, idempotencyKey) is already taken: a
+ * concurrent request with the same key committed first. The service answers with that run instead.
+ */
+export class IdempotencyKeyTakenError extends WebhookTriggerError {
+  constructor(
+    readonly triggerId: string,
+    readonly idempotencyKey: string,
+  ) {
+    super(`Idempotency key already used on trigger ${triggerId}`);
   }
 }
 
 /** The run already finished, so it cannot be cancelled. */
-export class InvocationAlreadyFinishedError extends Error {
-  constructor(readonly invocationId: string, readonly status: string) {
-    super(`Invocation ${invocationId} already finished (${status})`);
+export class InvocationAlreadyFinishedError extends WebhookTriggerError {
+  constructor(
+    readonly invocationId: string,
+    readonly status: string,
+  ) {
+    super(ALREADY_FINISHED(invocationId, status));
+  }
+}
+
+/** 408 from sync: the run did not finish within the wait (or the process began shutting down). */
+export class SyncTimeoutError extends WebhookTriggerError {
+  constructor(
+    readonly invocationStatus: string,
+    waited: { waitMs: number } | 'shutdown',
+  ) {
+    super(waited === 'shutdown' ? SYNC_SHUTDOWN(invocationStatus) : SYNC_TIMEOUT(waited.waitMs, invocationStatus));
   }
 }
 
 /** The application is shutting down and accepts no new runs. */
-export class ShuttingDownError extends Error {
+export class ShuttingDownError extends WebhookTriggerError {
+  readonly retryAfterSeconds = 1;
   constructor() {
-    super('The application is shutting down');
+    super(SHUTTING_DOWN);
   }
 }

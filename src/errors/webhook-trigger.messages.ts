@@ -1,35 +1,55 @@
+/** Every message the module writes, in one place: answers to callers, admin errors and startup errors. */
+
+// Webhook API answers
 export const UNKNOWN_TRIGGER = (id: string) => `Trigger "${id}" does not exist`;
 export const UNKNOWN_INVOCATION = (id: string) => `Invocation "${id}" does not exist for this trigger`;
 export const MISSING_KEY = 'The X-Key header is required';
 export const INVALID_KEY = 'The X-Key header does not match this trigger';
 export const RATE_LIMITED = (scope: string) => `Too many requests for this ${scope}; retry later`;
-export const NOT_ENOUGH_CREDITS = (accountId: string, cost: number) =>
-  `Account "${accountId}" has fewer than ${cost} credit(s) left`;
-export const BODY_NOT_JSON_TYPE = (type: string | undefined) =>
-  `Content-Type must be application/json${type ? `, got "${type}"` : ''}`;
+export const TOO_MANY_FAILED_KEYS = 'Too many requests with a wrong X-Key from this address; retry later';
+export const NOT_ENOUGH_CREDITS = (accountId: string, cost: number) => `Account "${accountId}" has fewer than ${cost} credit(s) left`;
+export const BODY_NOT_JSON_TYPE = (type: string | undefined) => `Content-Type must be application/json${type ? `, got "${type}"` : ''}`;
 export const BODY_MALFORMED = 'The request body is not valid JSON';
 export const BODY_NOT_OBJECT = 'The request body must be a JSON object';
 export const BODY_TOO_LARGE = (limit: number) => `The request body exceeds ${limit} bytes`;
+export const BAD_IDEMPOTENCY_KEY = 'Idempotency-Key must be 1–255 visible ASCII characters';
+export const IDEMPOTENCY_KEY_REUSED =
+  'This Idempotency-Key was already used on this trigger with a different request body; use a new key for a new request';
 export const SYNC_TIMEOUT = (ms: number, status: string) => `The run did not finish within ${ms} ms (status: ${status}); call sync again`;
 export const SYNC_SHUTDOWN = (status: string) => `The application is shutting down (run status: ${status}); call sync again`;
 export const BAD_TIMEOUT = 'timeout must be a whole number of seconds from 1 to 300';
 export const BOT_NOT_REGISTERED = (botId: string) => `Bot "${botId}" is not registered in this application`;
-export const INVALID_OUTPUTS =
-  'The bot returned invalid outputs: expected an array of { title: string, message: string }';
+export const ALREADY_FINISHED = (id: string, status: string) => `Invocation "${id}" already finished (${status}); it cannot be cancelled`;
+export const SHUTTING_DOWN = 'The application is shutting down; retry shortly (another instance may take the request)';
 export const INTERNAL_ERROR = 'Internal server error';
 
+// How a run ends when it does not end by its own outcome
+export const INVALID_OUTPUTS = 'The bot returned invalid outputs: expected an array of { title: string, message: string }';
+export const RUN_TIMED_OUT = (ms: number) => `The bot did not finish within ${ms} ms`;
+export const RUN_CANCELLED = 'The run was cancelled';
+export const RUN_INTERRUPTED = 'The run was interrupted: the application stopped before it finished';
+export const RUN_UNSUCCESSFUL = 'The run did not succeed';
+
+// Admin service
+export const UNKNOWN_BOT = (id: string) => `Bot "${id}" is not registered`;
+export const TRIGGER_TYPE_UNSUPPORTED = (type: string) => `Trigger type "${type}" is not supported; use "webhook"`;
+export const BAD_TRIGGER_NAME = 'Trigger name must be 1–200 characters';
+export const BAD_CREDITS = 'credits must be a whole number ≥ 0';
+
+// Startup
+export const INVALID_OPTION = (field: string, problem: string) => `WebhookTriggerModule: invalid option "${field}": ${problem}`;
+export const UNKNOWN_OPTION = (field: string, suggestion: string | undefined) =>
+  `WebhookTriggerModule: unknown option "${field}"${suggestion ? `; did you mean "${suggestion}"?` : ''}`;
 export const DUPLICATE_BOT_ID = (id: string, a: string, b: string) =>
   `@WebhookBot id "${id}" is used by both ${a} and ${b}; bot ids must be unique`;
 export const BOT_NOT_EXTENDING_BASE = (name: string) =>
   `${name} is decorated with @WebhookBot() but does not extend WebhookBotHost; declare it as "class ${name} extends WebhookBotHost" and implement main()`;
-export const INVALID_OPTION = (field: string, problem: string) =>
-  `WebhookTriggerModule: invalid option "${field}": ${problem}`;
 export const HOST_DATA_SOURCE_ENTITIES = (name: string) =>
   `WebhookTriggerModule: DataSource "${name}" does not include WEBHOOK_TRIGGER_ENTITIES; add them to its "entities"`;
-export const UNKNOWN_BOT = (id: string) => `Bot "${id}" is not registered`;
-export const TRIGGER_TYPE_UNSUPPORTED = (type: string) => `Trigger type "${type}" is not supported; use "webhook"`;
-export const IDEMPOTENCY_KEY_REUSED =
-  'This Idempotency-Key was already used on this trigger with a different request body; use a new key for a new request';
-export const ALREADY_FINISHED = (id: string, status: string) => `Invocation "${id}" already finished (${status}); it cannot be cancelled`;
-export const SHUTTING_DOWN = 'The application is shutting down; retry shortly (another instance may take the request)';
-export const TOO_MANY_FAILED_KEYS = 'Too many requests with a wrong X-Key from this address; retry later';
+export const HOST_DATA_SOURCE_SQLITE = (name: string, type: string) =>
+  `WebhookTriggerModule: DataSource "${name}" is ${type}; the module's SQLite writes are grouped into shared transactions on one connection, ` +
+  `which would interleave with your own writes on it. Use the module's own SQLite file (the "database" option, without "dataSourceName") ` +
+  `or a PostgreSQL DataSource`;
+export const MISSING_PACKAGE = (part: string, install: string) => `WebhookTriggerModule: ${part} needs a package that is not installed: npm install ${install}`;
+export const CANNOT_CONNECT = (part: string, url: string, reason: string) =>
+  `WebhookTriggerModule: ${part} could not connect to ${url} (the "redis.url" option): ${reason}`;

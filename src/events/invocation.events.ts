@@ -1,7 +1,16 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import type { InvocationRecord, InvocationStatus } from '../persistence/records.js';
-import { WEBHOOK_EVENTS } from '../webhook-trigger.constants.js';
+
+/** Event names emitted through @nestjs/event-emitter, one per state a run enters (`running` → `started`). */
+export const WEBHOOK_EVENTS = {
+  queued: 'webhook-trigger.invocation.queued',
+  started: 'webhook-trigger.invocation.started',
+  succeeded: 'webhook-trigger.invocation.succeeded',
+  failed: 'webhook-trigger.invocation.failed',
+  cancelled: 'webhook-trigger.invocation.cancelled',
+  timed_out: 'webhook-trigger.invocation.timed_out',
+} as const satisfies Record<Exclude<InvocationStatus, 'running'> | 'started', string>;
 
 /** Payload of every `webhook-trigger.invocation.*` event. */
 export interface InvocationEvent {
@@ -17,6 +26,8 @@ export interface InvocationEvent {
 /**
  * Emits state changes through the host's EventEmitter2. Optional on purpose: importing
  * EventEmitterModule.forRoot() here as well would give the app two emitters and double-bound listeners.
+ * Its own folder because the service (invocations/), the executor (runs/) and the interrupted-run
+ * policy (lifecycle/) all emit, and invocations/ sits above the other two.
  */
 @Injectable()
 export class InvocationEvents {

@@ -1,3 +1,4 @@
+import { RUN_UNSUCCESSFUL } from '../errors/webhook-trigger.messages.js';
 import type { InvocationRecord } from '../persistence/records.js';
 import type { StatusResponseDto, SyncResponseDto } from './webhook-trigger.dto.js';
 
@@ -5,7 +6,7 @@ import type { StatusResponseDto, SyncResponseDto } from './webhook-trigger.dto.j
 export function syncBody(invocation: InvocationRecord): SyncResponseDto {
   const { status, outputs, error } = invocation;
   if (status === 'succeeded') return { success: true, outputs: outputs ?? [] };
-  return { success: false, status, outputs: outputs ?? [], error: error ?? { message: 'The run did not succeed' } };
+  return { success: false, status, outputs: outputs ?? [], error: error ?? { message: RUN_UNSUCCESSFUL } };
 }
 
 /** A run as the status and cancel endpoints answer it. */
@@ -25,7 +26,7 @@ export function statusBody(invocation: InvocationRecord): StatusResponseDto {
   if (status === 'succeeded') body.outputs = outputs ?? [];
   if (unsuccessful) {
     body.outputs = outputs ?? [];
-    body.error = error ?? { message: 'The run did not succeed' };
+    body.error = error ?? { message: RUN_UNSUCCESSFUL };
   }
   return body;
 }

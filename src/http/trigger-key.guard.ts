@@ -1,12 +1,13 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable, NotFoundException, UnauthorizedException } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import type { ResolvedWebhookTriggerOptions, WebhookRateLimit } from '../options/webhook-trigger-options.interface.js';
 import { verifyTriggerKey } from '../keys/trigger-keys.js';
 import { TriggerRepository } from '../persistence/trigger.repository.js';
-import { RESOLVED_OPTIONS, TRIGGER_ID_PATTERN } from '../webhook-trigger.constants.js';
-import { INVALID_KEY, MISSING_KEY, TOO_MANY_FAILED_KEYS, UNKNOWN_TRIGGER } from '../errors/webhook-trigger.messages.js';
+import { RESOLVED_OPTIONS } from '../options/module.constants.js';
+import { TRIGGER_ID_PATTERN } from '../keys/ids.js';
 import { AUTHENTICATED_TRIGGER, type RawRequest, rawRequestOf } from './http.types.js';
+import { InvalidKeyError, RateLimitedError, UnknownTriggerError } from '../errors/webhook-trigger.errors.js';
+import { TOO_MANY_FAILED_KEYS } from '../errors/webhook-trigger.messages.js';
 import { RateLimitStorage } from '../rate-limits/rate-limit.storage.js';
-import { WebhookThrottledException } from '../errors/webhook-throttled.exception.js';
 
 /** Express and Fastify both expose `ip` (honouring their trust-proxy settings); else the socket's address. */
 function clientIp(request: unknown, raw: RawRequest): string {
@@ -36,16 +37,17 @@ export class TriggerKeyGuard implements CanActivate {
     const triggerId = request.params.triggerId;
     // An id that cannot exist is not worth a query.
     const trigger = TRIGGER_ID_PATTERN.test(triggerId) ? await this.triggers.findActive(triggerId) : null;
-    if (!trigger) throw new NotFoundException(UNKNOWN_TRIGGER(String(triggerId).slice(0, 64)));
+    if (!trigger) throw new UnknownTriggerError(triggerId);
     const raw = rawRequestOf(request);
     const presented = raw.headers['x-key']; // Node lower-cases header names: any spelling works
     const { limit, ttlMs } = this.failedKeyLimit;
     const tracker = `failed-key:${clientIp(request, raw)}`;
     const wait = await this.failures.retryAfter(tracker, ttlMs, limit);
-    if (wait > 0) throw new WebhookThrottledException('client', wait, TOO_MANY_FAILED_KEYS);
-    if (typeof presented !== 'string' || presented === '' || !verifyTriggerKey(presented, trigger.keyHash)) {
+    if (wait > 0) throw new RateLimitedError('client', wait, TOO_MANY_FAILED_KEYS);
+    const missing = typeof presented !== 'string' || presented === '';
+    if (missing || !verifyTriggerKey(presented, trigger.keyHash)) {
       await this.failures.increment(tracker, ttlMs, limit);
-      throw new UnauthorizedException(typeof presented !== 'string' || presented === '' ? MISSING_KEY : INVALID_KEY);
+      throw new InvalidKeyError(missing);
     }
     raw[AUTHENTICATED_TRIGGER] = trigger;
     return true;

@@ -1,4 +1,5 @@
-import { HttpException } from '@nestjs/common';
+import { httpStatusOf } from '../errors/error-status.js';
+import { WebhookTriggerError } from '../errors/webhook-trigger.errors.js';
 import { BODY_MALFORMED, BODY_NOT_JSON_TYPE, BODY_NOT_OBJECT, BODY_TOO_LARGE } from '../errors/webhook-trigger.messages.js';
 import type { CapturedBody } from './http.types.js';
 import { parseTriggerBody } from './webhook-body.parser.js';
@@ -10,14 +11,13 @@ const body = (text: string, contentType: string | undefined = 'application/json'
   tooLarge: false,
 });
 
-/** The HTTP status and message the parser's exception turns into. */
+/** The HTTP status and message the parser's error turns into (through the one status table). */
 function failure(captured: CapturedBody | undefined): [number, string] {
   try {
     parseTriggerBody(captured, LIMIT);
   } catch (e) {
-    if (!(e instanceof HttpException)) throw new Error(`expected an HttpException, got ${String(e)}`);
-    const response = e.getResponse();
-    return [e.getStatus(), typeof response === 'string' ? response : String((response as { message: unknown }).message)];
+    if (!(e instanceof WebhookTriggerError)) throw new Error(`expected one of the module's errors, got ${String(e)}`);
+    return [httpStatusOf(e)!, e.message];
   }
   throw new Error('expected the body to be refused');
 }

@@ -2,10 +2,10 @@ import { Inject, Injectable, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ThrottlerGuard, type ThrottlerLimitDetail, type ThrottlerModuleOptions } from '@nestjs/throttler';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
-import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
+import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { AUTHENTICATED_TRIGGER, rawRequestOf } from './http.types.js';
 import { RateLimitStorage } from '../rate-limits/rate-limit.storage.js';
-import { WebhookThrottledException } from '../errors/webhook-throttled.exception.js';
+import { RateLimitedError } from '../errors/webhook-trigger.errors.js';
 
 const triggerOf = (req: unknown) => rawRequestOf(req)[AUTHENTICATED_TRIGGER]!;
 
@@ -41,6 +41,6 @@ export class WebhookThrottlerGuard extends ThrottlerGuard {
 
   protected override async throwThrottlingException(context: ExecutionContext, detail: ThrottlerLimitDetail): Promise<void> {
     const scope = detail.key.startsWith('trigger:') ? 'trigger' : 'account';
-    throw new WebhookThrottledException(scope, Math.max(1, detail.timeToBlockExpire));
+    throw new RateLimitedError(scope, Math.max(1, detail.timeToBlockExpire));
   }
 }

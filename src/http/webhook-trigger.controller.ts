@@ -1,18 +1,4 @@
-import {
-  BadRequestException,
-  Controller,
-  Get,
-  HttpCode,
-  Inject,
-  NotFoundException,
-  Param,
-  Post,
-  Query,
-  Req,
-  Res,
-  UseFilters,
-  UseGuards,
-} from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
 import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
@@ -20,10 +6,12 @@ import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-o
 import { InvocationService } from '../invocations/invocation.service.js';
 import { InvocationWaiter } from '../invocations/invocation.waiter.js';
 import type { TriggerRecord } from '../persistence/records.js';
-import { INVOCATION_ID_PATTERN, RESOLVED_OPTIONS, WEBHOOKS_PATH } from '../webhook-trigger.constants.js';
-import { BAD_TIMEOUT, SYNC_SHUTDOWN, SYNC_TIMEOUT, UNKNOWN_INVOCATION } from '../errors/webhook-trigger.messages.js';
+import { INVOCATION_ID_PATTERN } from '../keys/ids.js';
+import { RESOLVED_OPTIONS } from '../options/module.constants.js';
+import { WEBHOOK_ROUTES, WEBHOOKS_PATH } from './webhook-routes.js';
+import { InvalidRequestError, SyncTimeoutError, UnknownInvocationError } from '../errors/webhook-trigger.errors.js';
+import { BAD_IDEMPOTENCY_KEY, BAD_TIMEOUT } from '../errors/webhook-trigger.messages.js';
 import { statusBody, syncBody } from './invocation-responses.js';
-import { WebhookSyncTimeoutException } from '../errors/webhook-sync-timeout.exception.js';
 import { CurrentTrigger } from './current-trigger.decorator.js';
 import { CAPTURED_BODY, rawRequestOf } from './http.types.js';
 import { parseTriggerBody } from './webhook-body.parser.js';
@@ -32,6 +20,8 @@ import { BotOutputDto, StatusResponseDto, SyncResponseDto, TriggerResponseDto, W
 import { TriggerKeyGuard } from './trigger-key.guard.js';
 import { WebhookThrottlerGuard } from './webhook-throttler.guard.js';
 
+/** The header that makes a trigger request idempotent (as Node spells incoming header names). */
+const IDEMPOTENCY_HEADER = 'idempotency-key';
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 @ApiTags('webhooks')
@@ -52,7 +42,7 @@ export class WebhookTriggerController {
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {}
 
-  @Post(':triggerId/trigger')
+  @Post(WEBHOOK_ROUTES.trigger)
   @HttpCode(200)
   @ApiOperation({ operationId: 'triggerBot', summary: 'Trigger bot execution', description: 'Starts the bot in the background with the JSON body as its inputs and answers at once.' })
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Repeats with the same key on this trigger within 24 h return the first invocation and charge nothing.' })
@@ -67,16 +57,16 @@ export class WebhookTriggerController {
   async trigger(@CurrentTrigger() trigger: TriggerRecord, @Req() request: unknown): Promise<TriggerResponseDto> {
     const raw = rawRequestOf(request);
     const inputs = parseTriggerBody(raw[CAPTURED_BODY], this.options.maxBodyBytes);
-    const idempotencyKey = raw.headers[this.options.idempotencyHeader];
+    const idempotencyKey = raw.headers[IDEMPOTENCY_HEADER];
     if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY.test(idempotencyKey))) {
-      throw new BadRequestException('Idempotency-Key must be 1–255 visible ASCII characters');
+      throw new InvalidRequestError(BAD_IDEMPOTENCY_KEY);
     }
     const requestHash = idempotencyKey === undefined ? undefined : createHash('sha256').update(raw[CAPTURED_BODY]!.bytes!).digest('hex');
     const started = await this.invocations.start(trigger, inputs, { idempotencyKey, requestHash });
     return { success: true, invocation: { id: started.id } };
   }
 
-  @Get(':triggerId/trigger/invocation/:invocationId/sync')
+  @Get(WEBHOOK_ROUTES.sync)
   @ApiOperation({
     summary: 'Wait for bot execution to complete',
     description: 'Blocks until the run finishes, or answers 408 after the wait (5 minutes by default, or ?timeout seconds); call again to keep waiting.',
@@ -105,13 +95,13 @@ export class WebhookTriggerController {
       const result = await this.waiter.wait(trigger.id, invocationId, waitMs, gone.signal);
       switch (result.kind) {
         case 'not-found':
-          throw new NotFoundException(UNKNOWN_INVOCATION(invocationId));
+          throw new UnknownInvocationError(invocationId);
         case 'aborted':
           return undefined; // nobody is listening any more
         case 'timeout':
-          throw new WebhookSyncTimeoutException(SYNC_TIMEOUT(waitMs, result.invocation.status), result.invocation.status);
+          throw new SyncTimeoutError(result.invocation.status, { waitMs });
         case 'shutdown':
-          throw new WebhookSyncTimeoutException(SYNC_SHUTDOWN(result.invocation.status), result.invocation.status);
+          throw new SyncTimeoutError(result.invocation.status, 'shutdown');
         case 'finished':
           return syncBody(result.invocation);
       }
@@ -120,18 +110,18 @@ export class WebhookTriggerController {
     }
   }
 
-  @Get(':triggerId/trigger/invocation/:invocationId')
+  @Get(WEBHOOK_ROUTES.status)
   @ApiOperation({ summary: 'Get the status of a run', description: 'Answers at once with the run\'s state, and its outputs or error once finished.' })
   @ApiParam({ name: 'invocationId', description: 'The invocation.id returned by the trigger endpoint.' })
   @ApiResponse({ status: 200, type: StatusResponseDto, description: 'The run; success is false once it ended without success.' })
   async status(@CurrentTrigger() trigger: TriggerRecord, @Param('invocationId') invocationId: string): Promise<StatusResponseDto> {
     this.checkInvocationId(invocationId);
     const invocation = await this.invocations.find(trigger, invocationId);
-    if (!invocation) throw new NotFoundException(UNKNOWN_INVOCATION(invocationId));
+    if (!invocation) throw new UnknownInvocationError(invocationId);
     return statusBody(invocation);
   }
 
-  @Post(':triggerId/trigger/invocation/:invocationId/cancel')
+  @Post(WEBHOOK_ROUTES.cancel)
   @HttpCode(200)
   @ApiOperation({
     summary: 'Cancel a run',
@@ -143,7 +133,7 @@ export class WebhookTriggerController {
   async cancel(@CurrentTrigger() trigger: TriggerRecord, @Param('invocationId') invocationId: string): Promise<StatusResponseDto> {
     this.checkInvocationId(invocationId);
     const invocation = await this.invocations.cancel(trigger, invocationId);
-    if (!invocation) throw new NotFoundException(UNKNOWN_INVOCATION(invocationId));
+    if (!invocation) throw new UnknownInvocationError(invocationId);
     return statusBody(invocation);
   }
 
@@ -151,12 +141,12 @@ export class WebhookTriggerController {
   private waitMs(timeout: string | undefined): number {
     if (timeout === undefined) return this.options.syncTimeoutMs;
     const seconds = /^\d{1,3}$/.test(timeout) ? Number(timeout) : NaN;
-    if (!(seconds >= 1 && seconds <= 300)) throw new BadRequestException(BAD_TIMEOUT);
+    if (!(seconds >= 1 && seconds <= 300)) throw new InvalidRequestError(BAD_TIMEOUT);
     return Math.min(seconds * 1000, this.options.syncTimeoutMs);
   }
 
   /** An id that cannot exist is not worth a query. */
   private checkInvocationId(invocationId: string): void {
-    if (!INVOCATION_ID_PATTERN.test(invocationId)) throw new NotFoundException(UNKNOWN_INVOCATION(invocationId.slice(0, 64)));
+    if (!INVOCATION_ID_PATTERN.test(invocationId)) throw new UnknownInvocationError(invocationId);
   }
 }

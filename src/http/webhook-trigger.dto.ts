@@ -1,4 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { INVOCATION_STATUSES } from '../persistence/records.js';
 
 export class InvocationRefDto {
   @ApiProperty({ example: 'inv_3q2S1kqD5v0pXb8mVQn0cA' })
@@ -29,7 +30,7 @@ export class InvocationErrorDto {
   code?: string;
 }
 
-const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out'];
+const STATUSES = [...INVOCATION_STATUSES];
 
 export class SyncResponseDto {
   @ApiProperty({ description: 'True when the bot succeeded; false when it failed.' })

@@ -5,10 +5,10 @@ import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-o
 import { newInvocationId } from '../keys/ids.js';
 import { CreditLedger } from '../persistence/credit-ledger.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
-import { IdempotencyKeyTakenError, type InvocationRecord, type TriggerRecord } from '../persistence/records.js';
+import type { InvocationRecord, TriggerRecord } from '../persistence/records.js';
 import { WebhookUnitOfWork } from '../persistence/unit-of-work.js';
 import { BotRunner } from '../runs/bot-runner.js';
-import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
+import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { CompletionBus } from '../completion/completion-bus.js';
 import {
   BotNotRegisteredError,
@@ -16,6 +16,7 @@ import {
   InvocationAlreadyFinishedError,
   NotEnoughCreditsError,
   ShuttingDownError,
+  IdempotencyKeyTakenError,
 } from '../errors/webhook-trigger.errors.js';
 import { InvocationExecutor } from '../runs/invocation.executor.js';
 import { RunStop } from '../runs/run-stop.reasons.js';

@@ -1,5 +1,8 @@
 import { randomBytes, randomFillSync } from 'node:crypto';
 
+export const TRIGGER_ID_PATTERN = /^trg_[A-Za-z0-9_-]{16}$/;
+export const INVOCATION_ID_PATTERN = /^inv_[A-Za-z0-9_-]{22}$/;
+
 /**
  * Random bytes drawn from a 4 KiB pool refilled in one call: an id per request would otherwise be a
  * separate trip into the kernel's random source (it showed up at ~7% of the trigger path's CPU).

@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
-import { KEY_PREFIX } from '../webhook-trigger.constants.js';
+
+export const KEY_PREFIX = 'whk_';
 
 /** A new trigger key: `whk_` + 32 random bytes, base64url. */
 export function generateTriggerKey(): string {

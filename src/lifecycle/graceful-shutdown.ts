@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
-import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
+import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { InvocationExecutor } from '../runs/invocation.executor.js';
 import { ShutdownState } from './shutdown.state.js';
 
@@ -13,7 +13,7 @@ import { ShutdownState } from './shutdown.state.js';
  * Runs in `onModuleDestroy`, while the HTTP server still answers and before the database closes.
  */
 @Injectable()
-export class WebhookShutdown implements OnModuleDestroy {
+export class GracefulShutdown implements OnModuleDestroy {
   constructor(
     private readonly state: ShutdownState,
     private readonly executor: InvocationExecutor,

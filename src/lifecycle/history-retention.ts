@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
-import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
+import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { ShutdownState } from './shutdown.state.js';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -10,7 +10,7 @@ const DAY_MS = 24 * HOUR_MS;
 /** Deletes finished runs older than `historyRetentionDays`, at startup and then hourly. */
 @Injectable()
 export class HistoryRetention implements OnApplicationBootstrap {
-  private readonly logger = new Logger('WebhookTriggerModule');
+  private readonly logger = new Logger(LOG_CONTEXT);
 
   constructor(
     private readonly invocations: InvocationRepository,

@@ -1,3 +1,4 @@
+import { LOG_CONTEXT } from '../options/module.constants.js';
 import { Injectable, Logger } from '@nestjs/common';
 import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 import { CompletionBus } from '../completion/completion-bus.js';
@@ -15,7 +16,7 @@ import { RunStop } from '../runs/run-stop.reasons.js';
  */
 @Injectable()
 export class InterruptedRuns {
-  private readonly logger = new Logger('WebhookTriggerModule');
+  private readonly logger = new Logger(LOG_CONTEXT);
 
   constructor(
     private readonly invocations: InvocationRepository,

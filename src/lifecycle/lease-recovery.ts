@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import { BotRunner } from '../runs/bot-runner.js';
-import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
+import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { InterruptedRuns } from './interrupted-runs.js';
 import { InvocationExecutor } from '../runs/invocation.executor.js';
 import { ShutdownState } from './shutdown.state.js';
@@ -21,8 +21,8 @@ const MAX_RECOVERED = 100_000;
  *   fresh lease and is never touched; every change is conditional, so two recovering processes agree.
  */
 @Injectable()
-export class InvocationRecovery implements OnApplicationBootstrap {
-  private readonly logger = new Logger('WebhookTriggerModule');
+export class LeaseRecovery implements OnApplicationBootstrap {
+  private readonly logger = new Logger(LOG_CONTEXT);
 
   constructor(
     private readonly invocations: InvocationRepository,
@@ -36,7 +36,7 @@ export class InvocationRecovery implements OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     // An API-only process runs nothing, so it has no leases to renew; the workers recover.
     if (this.options.role === 'api') return;
-    if (!this.runner.durable) {
+    if (!(this.runner.constructor as typeof BotRunner).durable) {
       const queued = await this.invocations.listIdsByStatus('queued', MAX_RECOVERED);
       if (queued.length > 0) this.logger.log(`Dispatching ${queued.length} run(s) left queued by an earlier process`);
       for (const id of queued) await this.runner.dispatch(id);

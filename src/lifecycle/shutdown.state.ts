@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 
 /**
  * "This process is stopping", in one place: new triggers get 503, waiting sync requests are answered
- * 408 at once, timers stop, and running bots get their grace period (see `WebhookShutdown`).
+ * 408 at once, timers stop, and running bots get their grace period (see `GracefulShutdown`).
  */
 @Injectable()
 export class ShutdownState {

@@ -1,5 +1,6 @@
-import type { WebhookTriggerModuleOptions } from './webhook-trigger-options.interface.js';
-import { DEFAULT_OPTIONS, resolveWebhookTriggerOptions } from './resolve-options.js';
+import type { WebhookTriggerModuleExtras, WebhookTriggerModuleOptions } from './webhook-trigger-options.interface.js';
+import { DEFAULTS } from './defaults.js';
+import { resolveWebhookTriggerOptions } from './resolve-options.js';
 
 describe('resolveWebhookTriggerOptions', () => {
   it('applies the documented defaults when given nothing', () => {
@@ -13,7 +14,6 @@ describe('resolveWebhookTriggerOptions', () => {
       defaultAccountId: 'default',
       publicBaseUrl: 'http://localhost:3000',
       maxConcurrentRuns: 16,
-      idempotencyHeader: 'idempotency-key',
       idempotencyTtlMs: 86_400_000,
       botTimeoutMs: 900_000,
       shutdownGraceMs: 10_000,
@@ -28,14 +28,13 @@ describe('resolveWebhookTriggerOptions', () => {
     expect(resolveWebhookTriggerOptions(null as unknown as WebhookTriggerModuleOptions)).toEqual(expected);
   });
 
-  it('keeps given values, fills the rest, and normalises the URL and header name', () => {
+  it('keeps given values, fills the rest, and normalises the URL', () => {
     const resolved = resolveWebhookTriggerOptions({
       syncTimeoutMs: 1_000,
       rateLimits: { perAccount: { limit: 5, ttlMs: 10_000 } },
       keySecret: 'a-secret-of-16-chars',
       database: { type: 'postgres', url: 'postgres://u@127.0.0.1:5432/db' },
       publicBaseUrl: 'https://api.example.com/base//',
-      idempotencyHeader: 'X-Request-Id',
       migrationsRun: false,
     });
     expect(resolved).toMatchObject({
@@ -44,7 +43,6 @@ describe('resolveWebhookTriggerOptions', () => {
       keySecret: 'a-secret-of-16-chars',
       database: { type: 'postgres', url: 'postgres://u@127.0.0.1:5432/db' },
       publicBaseUrl: 'https://api.example.com/base',
-      idempotencyHeader: 'x-request-id',
       migrationsRun: false,
       maxBodyBytes: 1_048_576,
     });
@@ -57,7 +55,7 @@ describe('resolveWebhookTriggerOptions', () => {
     const b = resolveWebhookTriggerOptions();
     expect(b.rateLimits.perTrigger.limit).toBe(10);
     expect(b.database).toEqual({ type: 'better-sqlite3', database: 'webhook-triggers.sqlite' });
-    expect(DEFAULT_OPTIONS.perTrigger.limit).toBe(10);
+    expect(DEFAULTS.rateLimits.perTrigger.limit).toBe(10);
   });
 
   const bad: Array<[string, WebhookTriggerModuleOptions]> = [
@@ -85,7 +83,6 @@ describe('resolveWebhookTriggerOptions', () => {
     ['defaultAccountId', { defaultAccountId: '' }],
     ['maxConcurrentRuns', { maxConcurrentRuns: 0 }],
     ['maxConcurrentRuns', { maxConcurrentRuns: 10_001 }],
-    ['idempotencyHeader', { idempotencyHeader: '  ' }],
     ['idempotencyTtlMs', { idempotencyTtlMs: -1 }],
     ['migrationsRun', { migrationsRun: 'false' as unknown as boolean }],
     ['rateLimits', { rateLimits: 'strict' as unknown as WebhookTriggerModuleOptions['rateLimits'] }],
@@ -94,5 +91,58 @@ describe('resolveWebhookTriggerOptions', () => {
 
   it.each(bad)('rejects a bad %s with a message naming it', (field, options) => {
     expect(() => resolveWebhookTriggerOptions(options)).toThrow(`WebhookTriggerModule: invalid option "${field}"`);
+  });
+
+  it.each<[string, Record<string, unknown>, string]>([
+    ['syncTimeoutMS', { syncTimeoutMS: 1000 }, 'unknown option "syncTimeoutMS"; did you mean "syncTimeoutMs"?'],
+    ['maxBodySize', { maxBodySize: 10 }, 'unknown option "maxBodySize"; did you mean "maxBodyBytes"?'],
+    ['idempotencyHeader (removed)', { idempotencyHeader: 'x-id' }, 'unknown option "idempotencyHeader"'],
+    ['rateLimits.perTriger', { rateLimits: { perTriger: { limit: 1, ttlMs: 1 } } }, 'unknown option "rateLimits.perTriger"; did you mean "perTrigger"?'],
+    ['redis.prefix', { redis: { url: 'redis://x', prefix: 'a:' } }, 'unknown option "redis.prefix"'],
+    ['database.file', { database: { type: 'better-sqlite3', file: 'x.sqlite' } }, 'unknown option "database.file"'],
+    ['something unrelated', { colour: 'blue' }, 'unknown option "colour"'],
+  ])('rejects an unknown key (%s), suggesting the nearest known one', (_case, options, message) => {
+    expect(() => resolveWebhookTriggerOptions(options as WebhookTriggerModuleOptions)).toThrow(`WebhookTriggerModule: ${message}`);
+  });
+
+  it('names no suggestion when nothing is close', () => {
+    expect(() => resolveWebhookTriggerOptions({ colour: 'blue' } as WebhookTriggerModuleOptions)).toThrow(/unknown option "colour"$/);
+  });
+
+  describe('checks the extras against the options', () => {
+    class RedisPart {
+      static readonly requiresRedis = true;
+    }
+    class QueueRunner {
+      static readonly durable = true;
+      static readonly requiresRedis = true;
+    }
+    class Store {}
+    const redis = { url: 'redis://127.0.0.1:6379' };
+    const ok = (options: WebhookTriggerModuleOptions, extras: WebhookTriggerModuleExtras) => () => resolveWebhookTriggerOptions(options, extras);
+
+    it.each<[string, WebhookTriggerModuleOptions, WebhookTriggerModuleExtras, string]>([
+      ['database with dataSourceName', { database: { type: 'postgres', url: 'postgres://x' } }, { dataSourceName: 'default' }, 'invalid option "database"'],
+      ['migrationsRun with dataSourceName', { migrationsRun: true }, { dataSourceName: 'default' }, 'invalid option "migrationsRun"'],
+      ['an empty dataSourceName', {}, { dataSourceName: '' }, 'invalid option "dataSourceName"'],
+      ['a Redis part without redis', {}, { rateLimitStorage: RedisPart as never }, 'invalid option "redis": RedisPart (the "rateLimitStorage" extra) needs'],
+      ["role 'api' with the in-process runner", { role: 'api' }, {}, `invalid option "role": 'api' means this process never runs bots`],
+      ['unitOfWork alone', {}, { unitOfWork: Store as never }, 'invalid option "invocationRepository"'],
+      ['invocationRepository alone', {}, { invocationRepository: Store as never }, 'invalid option "unitOfWork"'],
+      ['unitOfWork and invocationRepository without creditLedger', {}, { unitOfWork: Store as never, invocationRepository: Store as never }, 'invalid option "creditLedger"'],
+      ['an extra that is not a class', {}, { runner: 'bullmq' as never }, 'invalid option "runner": expected a class'],
+    ])('refuses %s', (_case, options, extras, message) => {
+      expect(ok(options, extras)).toThrow(`WebhookTriggerModule: ${message}`);
+    });
+
+    it.each<[string, WebhookTriggerModuleOptions, WebhookTriggerModuleExtras]>([
+      ['dataSourceName alone', {}, { dataSourceName: 'default' }],
+      ['a Redis part with redis', { redis }, { completionBus: RedisPart as never }],
+      ["role 'api' with a durable runner", { role: 'api', redis }, { runner: QueueRunner as never }],
+      ['the three transactional stores together', {}, { unitOfWork: Store as never, invocationRepository: Store as never, creditLedger: Store as never }],
+      ['creditLedger alone (a host billing that ignores the transaction)', {}, { creditLedger: Store as never }],
+    ])('accepts %s', (_case, options, extras) => {
+      expect(ok(options, extras)).not.toThrow();
+    });
   });
 });

@@ -1,123 +1,218 @@
+import { INVALID_OPTION, UNKNOWN_OPTION } from '../errors/webhook-trigger.messages.js';
+import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
+import { DEFAULTS, MAX_TIMER_MS, REDIS_DEFAULTS } from './defaults.js';
 import type {
   ResolvedWebhookTriggerOptions,
   WebhookRateLimit,
+  WebhookTriggerModuleExtras,
   WebhookTriggerModuleOptions,
   WebhookTriggerRole,
 } from './webhook-trigger-options.interface.js';
-import { INVALID_OPTION } from '../errors/webhook-trigger.messages.js';
 
-/** The one place defaults live. */
-export const DEFAULT_OPTIONS = {
-  syncTimeoutMs: 300_000,
-  perTrigger: { limit: 10, ttlMs: 1_000 },
-  perAccount: { limit: 100, ttlMs: 60_000 },
-  maxBodyBytes: 1024 * 1024,
-  database: { type: 'better-sqlite3', database: 'webhook-triggers.sqlite' },
-  migrationsRun: true,
-  defaultAccountId: 'default',
-  publicBaseUrl: 'http://localhost:3000',
-  maxConcurrentRuns: 16,
-  idempotencyHeader: 'idempotency-key',
-  idempotencyTtlMs: 24 * 60 * 60 * 1000,
-  botTimeoutMs: 15 * 60 * 1000,
-  shutdownGraceMs: 10_000,
-  runLeaseMs: 15_000,
-  role: 'all' as WebhookTriggerRole,
-  historyRetentionDays: 30,
-  failedKeyLimit: { limit: 30, ttlMs: 60_000 },
-} as const;
+const invalid = (field: string, problem: string) => new WebhookConfigurationError(INVALID_OPTION(field, problem));
+const shown = (value: unknown) => JSON.stringify(value) ?? String(value);
 
 function positiveInt(field: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw new Error(INVALID_OPTION(field, `expected a whole number from 1 to ${max}, got ${JSON.stringify(value)}`));
+    throw invalid(field, `expected a whole number from 1 to ${max}, got ${shown(value)}`);
   }
   return value;
 }
 
-/** Longest delay a Node timer accepts. */
-const MAX_TIMER_MS = 2_147_483_647;
-
 function wholeNumber(field: string, value: unknown, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
-    throw new Error(INVALID_OPTION(field, `expected a whole number from 0 to ${max}, got ${JSON.stringify(value)}`));
+    throw invalid(field, `expected a whole number from 0 to ${max}, got ${shown(value)}`);
   }
   return value;
 }
 
 function nonEmptyString(field: string, value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '') {
-    throw new Error(INVALID_OPTION(field, `expected a non-empty string, got ${JSON.stringify(value)}`));
-  }
+  if (typeof value !== 'string' || value.trim() === '') throw invalid(field, `expected a non-empty string, got ${shown(value)}`);
   return value;
 }
 
 function boolean(field: string, value: unknown): boolean {
-  if (typeof value !== 'boolean') throw new Error(INVALID_OPTION(field, `expected true or false, got ${JSON.stringify(value)}`));
+  if (typeof value !== 'boolean') throw invalid(field, `expected true or false, got ${shown(value)}`);
   return value;
 }
 
-function rateLimit(field: string, value: WebhookRateLimit | undefined, fallback: WebhookRateLimit): WebhookRateLimit {
-  if (value === undefined) return { ...fallback };
-  if (typeof value !== 'object' || value === null) {
-    throw new Error(INVALID_OPTION(field, 'expected { limit, ttlMs }'));
+/** An object whose keys are all among `known`; an unknown one stops startup with the nearest known name. */
+function object(field: string, value: unknown, known: readonly string[], expected: string): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(field, `expected ${expected}`);
+  for (const key of Object.keys(value)) {
+    if (!known.includes(key)) {
+      const path = field === '' ? key : `${field}.${key}`;
+      throw new WebhookConfigurationError(UNKNOWN_OPTION(path, nearest(key, known)));
+    }
   }
-  return { limit: positiveInt(`${field}.limit`, value.limit), ttlMs: positiveInt(`${field}.ttlMs`, value.ttlMs) };
+  return value as Record<string, unknown>;
+}
+
+/** The known name closest to `name` (edit distance ≤ 1/3 of its length, case-insensitive), if any. */
+function nearest(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.ceil(name.length / 3)) + 1;
+  for (const candidate of known) {
+    const d = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length];
+}
+
+function rateLimit(field: string, value: unknown, fallback: WebhookRateLimit): WebhookRateLimit {
+  if (value === undefined) return { ...fallback };
+  const r = object(field, value, ['limit', 'ttlMs'], '{ limit, ttlMs }');
+  return { limit: positiveInt(`${field}.limit`, r.limit), ttlMs: positiveInt(`${field}.ttlMs`, r.ttlMs) };
 }
 
 const ROLES: readonly WebhookTriggerRole[] = ['all', 'api', 'worker'];
 function role(value: unknown): WebhookTriggerRole {
-  if (!ROLES.includes(value as WebhookTriggerRole)) throw new Error(INVALID_OPTION('role', `expected one of ${ROLES.join(', ')}, got ${JSON.stringify(value)}`));
+  if (!ROLES.includes(value as WebhookTriggerRole)) throw invalid('role', `expected one of ${ROLES.join(', ')}, got ${shown(value)}`);
   return value as WebhookTriggerRole;
 }
 
-function redisOptions(value: unknown): { url: string; keyPrefix: string } {
-  const r = (value ?? {}) as { url?: unknown; keyPrefix?: unknown };
+function database(value: unknown): ResolvedWebhookTriggerOptions['database'] {
+  if (value === undefined) return { ...DEFAULTS.database };
+  const type = (value as { type?: unknown } | null)?.type;
+  if (type === 'better-sqlite3') {
+    const d = object('database', value, ['type', 'database'], '{ type, database }');
+    return { type, database: nonEmptyString('database.database', d.database) };
+  }
+  if (type === 'postgres') {
+    const d = object('database', value, ['type', 'url'], '{ type, url }');
+    return { type, url: nonEmptyString('database.url', d.url) };
+  }
+  throw invalid('database.type', `expected "better-sqlite3" or "postgres", got ${shown(type)}`);
+}
+
+function redis(value: unknown): ResolvedWebhookTriggerOptions['redis'] {
+  if (value === undefined) return undefined;
+  const r = object('redis', value, ['url', 'keyPrefix'], '{ url, keyPrefix? }');
   const url = nonEmptyString('redis.url', r.url);
-  if (!/^rediss?:\/\//.test(url)) throw new Error(INVALID_OPTION('redis.url', `expected redis:// or rediss://, got ${JSON.stringify(url)}`));
-  return { url, keyPrefix: r.keyPrefix === undefined ? 'webhook-triggers:' : nonEmptyString('redis.keyPrefix', r.keyPrefix) };
+  if (!/^rediss?:\/\//.test(url)) throw invalid('redis.url', `expected redis:// or rediss://, got ${shown(url)}`);
+  return { url, keyPrefix: r.keyPrefix === undefined ? REDIS_DEFAULTS.keyPrefix : nonEmptyString('redis.keyPrefix', r.keyPrefix) };
 }
 
-/** Applies defaults and validates; a bad value stops bootstrap with a message naming the field. */
-export function resolveWebhookTriggerOptions(raw: WebhookTriggerModuleOptions = {}): ResolvedWebhookTriggerOptions {
-  const o = raw ?? {};
-  if (o.keySecret !== undefined && (typeof o.keySecret !== 'string' || o.keySecret.length < 16)) {
-    throw new Error(INVALID_OPTION('keySecret', 'expected a string of at least 16 characters'));
-  }
-  if (o.rateLimits !== undefined && (typeof o.rateLimits !== 'object' || o.rateLimits === null)) {
-    throw new Error(INVALID_OPTION('rateLimits', 'expected { perTrigger?, perAccount? }'));
-  }
-  const database = o.database ?? DEFAULT_OPTIONS.database;
-  if (database.type === 'better-sqlite3') nonEmptyString('database.database', database.database);
-  else if (database.type === 'postgres') nonEmptyString('database.url', database.url);
-  else throw new Error(INVALID_OPTION('database.type', `expected "better-sqlite3" or "postgres", got ${JSON.stringify((database as { type: unknown }).type)}`));
-
-  const publicBaseUrl = nonEmptyString('publicBaseUrl', o.publicBaseUrl ?? DEFAULT_OPTIONS.publicBaseUrl);
+function absoluteUrl(field: string, value: unknown): string {
+  const url = nonEmptyString(field, value);
   try {
-    new URL(publicBaseUrl);
+    new URL(url);
   } catch {
-    throw new Error(INVALID_OPTION('publicBaseUrl', `not an absolute URL: ${JSON.stringify(publicBaseUrl)}`));
+    throw invalid(field, `not an absolute URL: ${shown(url)}`);
   }
-  return {
-    syncTimeoutMs: positiveInt('syncTimeoutMs', o.syncTimeoutMs ?? DEFAULT_OPTIONS.syncTimeoutMs, MAX_TIMER_MS),
-    rateLimits: {
-      perTrigger: rateLimit('rateLimits.perTrigger', o.rateLimits?.perTrigger, DEFAULT_OPTIONS.perTrigger),
-      perAccount: rateLimit('rateLimits.perAccount', o.rateLimits?.perAccount, DEFAULT_OPTIONS.perAccount),
-    },
-    maxBodyBytes: positiveInt('maxBodyBytes', o.maxBodyBytes ?? DEFAULT_OPTIONS.maxBodyBytes),
-    keySecret: o.keySecret,
-    database: { ...database },
-    migrationsRun: boolean('migrationsRun', o.migrationsRun ?? DEFAULT_OPTIONS.migrationsRun),
-    defaultAccountId: nonEmptyString('defaultAccountId', o.defaultAccountId ?? DEFAULT_OPTIONS.defaultAccountId),
-    publicBaseUrl: publicBaseUrl.replace(/\/+$/, ''),
-    maxConcurrentRuns: positiveInt('maxConcurrentRuns', o.maxConcurrentRuns ?? DEFAULT_OPTIONS.maxConcurrentRuns, 10_000),
-    idempotencyHeader: nonEmptyString('idempotencyHeader', o.idempotencyHeader ?? DEFAULT_OPTIONS.idempotencyHeader).toLowerCase(),
-    idempotencyTtlMs: positiveInt('idempotencyTtlMs', o.idempotencyTtlMs ?? DEFAULT_OPTIONS.idempotencyTtlMs),
-    botTimeoutMs: positiveInt('botTimeoutMs', o.botTimeoutMs ?? DEFAULT_OPTIONS.botTimeoutMs, MAX_TIMER_MS),
-    shutdownGraceMs: wholeNumber('shutdownGraceMs', o.shutdownGraceMs ?? DEFAULT_OPTIONS.shutdownGraceMs, MAX_TIMER_MS),
-    runLeaseMs: positiveInt('runLeaseMs', o.runLeaseMs ?? DEFAULT_OPTIONS.runLeaseMs, MAX_TIMER_MS),
-    historyRetentionDays: wholeNumber('historyRetentionDays', o.historyRetentionDays ?? DEFAULT_OPTIONS.historyRetentionDays, 100_000),
-    failedKeyLimit: rateLimit('failedKeyLimit', o.failedKeyLimit, DEFAULT_OPTIONS.failedKeyLimit),
-    redis: o.redis === undefined ? undefined : redisOptions(o.redis),
-    role: role(o.role ?? DEFAULT_OPTIONS.role),
-  };
+  return url.replace(/\/+$/, '');
 }
+
+const OPTION_NAMES = Object.keys(DEFAULTS);
+const EXTRA_NAMES: readonly (keyof WebhookTriggerModuleExtras)[] = [
+  'isGlobal',
+  'dataSourceName',
+  'triggerRepository',
+  'invocationRepository',
+  'creditLedger',
+  'creditAccounts',
+  'unitOfWork',
+  'runner',
+  'completionBus',
+  'rateLimitStorage',
+];
+/** Extras that are classes: replacement parts. */
+const PART_EXTRAS = EXTRA_NAMES.filter((name) => name !== 'isGlobal' && name !== 'dataSourceName');
+
+/** What a replacement class may declare about itself (static), read by the checks below. */
+interface PartClass {
+  /** The part needs the `redis` option (the Redis parts). */
+  requiresRedis?: boolean;
+  /** Runs outlive this process and execute elsewhere (a queue), so an `'api'` process may use it. */
+  durable?: boolean;
+}
+
+/** Checks between options and extras: the wiring must be able to work before the app serves. */
+function checkWiring(options: ResolvedWebhookTriggerOptions, raw: Record<string, unknown>, extras: WebhookTriggerModuleExtras): void {
+  for (const name of PART_EXTRAS) {
+    const part = extras[name];
+    if (part === undefined) continue;
+    if (typeof part !== 'function') throw invalid(name, 'expected a class (it is bound with useClass)');
+    if ((part as PartClass).requiresRedis && !options.redis) {
+      throw invalid('redis', `${part.name} (the "${name}" extra) needs the "redis" option, e.g. redis: { url: 'redis://127.0.0.1:6379' }`);
+    }
+  }
+  if (extras.dataSourceName !== undefined) {
+    nonEmptyString('dataSourceName', extras.dataSourceName);
+    if (raw.database !== undefined) throw invalid('database', 'set either "dataSourceName" (the host\'s DataSource) or "database", not both');
+    if (raw.migrationsRun !== undefined) {
+      throw invalid('migrationsRun', 'applies to the module\'s own database only; with "dataSourceName" your DataSource runs WEBHOOK_TRIGGER_MIGRATIONS (migrationsRun: true there)');
+    }
+  }
+  // The stores that take the unit of work's transaction come with it: ours cannot join another's transaction.
+  if (extras.unitOfWork !== undefined || extras.invocationRepository !== undefined) {
+    for (const name of ['unitOfWork', 'invocationRepository', 'creditLedger'] as const) {
+      if (extras[name] === undefined) {
+        throw invalid(
+          name,
+          '"unitOfWork", "invocationRepository" and "creditLedger" are replaced together: an accept (insert + debit) is one transaction of the unit of work, which the module\'s SQL stores cannot join',
+        );
+      }
+    }
+  }
+  if (options.role === 'api' && !(extras.runner as PartClass | undefined)?.durable) {
+    throw invalid(
+      'role',
+      "'api' means this process never runs bots, but the in-process runner runs them here; choose runner: BullMqBotRunner (workers elsewhere), or role 'all'",
+    );
+  }
+}
+
+/**
+ * Applies defaults and checks every option, and the extras against them; a bad value stops bootstrap
+ * with a message naming the field. The one place options are validated.
+ */
+export function resolveWebhookTriggerOptions(
+  raw: WebhookTriggerModuleOptions | null = {},
+  extras: WebhookTriggerModuleExtras = {},
+): ResolvedWebhookTriggerOptions {
+  const o = object('', raw ?? {}, OPTION_NAMES, 'an options object');
+  if (o.keySecret !== undefined && (typeof o.keySecret !== 'string' || o.keySecret.length < 16)) {
+    throw invalid('keySecret', 'expected a string of at least 16 characters');
+  }
+  const limits = o.rateLimits === undefined ? {} : object('rateLimits', o.rateLimits, ['perTrigger', 'perAccount'], '{ perTrigger?, perAccount? }');
+  const resolved: ResolvedWebhookTriggerOptions = {
+    syncTimeoutMs: positiveInt('syncTimeoutMs', o.syncTimeoutMs ?? DEFAULTS.syncTimeoutMs, MAX_TIMER_MS),
+    rateLimits: {
+      perTrigger: rateLimit('rateLimits.perTrigger', limits.perTrigger, DEFAULTS.rateLimits.perTrigger),
+      perAccount: rateLimit('rateLimits.perAccount', limits.perAccount, DEFAULTS.rateLimits.perAccount),
+    },
+    maxBodyBytes: positiveInt('maxBodyBytes', o.maxBodyBytes ?? DEFAULTS.maxBodyBytes),
+    keySecret: o.keySecret as string | undefined,
+    database: database(o.database),
+    migrationsRun: boolean('migrationsRun', o.migrationsRun ?? DEFAULTS.migrationsRun),
+    defaultAccountId: nonEmptyString('defaultAccountId', o.defaultAccountId ?? DEFAULTS.defaultAccountId),
+    publicBaseUrl: absoluteUrl('publicBaseUrl', o.publicBaseUrl ?? DEFAULTS.publicBaseUrl),
+    maxConcurrentRuns: positiveInt('maxConcurrentRuns', o.maxConcurrentRuns ?? DEFAULTS.maxConcurrentRuns, 10_000),
+    idempotencyTtlMs: positiveInt('idempotencyTtlMs', o.idempotencyTtlMs ?? DEFAULTS.idempotencyTtlMs),
+    botTimeoutMs: positiveInt('botTimeoutMs', o.botTimeoutMs ?? DEFAULTS.botTimeoutMs, MAX_TIMER_MS),
+    shutdownGraceMs: wholeNumber('shutdownGraceMs', o.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs, MAX_TIMER_MS),
+    runLeaseMs: positiveInt('runLeaseMs', o.runLeaseMs ?? DEFAULTS.runLeaseMs, MAX_TIMER_MS),
+    historyRetentionDays: wholeNumber('historyRetentionDays', o.historyRetentionDays ?? DEFAULTS.historyRetentionDays, 100_000),
+    failedKeyLimit: rateLimit('failedKeyLimit', o.failedKeyLimit, DEFAULTS.failedKeyLimit),
+    redis: redis(o.redis),
+    role: role(o.role ?? DEFAULTS.role),
+  };
+  checkWiring(resolved, o, extras ?? {});
+  return resolved;
+}
+
+/** Names of the extras (wiring) of `forRoot()`/`forRootAsync()`, listed so Nest strips them from the options. */
+export const WEBHOOK_TRIGGER_EXTRA_NAMES = EXTRA_NAMES;

@@ -4,8 +4,10 @@ import type { BotOutput } from '../bots/bot.types.js';
  * Where a run is in its life: `queued → running → succeeded | failed | cancelled | timed_out`, and
  * `queued → cancelled`. Terminal states never change.
  */
-export type InvocationStatus = 'queued' | 'running' | 'succeeded' | 'failed' | 'cancelled' | 'timed_out';
-export const TERMINAL_STATUSES: ReadonlySet<InvocationStatus> = new Set(['succeeded', 'failed', 'cancelled', 'timed_out']);
+export const INVOCATION_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out'] as const;
+export type InvocationStatus = (typeof INVOCATION_STATUSES)[number];
+/** The states a run never leaves. */
+export const TERMINAL_STATUSES: ReadonlySet<InvocationStatus> = new Set(INVOCATION_STATUSES.filter((s) => s !== 'queued' && s !== 'running'));
 
 export interface TriggerRecord {
   id: string;
@@ -56,11 +58,4 @@ export interface InvocationTransition {
   finishedAt?: Date;
   outputs?: BotOutput[] | null;
   error?: InvocationError | null;
-}
-
-/** Thrown by `InvocationRepository.insert` when (triggerId, idempotencyKey) is already taken. */
-export class IdempotencyKeyTakenError extends Error {
-  constructor(readonly triggerId: string, readonly idempotencyKey: string) {
-    super(`Idempotency key already used on trigger ${triggerId}`);
-  }
 }

@@ -1,7 +1,7 @@
-import { SlidingWindowThrottlerStorage } from './in-memory-rate-limit.storage.js';
+import { InMemoryRateLimitStorage } from './in-memory-rate-limit.storage.js';
 
-describe('SlidingWindowThrottlerStorage', () => {
-  let storage: SlidingWindowThrottlerStorage;
+describe('InMemoryRateLimitStorage', () => {
+  let storage: InMemoryRateLimitStorage;
   let now: number;
   /** One request at time `t` (ms): true when accepted. */
   const hit = async (t: number, key = 'k', ttl = 1000, limit = 2) => {
@@ -12,7 +12,7 @@ describe('SlidingWindowThrottlerStorage', () => {
   beforeEach(() => {
     now = 0;
     jest.spyOn(Date, 'now').mockImplementation(() => now);
-    storage = new SlidingWindowThrottlerStorage();
+    storage = new InMemoryRateLimitStorage();
   });
   afterEach(() => {
     storage.onModuleDestroy();
@@ -79,7 +79,7 @@ describe('SlidingWindowThrottlerStorage', () => {
   });
 
   it('costs memory for the hits it sees, not for the size of the limit', async () => {
-    const storage = new SlidingWindowThrottlerStorage();
+    const storage = new InMemoryRateLimitStorage();
     const before = process.memoryUsage().arrayBuffers;
     for (let i = 0; i < 1000; i++) expect((await storage.increment('generous', 1000, 1e9)).isBlocked).toBe(false);
     expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(1024 * 1024);

@@ -19,7 +19,7 @@ interface Window {
  * and unlike a fixed window it never lets 2 × limit through across a window edge.
  */
 @Injectable()
-export class SlidingWindowThrottlerStorage extends RateLimitStorage implements OnModuleDestroy {
+export class InMemoryRateLimitStorage extends RateLimitStorage implements OnModuleDestroy {
   private readonly windows = new Map<string, Window>();
   private readonly sweeper: NodeJS.Timeout;
 

@@ -15,7 +15,7 @@ export interface RateLimitRecord {
  * Where the webhook rate limits (per trigger, per account, failed keys per client IP) are counted.
  * Every implementation follows the same exact sliding window: a hit is accepted when fewer than `limit`
  * accepted hits fall in the last `ttl` ms; refused hits are not counted, and Retry-After is the time until
- * the oldest counted hit leaves the window. The default, `SlidingWindowThrottlerStorage`, counts in this
+ * the oldest counted hit leaves the window. The default, `InMemoryRateLimitStorage`, counts in this
  * process; `RedisRateLimitStorage` counts for all processes sharing one Redis. Choose one with the
  * `rateLimitStorage` extra of `WebhookTriggerModule.forRoot()`.
  */

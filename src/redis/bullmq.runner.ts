@@ -7,8 +7,9 @@ import { InvocationExecutor } from '../runs/invocation.executor.js';
 import { ShutdownState } from '../lifecycle/shutdown.state.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import { createRedisClient, redactRedisUrl } from './ioredis.js';
-import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
-import { INVALID_OPTION } from '../errors/webhook-trigger.messages.js';
+import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
+import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
+import { CANNOT_CONNECT, MISSING_PACKAGE } from '../errors/webhook-trigger.messages.js';
 import { BotRunner } from '../runs/bot-runner.js';
 
 type BullMq = typeof import('bullmq');
@@ -19,7 +20,7 @@ function loadBullMq(): BullMq {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     return require('bullmq') as BullMq;
   } catch {
-    throw new Error(INVALID_OPTION('runner', 'BullMqBotRunner needs the "bullmq" package: npm install bullmq@^6.7.0'));
+    throw new WebhookConfigurationError(MISSING_PACKAGE('BullMqBotRunner', 'bullmq@^6.7.0'));
   }
 }
 
@@ -57,11 +58,11 @@ const ENQUEUE_TIMEOUT_MS = 2000;
  *   the executor fires the bot's signal when someone else finishes its run.
  * - **Shutdown**: the worker stops taking jobs when shutdown begins; a job handed to it after that goes
  *   back to the queue at once for another worker; runs in flight get `shutdownGraceMs` (see
- *   `WebhookShutdown`), then the connections close.
+ *   `GracefulShutdown`), then the connections close.
  */
 @Injectable()
 export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
-  private readonly logger = new Logger('WebhookTriggerRunner');
+  private readonly logger = new Logger(LOG_CONTEXT);
   private readonly bull = loadBullMq();
   private readonly url: string;
   private readonly prefix: string;
@@ -79,12 +80,10 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {
     super();
-    if (!options.redis) {
-      throw new Error(INVALID_OPTION('redis', "BullMqBotRunner (runner extra) needs the \"redis\" option, e.g. redis: { url: 'redis://127.0.0.1:6379' }"));
-    }
-    this.url = options.redis.url;
+    const redis = options.redis!; // checked at bootstrap (requiresRedis)
+    this.url = redis.url;
     // BullMQ joins prefix and queue name with ':' itself.
-    this.prefix = options.redis.keyPrefix.replace(/:+$/, '') || 'webhook-triggers';
+    this.prefix = redis.keyPrefix.replace(/:+$/, '') || 'webhook-triggers';
   }
 
   /** Connects the producer, so an unreachable Redis at startup stops the app with a clear message. */
@@ -111,7 +110,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
       await this.producer.connect();
     } catch (error) {
       this.producer.disconnect();
-      throw new Error(INVALID_OPTION('redis.url', `BullMqBotRunner could not connect to ${redactRedisUrl(this.url)}: ${(error as Error).message}`));
+      throw new WebhookConfigurationError(CANNOT_CONNECT('BullMqBotRunner', redactRedisUrl(this.url), (error as Error).message));
     }
     this.queue = new this.bull.Queue(WEBHOOK_RUN_QUEUE, {
       connection: this.producer,
@@ -145,10 +144,10 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     );
   }
 
-  /** The queue survives this process; the sweep finds runs that never reached it. */
-  override get durable(): boolean {
-    return true;
-  }
+  /** The queue survives this process and runs execute on workers; the sweep finds runs that never reached it. */
+  static override readonly durable = true;
+  /** Read by the option checks: choosing this class requires the `redis` option. */
+  static readonly requiresRedis = true;
 
   async dispatch(invocationId: string): Promise<void> {
     try {
@@ -191,7 +190,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     await this.executor.execute(invocationId);
   }
 
-  /** After the grace (`WebhookShutdown` in onModuleDestroy): waits for the worker, then closes Redis. */
+  /** After the grace (`GracefulShutdown` in onModuleDestroy): waits for the worker, then closes Redis. */
   async onApplicationShutdown(): Promise<void> {
     // The same promise as the close begun with shutdown, if it was.
     await this.worker?.close().catch(() => undefined);

@@ -1,5 +1,6 @@
 import type { Redis as RedisClient, RedisOptions } from 'ioredis';
-import { INVALID_OPTION } from '../errors/webhook-trigger.messages.js';
+import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
+import { MISSING_PACKAGE } from '../errors/webhook-trigger.messages.js';
 
 /**
  * A client of the optional peer `ioredis`, loaded only when a Redis part is actually chosen, so hosts
@@ -12,7 +13,7 @@ export function createRedisClient(part: string, url: string, options: RedisOptio
     const mod = require('ioredis') as { default?: unknown; Redis?: unknown };
     Redis = (mod.Redis ?? mod.default ?? mod) as typeof Redis;
   } catch {
-    throw new Error(INVALID_OPTION('redis', `${part} needs the "ioredis" package: npm install ioredis@5`));
+    throw new WebhookConfigurationError(MISSING_PACKAGE(part, 'ioredis@5'));
   }
   return new Redis(url, options);
 }

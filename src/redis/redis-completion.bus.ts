@@ -1,8 +1,9 @@
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Redis as RedisClient } from 'ioredis';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
-import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
-import { INVALID_OPTION } from '../errors/webhook-trigger.messages.js';
+import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
+import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
+import { CANNOT_CONNECT } from '../errors/webhook-trigger.messages.js';
 import { createRedisClient, redactRedisUrl } from './ioredis.js';
 import { InMemoryCompletionBus } from '../completion/in-memory-completion.bus.js';
 
@@ -28,7 +29,9 @@ import { InMemoryCompletionBus } from '../completion/in-memory-completion.bus.js
  */
 @Injectable()
 export class RedisCompletionBus extends InMemoryCompletionBus implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger('WebhookTriggerModule');
+  /** Read by the option checks: choosing this class requires the `redis` option. */
+  static readonly requiresRedis = true;
+  private readonly logger = new Logger(LOG_CONTEXT);
   private readonly url: string;
   private readonly channel: string;
   private subscriber?: RedisClient;
@@ -36,11 +39,9 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
 
   constructor(@Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions) {
     super();
-    if (!options.redis) {
-      throw new Error(INVALID_OPTION('redis', 'the RedisCompletionBus (completionBus extra) needs the "redis" option, e.g. redis: { url: \'redis://127.0.0.1:6379\' }'));
-    }
-    this.url = options.redis.url;
-    this.channel = `${options.redis.keyPrefix}invocation-finished`;
+    const redis = options.redis!; // checked at bootstrap (requiresRedis)
+    this.url = redis.url;
+    this.channel = `${redis.keyPrefix}invocation-finished`;
   }
 
   /** Connects both clients and awaits the SUBSCRIBE, so the app never serves before it hears messages. */
@@ -60,7 +61,7 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
       await this.subscriber.subscribe(this.channel);
     } catch (error) {
       this.close();
-      throw new Error(`WebhookTriggerModule: the Redis completion bus could not connect to the "redis" option's url (${redactRedisUrl(this.url)}): ${(error as Error).message}`);
+      throw new WebhookConfigurationError(CANNOT_CONNECT('RedisCompletionBus', redactRedisUrl(this.url), (error as Error).message));
     }
   }
 

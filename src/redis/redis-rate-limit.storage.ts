@@ -2,11 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import type { Redis as RedisClient } from 'ioredis';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
-import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
-import { INVALID_OPTION } from '../errors/webhook-trigger.messages.js';
+import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
+import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
+import { CANNOT_CONNECT } from '../errors/webhook-trigger.messages.js';
 import { createRedisClient, redactRedisUrl } from './ioredis.js';
 import { RateLimitStorage, type RateLimitRecord } from '../rate-limits/rate-limit.storage.js';
-import { SlidingWindowThrottlerStorage } from '../rate-limits/in-memory-rate-limit.storage.js';
+import { InMemoryRateLimitStorage } from '../rate-limits/in-memory-rate-limit.storage.js';
 
 /** A hit that Redis does not answer within this is counted in process instead. */
 const COMMAND_TIMEOUT_MS = 1000;
@@ -21,7 +22,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `;
 
 /**
- * One hit, atomically (the same exact sliding window as SlidingWindowThrottlerStorage): drop hits that
+ * One hit, atomically (the same exact sliding window as InMemoryRateLimitStorage): drop hits that
  * have left the window; accept when fewer than `limit` remain, recording this one; else refuse without
  * recording it and answer the ms until the hit that must leave first does.
  * KEYS[1] the sorted set (score = time of an accepted hit); ARGV ttl ms, limit, a unique member.
@@ -72,7 +73,9 @@ const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
  */
 @Injectable()
 export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleInit, OnApplicationShutdown {
-  private readonly logger = new Logger('WebhookTriggerModule');
+  /** Read by the option checks: choosing this class requires the `redis` option. */
+  static readonly requiresRedis = true;
+  private readonly logger = new Logger(LOG_CONTEXT);
   private readonly redis: ScriptedRedis;
   private readonly keyPrefix: string;
   private readonly url: string;
@@ -85,16 +88,14 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
    * Where hits are counted while Redis does not answer: the same limits, per node, so a brief outage
    * neither fails triggers nor lifts the limits (with N nodes, at most N × limit pass meanwhile).
    */
-  private readonly local = new SlidingWindowThrottlerStorage();
+  private readonly local = new InMemoryRateLimitStorage();
   private degraded = false;
 
   constructor(@Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions) {
     super();
-    if (!options.redis) {
-      throw new Error(INVALID_OPTION('redis', 'RedisRateLimitStorage needs the "redis" option ({ url, keyPrefix? }) to know which Redis to count in'));
-    }
-    this.keyPrefix = `${options.redis.keyPrefix}rate:`;
-    this.url = options.redis.url;
+    const redis = options.redis!; // checked at bootstrap (requiresRedis)
+    this.keyPrefix = `${redis.keyPrefix}rate:`;
+    this.url = redis.url;
     this.redis = createRedisClient('RedisRateLimitStorage', this.url, {
       lazyConnect: true,
       connectionName: 'webhook-triggers:rate',
@@ -122,7 +123,7 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
       this.connected = true;
     } catch (e) {
       this.redis.disconnect();
-      throw new Error(INVALID_OPTION('redis.url', `RedisRateLimitStorage could not connect to ${redactRedisUrl(this.url)}: ${(e as Error).message}`));
+      throw new WebhookConfigurationError(CANNOT_CONNECT('RedisRateLimitStorage', redactRedisUrl(this.url), (e as Error).message));
     }
   }
 

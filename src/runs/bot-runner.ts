@@ -6,10 +6,9 @@ export abstract class BotRunner {
   abstract dispatch(invocationId: string): Promise<void>;
 
   /**
-   * True when dispatched runs outlive this process (a queue in Redis) and the runner finds `queued` runs
-   * that never reached it by itself. Then startup does not re-dispatch every queued run one by one.
+   * True (on the class) when dispatched runs outlive this process and execute wherever the runner's
+   * workers are (a queue in Redis), and the runner finds `queued` runs that never reached it by itself.
+   * Then startup does not re-dispatch every queued run one by one, and an `'api'` process may use it.
    */
-  get durable(): boolean {
-    return false;
-  }
+  static readonly durable: boolean = false;
 }

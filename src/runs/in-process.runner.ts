@@ -1,43 +1,37 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
-import { InvocationExecutor } from './invocation.executor.js';
-import { ShutdownState } from '../lifecycle/shutdown.state.js';
-import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
-import { INVALID_OPTION } from '../errors/webhook-trigger.messages.js';
 import { BotRunner } from './bot-runner.js';
+import { InvocationExecutor } from './invocation.executor.js';
 
 /**
  * Runs bots in this process, at most `maxConcurrentRuns` at once, the rest in arrival order. A slot is
  * freed when a run ends, also when it ends by timeout or cancel while its bot ignores the signal.
- * Once shutdown begins it starts nothing new: runs still waiting stay `queued` in the database and the
- * next start dispatches them.
+ * Once the executor drains (shutdown) it starts nothing new: runs still waiting stay `queued` in the
+ * database and the next start dispatches them.
  */
 @Injectable()
 export class InProcessBotRunner extends BotRunner {
-  private readonly logger = new Logger('WebhookTriggerRunner');
+  private readonly logger = new Logger(LOG_CONTEXT);
   private readonly waiting: string[] = [];
   private head = 0;
   private running = 0;
 
   constructor(
     private readonly executor: InvocationExecutor,
-    private readonly shutdown: ShutdownState,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {
     super();
-    if (options.role === 'api') {
-      throw new Error(INVALID_OPTION('role', "'api' means this process never runs bots, but the in-process runner runs them here; choose runner: BullMqBotRunner (workers elsewhere), or role 'all'"));
-    }
   }
 
   async dispatch(invocationId: string): Promise<void> {
-    if (this.shutdown.isShuttingDown) return;
+    if (this.executor.draining) return;
     this.waiting.push(invocationId);
     this.pump();
   }
 
   private pump(): void {
-    while (!this.shutdown.isShuttingDown && this.running < this.options.maxConcurrentRuns && this.head < this.waiting.length) {
+    while (!this.executor.draining && this.running < this.options.maxConcurrentRuns && this.head < this.waiting.length) {
       const id = this.waiting[this.head++];
       this.running++;
       this.executor

@@ -7,7 +7,7 @@ import { CompletionBus } from '../completion/completion-bus.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import type { InvocationError, InvocationRecord, InvocationStatus } from '../persistence/records.js';
-import { RESOLVED_OPTIONS } from '../webhook-trigger.constants.js';
+import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { BOT_NOT_REGISTERED, INVALID_OUTPUTS } from '../errors/webhook-trigger.messages.js';
 import { InvocationEvents } from '../events/invocation.events.js';
 import { RunStop } from './run-stop.reasons.js';
@@ -49,11 +49,12 @@ function whenAborted(signal: AbortSignal): Promise<unknown> {
  */
 @Injectable()
 export class InvocationExecutor {
-  private readonly logger = new Logger('WebhookTriggerExecutor');
+  private readonly logger = new Logger(LOG_CONTEXT);
   private readonly active = new Map<string, ActiveRun>();
   private readonly claims = new Set<Promise<unknown>>();
   /** Identifies this process as the owner of the runs it claims. */
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private drainStarted = false;
 
   constructor(
     private readonly invocations: InvocationRepository,
@@ -67,7 +68,13 @@ export class InvocationExecutor {
     });
   }
 
+  /** True once `drain()` began (shutdown): nothing new is claimed here from then on. */
+  get draining(): boolean {
+    return this.drainStarted;
+  }
+
   async execute(invocationId: string): Promise<void> {
+    if (this.drainStarted) return; // stays queued for another process or the next start
     const startedAt = new Date();
     // The conditional claim makes a second dispatch of the same id a no-op. Shutdown waits for claims in
     // flight too, so none of them meets a closed database.
@@ -178,6 +185,7 @@ export class InvocationExecutor {
    * ("interrupted"), so nothing is left `running`.
    */
   async drain(graceMs: number): Promise<void> {
+    this.drainStarted = true;
     const all = () => Promise.all([...this.active.values()].map((r) => r.done));
     await Promise.allSettled([...this.claims]);
     if (this.active.size === 0) return;

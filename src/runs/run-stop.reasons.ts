@@ -1,3 +1,4 @@
+import { RUN_CANCELLED, RUN_INTERRUPTED, RUN_TIMED_OUT } from '../errors/webhook-trigger.messages.js';
 import type { InvocationError, InvocationStatus } from '../persistence/records.js';
 
 /** Why a run's AbortSignal fired; decides the state the run ends in. */
@@ -10,14 +11,14 @@ export class RunStop extends Error {
   }
 
   static timeout(ms: number): RunStop {
-    return new RunStop('timed_out', { message: `The bot did not finish within ${ms} ms`, code: 'timeout' });
+    return new RunStop('timed_out', { message: RUN_TIMED_OUT(ms), code: 'timeout' });
   }
 
   static cancelled(): RunStop {
-    return new RunStop('cancelled', { message: 'The run was cancelled', code: 'cancelled' });
+    return new RunStop('cancelled', { message: RUN_CANCELLED, code: 'cancelled' });
   }
 
   static interrupted(): RunStop {
-    return new RunStop('failed', { message: 'The run was interrupted: the application stopped before it finished', code: 'interrupted' });
+    return new RunStop('failed', { message: RUN_INTERRUPTED, code: 'interrupted' });
   }
 }

@@ -1,11 +1,13 @@
 import { Injectable } from '@nestjs/common';
+import { CreditAccounts } from '../credit-accounts.js';
 import { CreditLedger } from '../credit-ledger.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
-import { TypeOrmUnitOfWork } from './sql-executor.js';
+import { SqlExecutor } from './sql-executor.js';
 
+/** Billing on the `webhook_accounts` table. */
 @Injectable()
-export class TypeOrmCreditLedger extends CreditLedger {
-  constructor(private readonly db: TypeOrmUnitOfWork) {
+export class SqlCreditLedger extends CreditLedger {
+  constructor(private readonly db: SqlExecutor) {
     super();
   }
 
@@ -21,6 +23,14 @@ export class TypeOrmCreditLedger extends CreditLedger {
 
   async refund(accountId: string, amount: number, tx?: WebhookTransaction): Promise<void> {
     await this.db.write(`UPDATE webhook_accounts SET credits = credits + ? WHERE id = ?`, [amount, accountId], tx);
+  }
+}
+
+/** Balances on the `webhook_accounts` table, for the admin service. */
+@Injectable()
+export class SqlCreditAccounts extends CreditAccounts {
+  constructor(private readonly db: SqlExecutor) {
+    super();
   }
 
   async getBalance(accountId: string): Promise<number | null> {

@@ -1,7 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { InvocationRepository, type LostRun } from '../invocation.repository.js';
+import { IdempotencyKeyTakenError } from '../../errors/webhook-trigger.errors.js';
 import {
-  IdempotencyKeyTakenError,
+  TERMINAL_STATUSES,
   type InvocationRecord,
   type InvocationStatus,
   type InvocationTransition,
@@ -9,7 +10,10 @@ import {
 } from '../records.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
 import { INVOCATION_COLUMNS, isUniqueViolation, toInvocation } from './sql-rows.js';
-import { TypeOrmUnitOfWork } from './sql-executor.js';
+import { SqlExecutor } from './sql-executor.js';
+
+/** The terminal statuses as a SQL list. */
+const FINISHED = [...TERMINAL_STATUSES].map((s) => `'${s}'`).join(', ');
 
 /** Column of each optional field a state change may write. */
 const TRANSITION_COLUMNS: { [K in keyof Required<InvocationTransition>]: string } = {
@@ -32,8 +36,8 @@ function setClause(to: InvocationStatus, fields: InvocationTransition): [string,
 }
 
 @Injectable()
-export class TypeOrmInvocationRepository extends InvocationRepository {
-  constructor(private readonly db: TypeOrmUnitOfWork) {
+export class SqlInvocationRepository extends InvocationRepository {
+  constructor(private readonly db: SqlExecutor) {
     super();
   }
 
@@ -116,7 +120,7 @@ export class TypeOrmInvocationRepository extends InvocationRepository {
 
   async deleteFinishedBefore(before: Date): Promise<number> {
     const { changes } = await this.db.write(
-      `DELETE FROM webhook_invocations WHERE created_at < ? AND status IN ('succeeded', 'failed', 'cancelled', 'timed_out')`,
+      `DELETE FROM webhook_invocations WHERE created_at < ? AND status IN (${FINISHED})`,
       [before.getTime()],
     );
     return changes;

@@ -1,14 +1,46 @@
-import { Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationShutdown, type Provider } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { HOST_DATA_SOURCE_ENTITIES, HOST_DATA_SOURCE_SQLITE } from '../../errors/webhook-trigger.messages.js';
+import { WebhookConfigurationError } from '../../errors/webhook-trigger.errors.js';
+import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../../options/webhook-trigger-options.interface.js';
-import { HOST_DATA_SOURCE_ENTITIES } from '../../errors/webhook-trigger.messages.js';
 import { WEBHOOK_TRIGGER_ENTITIES, WebhookTriggerEntity } from './entities.js';
 import { WEBHOOK_TRIGGER_MIGRATIONS } from './migrations/index.js';
+
+/** Injection token of the TypeORM DataSource the module uses (its own, or the host's). */
+export const WEBHOOK_DATA_SOURCE = Symbol('WEBHOOK_TRIGGER_DATA_SOURCE');
+
+/** The subset of better-sqlite3 the SQLite executor uses. */
+export interface SqliteStatement {
+  reader: boolean;
+  all(...params: unknown[]): Record<string, unknown>[];
+  run(...params: unknown[]): { changes: number };
+}
+export interface SqliteConnection {
+  prepare(sql: string): SqliteStatement;
+  exec(sql: string): void;
+}
+
+/**
+ * The better-sqlite3 connection under the module's OWN SQLite DataSource (TypeORM's driver keeps it as
+ * `databaseConnection`). The only place the module touches the driver: group commit needs the
+ * connection to itself, which is why a host's SQLite DataSource is refused (see `dataSourceProviders`).
+ */
+export function sqliteConnectionOf(dataSource: DataSource): SqliteConnection {
+  return (dataSource.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection;
+}
 
 /** Opens the module's own database: WAL on SQLite, shipped migrations (never `synchronize`). */
 export async function openOwnedDataSource(options: ResolvedWebhookTriggerOptions): Promise<DataSource> {
   const db = options.database;
-  const common = { entities: WEBHOOK_TRIGGER_ENTITIES, migrations: WEBHOOK_TRIGGER_MIGRATIONS, migrationsTableName: 'webhook_migrations', synchronize: false, logging: false } as const;
+  const common = {
+    entities: WEBHOOK_TRIGGER_ENTITIES,
+    migrations: WEBHOOK_TRIGGER_MIGRATIONS,
+    migrationsTableName: 'webhook_migrations',
+    synchronize: false,
+    logging: false,
+  } as const;
   const dataSource =
     db.type === 'postgres'
       ? new DataSource({ type: 'postgres', url: db.url, ...common })
@@ -28,16 +60,17 @@ export async function openOwnedDataSource(options: ResolvedWebhookTriggerOptions
   return dataSource;
 }
 
-/** Checks that a host DataSource carries the module's entities. */
+/** A host DataSource must be PostgreSQL and carry the module's entities. */
 export function checkHostDataSource(dataSource: DataSource, name: string): DataSource {
-  if (!dataSource.hasMetadata(WebhookTriggerEntity)) throw new Error(HOST_DATA_SOURCE_ENTITIES(name));
+  if (dataSource.options.type !== 'postgres') throw new WebhookConfigurationError(HOST_DATA_SOURCE_SQLITE(name, dataSource.options.type));
+  if (!dataSource.hasMetadata(WebhookTriggerEntity)) throw new WebhookConfigurationError(HOST_DATA_SOURCE_ENTITIES(name));
   return dataSource;
 }
 
 /** Closes the owned database after everything else has stopped (runs drain in onModuleDestroy). */
 @Injectable()
 export class OwnedDataSourceCloser implements OnApplicationShutdown {
-  private readonly logger = new Logger('WebhookTriggerModule');
+  private readonly logger = new Logger(LOG_CONTEXT);
   private dataSource: DataSource | null = null;
 
   own(dataSource: DataSource): void {
@@ -50,3 +83,32 @@ export class OwnedDataSourceCloser implements OnApplicationShutdown {
     }
   }
 }
+
+/** `WEBHOOK_DATA_SOURCE`: the host's DataSource named by `dataSourceName`, or the module's own. */
+export function dataSourceProviders(dataSourceName: string | undefined): Provider[] {
+  if (dataSourceName !== undefined) {
+    return [
+      {
+        provide: WEBHOOK_DATA_SOURCE,
+        // RESOLVED_OPTIONS first: a bad combination of options is reported before the DataSource is judged.
+        inject: [RESOLVED_OPTIONS, getDataSourceToken(dataSourceName === 'default' ? undefined : dataSourceName)],
+        useFactory: (_options: ResolvedWebhookTriggerOptions, dataSource: DataSource) => checkHostDataSource(dataSource, dataSourceName),
+      },
+    ];
+  }
+  return [
+    OwnedDataSourceCloser,
+    {
+      provide: WEBHOOK_DATA_SOURCE,
+      inject: [RESOLVED_OPTIONS, OwnedDataSourceCloser],
+      useFactory: async (options: ResolvedWebhookTriggerOptions, closer: OwnedDataSourceCloser) => {
+        const dataSource = await openOwnedDataSource(options);
+        closer.own(dataSource);
+        return dataSource;
+      },
+    },
+  ];
+}
+
+/** Keeps `Inject` referenced for decorators metadata in hosts that re-export this file's classes. */
+export const InjectWebhookDataSource = (): ParameterDecorator => Inject(WEBHOOK_DATA_SOURCE);

@@ -4,17 +4,19 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CreditAccounts } from '../credit-accounts.js';
 import { CreditLedger } from '../credit-ledger.js';
 import { WebhookUnitOfWork } from '../unit-of-work.js';
 import { WebhookTriggerModule } from '../../webhook-trigger.module.js';
 
 /** The SQLite unit of work on a real file: atomic units, group commit, nothing answered before COMMIT. */
-describe('TypeOrmUnitOfWork on SQLite', () => {
+describe('SqliteExecutor', () => {
   const dir = mkdtempSync(join(tmpdir(), 'webhook-uow-'));
   const file = join(dir, 'uow.sqlite');
   let app: INestApplicationContext;
   let unitOfWork: WebhookUnitOfWork;
   let ledger: CreditLedger;
+  let accounts: CreditAccounts;
 
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
@@ -23,6 +25,7 @@ describe('TypeOrmUnitOfWork on SQLite', () => {
     app = await moduleRef.init();
     unitOfWork = app.get(WebhookUnitOfWork);
     ledger = app.get(CreditLedger);
+    accounts = app.get(CreditAccounts);
   });
 
   afterAll(async () => {
@@ -41,7 +44,7 @@ describe('TypeOrmUnitOfWork on SQLite', () => {
   };
 
   it('a failed unit rolls back its own debit and leaves the other units of its batch alone', async () => {
-    await ledger.setBalance('a', 10);
+    await accounts.setBalance('a', 10);
     const results = await Promise.allSettled([
       unitOfWork.run(async (tx) => ledger.tryDebit('a', 1, tx)),
       unitOfWork.run(async (tx) => {
@@ -51,12 +54,12 @@ describe('TypeOrmUnitOfWork on SQLite', () => {
       unitOfWork.run(async (tx) => ledger.tryDebit('a', 2, tx)),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect(await ledger.getBalance('a')).toBe(7);
+    expect(await accounts.getBalance('a')).toBe(7);
     expect(committedBalance()).toBe(7);
   });
 
   it('resolves a unit only once its work is committed (visible to another connection)', async () => {
-    await ledger.setBalance('a', 100);
+    await accounts.setBalance('a', 100);
     const seen: (number | undefined)[] = [];
     await Promise.all(
       Array.from({ length: 20 }, () =>
@@ -69,7 +72,7 @@ describe('TypeOrmUnitOfWork on SQLite', () => {
   });
 
   it('never overspends under concurrency', async () => {
-    await ledger.setBalance('a', 5);
+    await accounts.setBalance('a', 5);
     const outcomes = await Promise.all(Array.from({ length: 50 }, () => unitOfWork.run(async (tx) => ledger.tryDebit('a', 1, tx))));
     expect(outcomes.filter(Boolean)).toHaveLength(5);
     expect(committedBalance()).toBe(0);

@@ -1,0 +1,39 @@
+import type { ResolvedWebhookTriggerOptions } from './webhook-trigger-options.interface.js';
+
+/** Longest delay a Node timer accepts; the ceiling of every option in milliseconds that sets a timer. */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/**
+ * The one place defaults live, in the shape of the resolved options (internal: hosts read the resolved
+ * options through `@InjectWebhookTriggerOptions()`). Frozen, and copied by `resolveWebhookTriggerOptions`.
+ */
+export const DEFAULTS = deepFreeze({
+  syncTimeoutMs: 300_000,
+  rateLimits: { perTrigger: { limit: 10, ttlMs: 1_000 }, perAccount: { limit: 100, ttlMs: 60_000 } },
+  maxBodyBytes: 1024 * 1024,
+  keySecret: undefined,
+  database: { type: 'better-sqlite3', database: 'webhook-triggers.sqlite' },
+  migrationsRun: true,
+  defaultAccountId: 'default',
+  publicBaseUrl: 'http://localhost:3000',
+  maxConcurrentRuns: 16,
+  idempotencyTtlMs: 24 * 60 * 60 * 1000,
+  botTimeoutMs: 15 * 60 * 1000,
+  shutdownGraceMs: 10_000,
+  runLeaseMs: 15_000,
+  historyRetentionDays: 30,
+  failedKeyLimit: { limit: 30, ttlMs: 60_000 },
+  redis: undefined,
+  role: 'all',
+} satisfies ResolvedWebhookTriggerOptions);
+
+/** Defaults of the `redis` option's fields, once it is given. */
+export const REDIS_DEFAULTS = deepFreeze({ keyPrefix: 'webhook-triggers:' });
+
+/** Defaults of `@WebhookBot()` fields that do not come from the module's options. */
+export const BOT_DEFAULTS = deepFreeze({ credits: 1, retryInterrupted: false });
+
+function deepFreeze<T extends object>(value: T): T {
+  for (const child of Object.values(value)) if (typeof child === 'object' && child !== null) deepFreeze(child as object);
+  return Object.freeze(value);
+}

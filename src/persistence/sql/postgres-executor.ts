@@ -1,0 +1,66 @@
+import type { DataSource, QueryRunner } from 'typeorm';
+import type { WebhookTransaction } from '../unit-of-work.js';
+import { SqlExecutor, type SqlResult } from './sql-executor.js';
+
+/** A PostgreSQL transaction as the stores see it; `WebhookTransaction` to everyone else. */
+class PostgresTransaction implements WebhookTransaction {
+  readonly __webhookTransaction = true as const;
+  constructor(readonly queryRunner: QueryRunner) {}
+}
+
+/** PostgreSQL: a pooled connection per unit of work with a real transaction; single statements use the pool. */
+export class PostgresExecutor extends SqlExecutor {
+  /** `?` → `$1, $2…`, converted once per SQL text. */
+  private readonly numbered = new Map<string, string>();
+
+  constructor(private readonly dataSource: DataSource) {
+    super();
+  }
+
+  read(sql: string, params: unknown[], tx?: WebhookTransaction): Promise<SqlResult> {
+    return this.query(sql, params, tx);
+  }
+
+  write(sql: string, params: unknown[], tx?: WebhookTransaction): Promise<SqlResult> {
+    return this.query(sql, params, tx);
+  }
+
+  async run<T>(work: (tx: WebhookTransaction) => Promise<T>): Promise<T> {
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.startTransaction();
+      try {
+        const value = await work(new PostgresTransaction(runner));
+        await runner.commitTransaction();
+        return value;
+      } catch (error) {
+        await runner.rollbackTransaction();
+        throw error;
+      }
+    } finally {
+      await runner.release();
+    }
+  }
+
+  private async query(sql: string, params: unknown[], tx?: WebhookTransaction): Promise<SqlResult> {
+    const own = tx instanceof PostgresTransaction ? tx.queryRunner : null;
+    const runner = own ?? this.dataSource.createQueryRunner();
+    try {
+      const result = await runner.query(this.toPostgres(sql), params, true);
+      return { rows: Array.isArray(result.records) ? (result.records as Record<string, unknown>[]) : [], changes: result.affected ?? 0 };
+    } finally {
+      if (!own) await runner.release();
+    }
+  }
+
+  private toPostgres(sql: string): string {
+    let converted = this.numbered.get(sql);
+    if (converted === undefined) {
+      let n = 0;
+      converted = sql.replace(/\?/g, () => `$${++n}`);
+      this.numbered.set(sql, converted);
+    }
+    return converted;
+  }
+}

@@ -1,0 +1,5 @@
+// `nestjs-webhook-triggers/redis`: the parts for several processes sharing one Redis. A separate entry so
+// that hosts in one process never load Redis code (nor need `ioredis` or `bullmq` installed).
+export { RedisRateLimitStorage } from './redis-rate-limit.storage.js';
+export { RedisCompletionBus } from './redis-completion.bus.js';
+export { BullMqBotRunner, WEBHOOK_RUN_QUEUE } from './bullmq.runner.js';
