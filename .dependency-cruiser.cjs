@@ -1,0 +1,66 @@
+// dependency-cruiser 17. `npm run lint:deps` runs two passes over src/:
+// - this file: rules on modules, on every import, type-only ones included;
+// - .dependency-cruiser.folders.cjs: no cycles between folders, on runtime imports only (docs/architecture.md:
+//   options/ names the contracts in type-only imports, erased at build).
+// Architecture rules for the library's own code in src/. Unit tests beside it (src/**/*.spec.ts) are left
+// out: they are not part of the package, and a spec that wires several folders together is no layering.
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment: 'Modules must not depend on themselves through a chain of imports (type-only imports included).',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'redis-stays-in-src-redis',
+      severity: 'error',
+      comment:
+        'Only src/redis/ may import src/redis/: the main entry (dist/index.js) must never load Redis code; ' +
+        'hosts opt in through the "./redis" export.',
+      from: { path: '^src/', pathNot: '^src/redis/' },
+      to: { path: '^src/redis/' },
+    },
+    {
+      name: 'redis-packages-only-in-src-redis',
+      severity: 'error',
+      comment:
+        'ioredis and bullmq are optional peers: outside src/redis/ only type-only imports of them are allowed ' +
+        '(erased at compile time), so the main entry loads without them installed.',
+      from: { path: '^src/', pathNot: '^src/redis/' },
+      to: { path: ['(^|/)node_modules/ioredis/', '(^|/)node_modules/bullmq/'], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'src-not-to-test-sample-bench',
+      severity: 'error',
+      comment: 'The library must not import the tests, the sample app or the benchmark harness.',
+      from: { path: '^src/' },
+      to: { path: '^(test|sample-app|bench)/' },
+    },
+    {
+      name: 'not-to-unresolvable',
+      severity: 'error',
+      comment: 'An import that does not resolve is a typo or a missing dependency.',
+      from: {},
+      to: { couldNotResolve: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: ['node_modules'] },
+    exclude: { path: ['^(dist|sample-app/dist|bench/dist)/', '\\.spec\\.ts$'] },
+    // Type-only imports count (for cycles); the ioredis/bullmq rule tells them apart. (Imports of './x.js'
+    // resolve to ./x.ts on their own.)
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default', 'types'],
+      mainFields: ['module', 'main', 'types', 'typings'],
+    },
+    reporterOptions: {
+      text: { highlightFocused: true },
+    },
+  },
+};

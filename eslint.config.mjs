@@ -1,0 +1,80 @@
+// ESLint 9 flat config: typescript-eslint's type-checked rules for the library (src), its tests (test),
+// the sample app (sample-app/src) and the benchmark harness (bench). Each .ts file is checked with the
+// nearest tsconfig.json (projectService): the root one for src and test, sample-app/ and bench/ for theirs.
+// Formatting is Prettier's job (`npm run lint:format`); eslint-config-prettier turns off clashing rules.
+import eslint from '@eslint/js';
+import { defineConfig, globalIgnores } from 'eslint/config';
+import prettier from 'eslint-config-prettier';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default defineConfig(
+  globalIgnores(['**/node_modules/', 'dist/', 'sample-app/dist/', 'bench/dist/', 'coverage/', 'sample-app/data/']),
+  {
+    files: ['src/**/*.ts', 'test/**/*.ts', 'sample-app/src/**/*.ts', 'bench/**/*.ts'],
+    extends: [eslint.configs.recommended, tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      globals: { ...globals.node },
+      parserOptions: {
+        projectService: true,
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
+    rules: {
+      // Unused values are errors, except deliberately ignored ones (`_arg`, `_unused`, `catch (_e)`) and
+      // the rest siblings of a destructuring that drops a property.
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        {
+          args: 'after-used',
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_',
+          caughtErrorsIgnorePattern: '^_',
+          destructuredArrayIgnorePattern: '^_',
+          ignoreRestSiblings: true,
+        },
+      ],
+      // NestJS: modules are decorated empty classes (`@Module({...}) export class AppModule {}`), and
+      // some providers group static helpers.
+      '@typescript-eslint/no-extraneous-class': 'off',
+      // Nest lifecycle hooks and interface implementations are often async without awaiting anything.
+      '@typescript-eslint/require-await': 'off',
+      // `void promise` marks a deliberately detached promise (listeners, timers, fire-and-forget).
+      '@typescript-eslint/no-floating-promises': ['error', { ignoreVoid: true }],
+      // Express/Fastify handlers and Nest event listeners take async callbacks where void is declared.
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, attributes: false } }],
+      // Numbers, booleans and the like in template strings are fine; objects are not.
+      '@typescript-eslint/restrict-template-expressions': [
+        'error',
+        { allowNumber: true, allowBoolean: true, allowNullish: true, allowRegExp: true },
+      ],
+      // Empty interfaces that extend one type are a common way to name a DTO or options shape.
+      '@typescript-eslint/no-empty-object-type': ['error', { allowInterfaces: 'with-single-extends' }],
+    },
+  },
+  {
+    // Tests: response bodies (supertest's `res.body`, `JSON.parse`) and Jest's asymmetric matchers
+    // (`expect.any(String)`) are typed `any`, and `expect(mock.method)` passes unbound methods on purpose.
+    files: ['src/**/*.spec.ts', 'test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+  {
+    // Config files at the repo root (this file, jest.config.js, .dependency-cruiser.cjs): plain JS for Node,
+    // outside any tsconfig, so no type-aware rules.
+    files: ['**/*.{js,cjs,mjs}'],
+    extends: [eslint.configs.recommended, tseslint.configs.disableTypeChecked],
+    languageOptions: { globals: { ...globals.node } },
+  },
+  {
+    files: ['**/*.{js,cjs}'],
+    languageOptions: { sourceType: 'commonjs' },
+  },
+  prettier,
+);
