@@ -1,0 +1,474 @@
+import { Test, type TestingModule } from '@nestjs/testing';
+import { IdempotencyKeyTakenError } from '../../src/errors/webhook-trigger.errors.js';
+import { CreditAccounts } from '../../src/persistence/credit-accounts.js';
+import { CreditLedger } from '../../src/persistence/credit-ledger.js';
+import { InvocationRepository } from '../../src/persistence/invocation.repository.js';
+import type { InvocationRecord, NewInvocation, TriggerRecord } from '../../src/persistence/records.js';
+import { TriggerRepository } from '../../src/persistence/trigger.repository.js';
+import { WebhookUnitOfWork } from '../../src/persistence/unit-of-work.js';
+import { WebhookTriggerModule } from '../../src/webhook-trigger.module.js';
+import { InMemoryCreditAccounts, InMemoryCreditLedger } from './in-memory-credit-ledger.js';
+import { InMemoryWebhookDatabase } from './in-memory-database.js';
+import { InMemoryInvocationRepository } from './in-memory-invocation.repository.js';
+import { InMemoryTriggerRepository } from './in-memory-trigger.repository.js';
+import { InMemoryUnitOfWork } from './in-memory-unit-of-work.js';
+
+/** One implementation of the store contracts, as the service and the executor see them. */
+interface Stores {
+  triggers: TriggerRepository;
+  invocations: InvocationRepository;
+  ledger: CreditLedger;
+  accounts: CreditAccounts;
+  unitOfWork: WebhookUnitOfWork;
+  close(): Promise<void>;
+}
+
+function inMemoryStores(): Promise<Stores> {
+  const database = new InMemoryWebhookDatabase();
+  return Promise.resolve({
+    triggers: new InMemoryTriggerRepository(database),
+    invocations: new InMemoryInvocationRepository(database),
+    ledger: new InMemoryCreditLedger(database),
+    accounts: new InMemoryCreditAccounts(database),
+    unitOfWork: new InMemoryUnitOfWork(database),
+    close: () => Promise.resolve(),
+  });
+}
+
+/**
+ * The module's own SQL stores on a fresh in-memory SQLite database, migrated by the module. The module is
+ * compiled but not initialised: no bot discovery, no startup recovery and no lease-recovery timer, which
+ * would otherwise settle the expired leases these checks create.
+ */
+async function sqliteStores(): Promise<Stores> {
+  const moduleRef: TestingModule = await Test.createTestingModule({
+    imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' } })],
+  }).compile();
+  return {
+    triggers: moduleRef.get(TriggerRepository),
+    invocations: moduleRef.get(InvocationRepository),
+    ledger: moduleRef.get(CreditLedger),
+    accounts: moduleRef.get(CreditAccounts),
+    unitOfWork: moduleRef.get(WebhookUnitOfWork),
+    close: () => moduleRef.close(),
+  };
+}
+
+const T0 = Date.UTC(2026, 0, 1);
+const at = (seconds: number) => new Date(T0 + seconds * 1000);
+const TRIGGER_A = 'trg_AAAAAAAAAAAAAAAA';
+const TRIGGER_B = 'trg_BBBBBBBBBBBBBBBB';
+let counter = 0;
+
+function newInvocation(fields: Partial<NewInvocation> = {}): NewInvocation {
+  counter++;
+  return {
+    id: `inv_${String(counter).padStart(22, '0')}`,
+    triggerId: TRIGGER_A,
+    botId: 'echo',
+    accountId: 'acct',
+    inputs: { n: counter, nested: { list: [1, 'two'] } },
+    credits: 2,
+    idempotencyKey: null,
+    requestHash: null,
+    createdAt: at(counter),
+    ...fields,
+  };
+}
+
+function newTrigger(fields: Partial<TriggerRecord> = {}): TriggerRecord {
+  counter++;
+  return {
+    id: `trg_${String(counter).padStart(16, '0')}`,
+    botId: 'echo',
+    accountId: 'acct',
+    name: `trigger ${counter}`,
+    type: 'webhook',
+    keyHash: 'a'.repeat(64),
+    keyCiphertext: null,
+    createdAt: at(counter),
+    ...fields,
+  };
+}
+
+/** The same checks on the fakes and on the real SQL stores: the fakes are only worth what this proves. */
+describe.each([
+  ['in-memory fakes', inMemoryStores],
+  ['SQL stores on SQLite', sqliteStores],
+])('store contracts: %s', (_name, open) => {
+  let s: Stores;
+
+  beforeEach(async () => {
+    s = await open();
+  });
+
+  afterEach(async () => {
+    await s.close();
+  });
+
+  /** Inserts and claims a run, as the executor does, with a lease ending at `leaseEnds`. */
+  async function running(owner: string, leaseEnds: Date, fields: Partial<NewInvocation> = {}): Promise<NewInvocation> {
+    const invocation = newInvocation(fields);
+    await s.invocations.insert(invocation);
+    expect(await s.invocations.markRunning(invocation.id, at(1000), owner, leaseEnds)).not.toBeNull();
+    return invocation;
+  }
+
+  describe('InvocationRepository', () => {
+    it('stores a new run as queued, with every field as given and nothing else set', async () => {
+      const invocation = newInvocation({ idempotencyKey: 'k1', requestHash: 'h'.repeat(64) });
+      await s.invocations.insert(invocation);
+      expect(await s.invocations.findById(invocation.id)).toEqual({
+        ...invocation,
+        status: 'queued',
+        outputs: null,
+        error: null,
+        startedAt: null,
+        finishedAt: null,
+        owner: null,
+      });
+      expect(await s.invocations.findById('inv_unknown')).toBeNull();
+    });
+
+    it('hands out copies: changing a returned record does not change the stored run', async () => {
+      const invocation = newInvocation();
+      await s.invocations.insert(invocation);
+      const first = (await s.invocations.findById(invocation.id))!;
+      first.status = 'succeeded';
+      (first.inputs as { n: number }).n = -1;
+      const again = (await s.invocations.findById(invocation.id))!;
+      expect(again.status).toBe('queued');
+      expect(again.inputs).toEqual(invocation.inputs);
+    });
+
+    it('keeps an idempotency key unique per trigger: a second insert throws IdempotencyKeyTakenError', async () => {
+      await s.invocations.insert(newInvocation({ idempotencyKey: 'same' }));
+      const second = newInvocation({ idempotencyKey: 'same' });
+      const error = await s.invocations.insert(second).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(IdempotencyKeyTakenError);
+      expect(error).toMatchObject({ triggerId: TRIGGER_A, idempotencyKey: 'same' });
+      expect(await s.invocations.findById(second.id)).toBeNull();
+      // The same key on another trigger, and runs without a key, never conflict.
+      await s.invocations.insert(newInvocation({ idempotencyKey: 'same', triggerId: TRIGGER_B }));
+      await s.invocations.insert(newInvocation());
+      await s.invocations.insert(newInvocation());
+      expect(await s.invocations.listIdsByStatus('queued', 10)).toHaveLength(4);
+    });
+
+    it('finds a run by idempotency key on its trigger, created at or after `since`', async () => {
+      const invocation = newInvocation({ idempotencyKey: 'k', requestHash: 'hash' });
+      await s.invocations.insert(invocation);
+      const created = invocation.createdAt.getTime();
+      expect((await s.invocations.findByIdempotencyKey(TRIGGER_A, 'k', new Date(created)))?.id).toBe(invocation.id);
+      expect((await s.invocations.findByIdempotencyKey(TRIGGER_A, 'k', new Date(created - 1)))?.requestHash).toBe('hash');
+      expect(await s.invocations.findByIdempotencyKey(TRIGGER_A, 'k', new Date(created + 1))).toBeNull();
+      expect(await s.invocations.findByIdempotencyKey(TRIGGER_B, 'k', new Date(0))).toBeNull();
+      expect(await s.invocations.findByIdempotencyKey(TRIGGER_A, 'other', new Date(0))).toBeNull();
+    });
+
+    it('releases a key used before `before` only, so it can be used again; the run itself stays', async () => {
+      const old = newInvocation({ idempotencyKey: 'k' });
+      const recent = newInvocation({ idempotencyKey: 'r' });
+      await s.invocations.insert(old);
+      await s.invocations.insert(recent);
+      await s.invocations.releaseIdempotencyKey(TRIGGER_A, 'k', new Date(old.createdAt.getTime() + 1));
+      await s.invocations.releaseIdempotencyKey(TRIGGER_A, 'r', recent.createdAt);
+      expect((await s.invocations.findById(old.id))?.idempotencyKey).toBeNull();
+      expect((await s.invocations.findById(recent.id))?.idempotencyKey).toBe('r');
+      await s.invocations.insert(newInvocation({ idempotencyKey: 'k' }));
+      await expect(s.invocations.insert(newInvocation({ idempotencyKey: 'r' }))).rejects.toBeInstanceOf(IdempotencyKeyTakenError);
+    });
+
+    it('changes state only from the stated status, once, writing the given fields', async () => {
+      const invocation = newInvocation();
+      await s.invocations.insert(invocation);
+      const fields = { finishedAt: at(5000), error: { message: 'The run was cancelled', code: 'cancelled' } };
+      expect(await s.invocations.transition(invocation.id, 'running', 'cancelled', fields)).toBe(false);
+      expect((await s.invocations.findById(invocation.id))?.status).toBe('queued');
+      expect(await s.invocations.transition(invocation.id, 'queued', 'cancelled', fields)).toBe(true);
+      expect(await s.invocations.transition(invocation.id, 'queued', 'cancelled', fields)).toBe(false);
+      expect(await s.invocations.findById(invocation.id)).toMatchObject({ status: 'cancelled', ...fields, outputs: null, startedAt: null });
+      expect(await s.invocations.transition('inv_unknown', 'queued', 'cancelled', fields)).toBe(false);
+    });
+
+    it('claims a queued run once, recording its owner, and only a queued one', async () => {
+      const invocation = newInvocation();
+      await s.invocations.insert(invocation);
+      const claimed = await s.invocations.markRunning(invocation.id, at(100), 'worker-1', at(115));
+      const expected = {
+        ...invocation,
+        status: 'running',
+        outputs: null,
+        error: null,
+        startedAt: at(100),
+        finishedAt: null,
+        owner: 'worker-1',
+      };
+      expect(claimed).toEqual(expected);
+      expect(await s.invocations.findById(invocation.id)).toEqual(expected);
+      expect(await s.invocations.markRunning(invocation.id, at(101), 'worker-2', at(116))).toBeNull();
+      expect((await s.invocations.findById(invocation.id))?.owner).toBe('worker-1');
+      expect(await s.invocations.markRunning('inv_unknown', at(100), 'worker-1', at(115))).toBeNull();
+      const cancelled = newInvocation();
+      await s.invocations.insert(cancelled);
+      await s.invocations.transition(cancelled.id, 'queued', 'cancelled', { finishedAt: at(1) });
+      expect(await s.invocations.markRunning(cancelled.id, at(100), 'worker-1', at(115))).toBeNull();
+    });
+
+    it('finishes a running run only for its owner when an owner is given', async () => {
+      const invocation = await running('worker-1', at(2000));
+      const outcome = { finishedAt: at(1500), outputs: [{ title: 't', message: 'm' }], error: null };
+      expect(await s.invocations.transition(invocation.id, 'running', 'succeeded', outcome, { owner: 'worker-2' })).toBe(false);
+      expect((await s.invocations.findById(invocation.id))?.status).toBe('running');
+      expect(await s.invocations.transition(invocation.id, 'running', 'succeeded', outcome, { owner: 'worker-1' })).toBe(true);
+      expect(await s.invocations.findById(invocation.id)).toMatchObject({ status: 'succeeded', ...outcome, startedAt: at(1000) });
+    });
+
+    it("lists running runs whose lease ran out, oldest first, up to the limit; renewal takes an owner's runs off", async () => {
+      const a = await running('dead', at(10));
+      const b = await running('alive', at(20));
+      const c = await running('dead', at(30));
+      await running('fresh', at(5000));
+      const queued = newInvocation();
+      await s.invocations.insert(queued);
+      const ids = async (limit = 10) => (await s.invocations.listExpiredLeases(at(100), limit)).map((r) => r.id);
+      expect(await ids()).toEqual([a.id, b.id, c.id]);
+      expect(await ids(2)).toEqual([a.id, b.id]);
+      await s.invocations.renewLeases('alive', at(200));
+      expect(await ids()).toEqual([a.id, c.id]);
+      // A run that finished keeps no lease worth renewing or recovering.
+      await s.invocations.transition(a.id, 'running', 'succeeded', { finishedAt: at(50) });
+      await s.invocations.renewLeases('dead', at(200));
+      expect(await ids()).toEqual([]);
+      expect((await s.invocations.listExpiredLeases(at(300), 10)).map((r) => r.id)).toEqual([b.id, c.id]);
+    });
+
+    it('recovers a run whose lease is still expired: failed with the given fields, or queued again with no owner', async () => {
+      const failed = await running('dead', at(10));
+      const requeued = await running('dead', at(10));
+      const fields = { finishedAt: at(200), outputs: [], error: { message: 'interrupted', code: 'interrupted' } };
+      expect(await s.invocations.recoverInterrupted(failed.id, { leaseExpiredBefore: at(100) }, 'failed', fields)).toBe(true);
+      expect(await s.invocations.findById(failed.id)).toMatchObject({ status: 'failed', ...fields });
+      expect(await s.invocations.recoverInterrupted(failed.id, { leaseExpiredBefore: at(100) }, 'failed', fields)).toBe(false);
+
+      expect(await s.invocations.recoverInterrupted(requeued.id, { leaseExpiredBefore: at(100) }, 'queued', {})).toBe(true);
+      expect(await s.invocations.findById(requeued.id)).toMatchObject({ status: 'queued', startedAt: null, owner: null, finishedAt: null });
+      expect(await s.invocations.listIdsByStatus('queued', 10)).toEqual([requeued.id]);
+      // Queued again, it can be claimed again by another process.
+      expect(await s.invocations.markRunning(requeued.id, at(300), 'worker-2', at(315))).toMatchObject({ owner: 'worker-2' });
+    });
+
+    it('leaves a run alone once its lease is fresh again (its owner renewed it)', async () => {
+      const invocation = await running('slow', at(10));
+      await s.invocations.renewLeases('slow', at(500));
+      expect(
+        await s.invocations.recoverInterrupted(invocation.id, { leaseExpiredBefore: at(100) }, 'failed', { finishedAt: at(100) }),
+      ).toBe(false);
+      expect(await s.invocations.findById(invocation.id)).toMatchObject({ status: 'running', owner: 'slow', finishedAt: null });
+    });
+
+    it('recovers a run declared lost by owner only while that owner still holds it', async () => {
+      const held = await running('dead-worker', at(5000));
+      expect(await s.invocations.recoverInterrupted(held.id, { owner: 'another' }, 'failed', { finishedAt: at(1) })).toBe(false);
+      expect(await s.invocations.recoverInterrupted(held.id, { owner: 'dead-worker' }, 'queued', {})).toBe(true);
+      expect(await s.invocations.findById(held.id)).toMatchObject({ status: 'queued', owner: null });
+      // Claimed again by a live worker: the dead one's stalled-job report no longer applies.
+      await s.invocations.markRunning(held.id, at(2000), 'live-worker', at(9000));
+      expect(await s.invocations.recoverInterrupted(held.id, { owner: 'dead-worker' }, 'failed', { finishedAt: at(1) })).toBe(false);
+      expect((await s.invocations.findById(held.id))?.status).toBe('running');
+    });
+
+    it('deletes finished runs created before a date, never queued or running ones, and says how many', async () => {
+      const oldDone = newInvocation({ createdAt: at(1) });
+      const oldQueued = newInvocation({ createdAt: at(2) });
+      const recentDone = newInvocation({ createdAt: at(500) });
+      for (const i of [oldDone, oldQueued, recentDone]) await s.invocations.insert(i);
+      const oldRunning = await running('w', at(5000), { createdAt: at(3) });
+      await s.invocations.transition(oldDone.id, 'queued', 'cancelled', { finishedAt: at(4) });
+      await s.invocations.transition(recentDone.id, 'queued', 'cancelled', { finishedAt: at(501) });
+      expect(await s.invocations.deleteFinishedBefore(at(100))).toBe(1);
+      expect(await s.invocations.findById(oldDone.id)).toBeNull();
+      for (const kept of [oldQueued, recentDone, oldRunning]) expect(await s.invocations.findById(kept.id)).not.toBeNull();
+      expect(await s.invocations.deleteFinishedBefore(at(100))).toBe(0);
+    });
+
+    it('lists ids by status oldest first, up to a limit, optionally created before a date', async () => {
+      const late = newInvocation({ createdAt: at(300) });
+      const early = newInvocation({ createdAt: at(100) });
+      const middle = newInvocation({ createdAt: at(200) });
+      for (const i of [late, early, middle]) await s.invocations.insert(i);
+      await running('w', at(5000));
+      expect(await s.invocations.listIdsByStatus('queued', 10)).toEqual([early.id, middle.id, late.id]);
+      expect(await s.invocations.listIdsByStatus('queued', 2)).toEqual([early.id, middle.id]);
+      expect(await s.invocations.listIdsByStatus('queued', 10, at(300))).toEqual([early.id, middle.id]);
+      expect(await s.invocations.listIdsByStatus('succeeded', 10)).toEqual([]);
+    });
+
+    it("lists a bot's runs newest first, up to a limit", async () => {
+      const first = newInvocation({ createdAt: at(1) });
+      const second = newInvocation({ createdAt: at(2) });
+      const third = newInvocation({ createdAt: at(3) });
+      for (const i of [second, third, first, newInvocation({ botId: 'other' })]) await s.invocations.insert(i);
+      expect((await s.invocations.listByBot('echo', 10)).map((r) => r.id)).toEqual([third.id, second.id, first.id]);
+      expect((await s.invocations.listByBot('echo', 2)).map((r) => r.id)).toEqual([third.id, second.id]);
+      expect(await s.invocations.listByBot('nobody', 10)).toEqual([]);
+    });
+  });
+
+  describe('TriggerRepository', () => {
+    it('creates, finds, lists oldest first and deletes triggers; a deleted one is gone for good', async () => {
+      const late = newTrigger({ createdAt: at(20) });
+      const early = newTrigger({ createdAt: at(10), keyCiphertext: 'v1.a.b.c' });
+      await s.triggers.create(late);
+      await s.triggers.create(early);
+      await s.triggers.create(newTrigger({ botId: 'other' }));
+      expect(await s.triggers.findActive(early.id)).toEqual(early);
+      expect(await s.triggers.findActive('trg_unknownunknown')).toBeNull();
+      expect(await s.triggers.listByBot('echo')).toEqual([early, late]);
+      expect(await s.triggers.delete(early.id)).toBe(true);
+      expect(await s.triggers.delete(early.id)).toBe(false);
+      expect(await s.triggers.delete('trg_unknownunknown')).toBe(false);
+      expect(await s.triggers.findActive(early.id)).toBeNull();
+      expect(await s.triggers.listByBot('echo')).toEqual([late]);
+      expect(await s.triggers.replaceKey(early.id, 'b'.repeat(64), null)).toBe(false);
+    });
+
+    it('replaces a key (hash and ciphertext) of an active trigger', async () => {
+      const trigger = newTrigger({ keyCiphertext: 'v1.old' });
+      await s.triggers.create(trigger);
+      expect(await s.triggers.replaceKey(trigger.id, 'c'.repeat(64), null)).toBe(true);
+      expect(await s.triggers.findActive(trigger.id)).toEqual({ ...trigger, keyHash: 'c'.repeat(64), keyCiphertext: null });
+      expect(await s.triggers.replaceKey('trg_unknownunknown', 'c'.repeat(64), null)).toBe(false);
+    });
+
+    it('refuses a second trigger with the same id', async () => {
+      const trigger = newTrigger();
+      await s.triggers.create(trigger);
+      await expect(s.triggers.create({ ...trigger, name: 'copy' })).rejects.toThrow();
+      expect((await s.triggers.findActive(trigger.id))?.name).toBe(trigger.name);
+    });
+  });
+
+  describe('CreditLedger and CreditAccounts', () => {
+    it('debits only what an account holds, atomically; an unknown account has nothing', async () => {
+      expect(await s.accounts.getBalance('acct')).toBeNull();
+      expect(await s.ledger.tryDebit('acct', 1)).toBe(false);
+      expect(await s.accounts.getBalance('acct')).toBeNull();
+      await s.accounts.setBalance('acct', 5);
+      expect(await s.ledger.tryDebit('acct', 3)).toBe(true);
+      expect(await s.ledger.tryDebit('acct', 3)).toBe(false);
+      expect(await s.accounts.getBalance('acct')).toBe(2);
+      expect(await s.ledger.tryDebit('acct', 2)).toBe(true);
+      expect(await s.accounts.getBalance('acct')).toBe(0);
+    });
+
+    it('never overspends under concurrent debits', async () => {
+      await s.accounts.setBalance('acct', 5);
+      const results = await Promise.all(Array.from({ length: 12 }, () => s.ledger.tryDebit('acct', 1)));
+      expect(results.filter(Boolean)).toHaveLength(5);
+      expect(await s.accounts.getBalance('acct')).toBe(0);
+    });
+
+    it('refunds to an existing account and never creates one', async () => {
+      await s.accounts.setBalance('acct', 1);
+      await s.ledger.refund('acct', 4);
+      expect(await s.accounts.getBalance('acct')).toBe(5);
+      await s.ledger.refund('ghost', 4);
+      expect(await s.accounts.getBalance('ghost')).toBeNull();
+    });
+
+    it('sets a balance, creating or overwriting the account; a negative one is refused', async () => {
+      await s.accounts.setBalance('acct', 7);
+      await s.accounts.setBalance('acct', 3);
+      expect(await s.accounts.getBalance('acct')).toBe(3);
+      await expect(s.accounts.setBalance('acct', -1)).rejects.toThrow();
+      expect(await s.accounts.getBalance('acct')).toBe(3);
+    });
+  });
+
+  describe('WebhookUnitOfWork', () => {
+    it('commits the insert and the debit of a unit together, and resolves with its value', async () => {
+      await s.accounts.setBalance('acct', 3);
+      const invocation = newInvocation();
+      const value = await s.unitOfWork.run(async (tx) => {
+        await s.invocations.insert(invocation, tx);
+        return s.ledger.tryDebit('acct', 2, tx);
+      });
+      expect(value).toBe(true);
+      expect((await s.invocations.findById(invocation.id))?.status).toBe('queued');
+      expect(await s.accounts.getBalance('acct')).toBe(1);
+    });
+
+    it('leaves no insert and no debit behind when the unit fails, and rethrows its error', async () => {
+      await s.accounts.setBalance('acct', 3);
+      const invocation = newInvocation({ idempotencyKey: 'k' });
+      const failure = new Error('short of credits');
+      await expect(
+        s.unitOfWork.run(async (tx) => {
+          await s.invocations.insert(invocation, tx);
+          await s.ledger.tryDebit('acct', 2, tx);
+          throw failure;
+        }),
+      ).rejects.toBe(failure);
+      expect(await s.invocations.findById(invocation.id)).toBeNull();
+      expect(await s.accounts.getBalance('acct')).toBe(3);
+      // The key it had taken is free again.
+      await s.invocations.insert(newInvocation({ idempotencyKey: 'k' }));
+    });
+
+    it('undoes a state change, a refund and a key release of a failed unit', async () => {
+      await s.accounts.setBalance('acct', 3);
+      const old = newInvocation({ idempotencyKey: 'k' });
+      await s.invocations.insert(old);
+      await expect(
+        s.unitOfWork.run(async (tx) => {
+          await s.invocations.releaseIdempotencyKey(TRIGGER_A, 'k', at(100000), tx);
+          await s.invocations.transition(old.id, 'queued', 'cancelled', { finishedAt: at(9) }, { tx });
+          await s.ledger.refund('acct', 2, tx);
+          throw new Error('refund failed');
+        }),
+      ).rejects.toThrow('refund failed');
+      expect(await s.invocations.findById(old.id)).toMatchObject<Partial<InvocationRecord>>({
+        status: 'queued',
+        finishedAt: null,
+        idempotencyKey: 'k',
+      });
+      expect(await s.accounts.getBalance('acct')).toBe(3);
+    });
+
+    it('rolls back only the failed unit of several running at once', async () => {
+      await s.accounts.setBalance('acct', 10);
+      const kept = [newInvocation(), newInvocation()];
+      const dropped = newInvocation();
+      const results = await Promise.allSettled([
+        s.unitOfWork.run(async (tx) => {
+          await s.invocations.insert(kept[0], tx);
+          return s.ledger.tryDebit('acct', 1, tx);
+        }),
+        s.unitOfWork.run(async (tx) => {
+          await s.invocations.insert(dropped, tx);
+          await s.ledger.tryDebit('acct', 5, tx);
+          throw new Error('no');
+        }),
+        s.unitOfWork.run(async (tx) => {
+          await s.invocations.insert(kept[1], tx);
+          return s.ledger.tryDebit('acct', 2, tx);
+        }),
+      ]);
+      expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+      expect(await s.accounts.getBalance('acct')).toBe(7);
+      expect(await s.invocations.findById(dropped.id)).toBeNull();
+      for (const i of kept) expect(await s.invocations.findById(i.id)).not.toBeNull();
+    });
+
+    it('lets a write made outside any unit through while units come and go', async () => {
+      await s.accounts.setBalance('acct', 10);
+      const [inUnit, alone] = await Promise.all([
+        s.unitOfWork.run(async (tx) => s.ledger.tryDebit('acct', 4, tx)),
+        s.ledger.tryDebit('acct', 3),
+      ]);
+      expect([inUnit, alone]).toEqual([true, true]);
+      expect(await s.accounts.getBalance('acct')).toBe(3);
+    });
+  });
+});

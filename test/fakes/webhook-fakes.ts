@@ -1,0 +1,128 @@
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import type { BotContext, BotInputs, BotOutput } from '../../src/bots/bot.types.js';
+import { WebhookBotHost } from '../../src/bots/webhook-bot-host.js';
+import { WebhookBotRegistry, type RegisteredBot } from '../../src/bots/webhook-bot.registry.js';
+import { InMemoryCompletionBus } from '../../src/completion/in-memory-completion.bus.js';
+import { InvocationEvents, type InvocationEvent } from '../../src/events/invocation.events.js';
+import { newTriggerId } from '../../src/keys/ids.js';
+import { generateTriggerKey, hashTriggerKey } from '../../src/keys/trigger-keys.js';
+import { ShutdownState } from '../../src/lifecycle/shutdown.state.js';
+import { resolveWebhookTriggerOptions } from '../../src/options/resolve-options.js';
+import type { WebhookTriggerModuleExtras, WebhookTriggerModuleOptions } from '../../src/options/webhook-trigger-options.interface.js';
+import type { TriggerRecord } from '../../src/persistence/records.js';
+import { InvocationExecutor } from '../../src/runs/invocation.executor.js';
+import { InMemoryCreditAccounts, InMemoryCreditLedger } from './in-memory-credit-ledger.js';
+import { InMemoryWebhookDatabase } from './in-memory-database.js';
+import { InMemoryInvocationRepository } from './in-memory-invocation.repository.js';
+import { InMemoryTriggerRepository } from './in-memory-trigger.repository.js';
+import { InMemoryUnitOfWork } from './in-memory-unit-of-work.js';
+import { RecordingBotRunner } from './recording-bot.runner.js';
+
+export type BotMain = (inputs: BotInputs, ctx: BotContext) => Promise<BotOutput[]>;
+
+/** A bot whose `main` is a function, registered the way the explorer registers a decorated provider. */
+class FunctionBot extends WebhookBotHost {
+  constructor(private readonly fn: BotMain) {
+    super();
+  }
+
+  main(inputs: BotInputs, ctx: BotContext): Promise<BotOutput[]> {
+    return this.fn(inputs, ctx);
+  }
+}
+
+export interface RecordedEvent {
+  name: string;
+  event: InvocationEvent;
+}
+
+/** A promise and the functions that settle it: lets a test decide when a bot returns. */
+export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: unknown) => void } {
+  let resolve!: (value: T) => void;
+  let reject!: (error: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/**
+ * The module's parts on in-memory fakes, each built with `new` as a unit spec needs them: the stores on
+ * one `InMemoryWebhookDatabase`, the real registry, bus, events (on a real EventEmitter2 that records
+ * every event), shutdown state and executor, and a `RecordingBotRunner` on that executor. Options are
+ * resolved by the module's own `resolveWebhookTriggerOptions`, so they carry the real defaults.
+ */
+export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, extras: WebhookTriggerModuleExtras = {}) {
+  const resolved = resolveWebhookTriggerOptions(options, extras);
+  const database = new InMemoryWebhookDatabase();
+  const triggers = new InMemoryTriggerRepository(database);
+  const invocations = new InMemoryInvocationRepository(database);
+  const ledger = new InMemoryCreditLedger(database);
+  const accounts = new InMemoryCreditAccounts(database);
+  const unitOfWork = new InMemoryUnitOfWork(database);
+  const registry = new WebhookBotRegistry();
+  const bus = new InMemoryCompletionBus();
+  const emitter = new EventEmitter2();
+  const events: RecordedEvent[] = [];
+  emitter.onAny((name, event) => void events.push({ name: String(name), event: event as InvocationEvent }));
+  const invocationEvents = new InvocationEvents(emitter);
+  const shutdown = new ShutdownState();
+  const executor = new InvocationExecutor(invocations, registry, bus, invocationEvents, resolved);
+  const runner = new RecordingBotRunner(executor);
+
+  /** Registers a bot with the module's defaults for what it leaves out. */
+  function addBot(bot: Partial<Omit<RegisteredBot, 'instance'>> & { id: string; main?: BotMain }): RegisteredBot {
+    const registered: RegisteredBot = {
+      id: bot.id,
+      name: bot.name ?? bot.id,
+      credits: bot.credits ?? 1,
+      accountId: bot.accountId ?? resolved.defaultAccountId,
+      timeoutMs: bot.timeoutMs ?? resolved.botTimeoutMs,
+      retryInterrupted: bot.retryInterrupted ?? false,
+      instance: new FunctionBot(bot.main ?? (async () => [{ title: 'ok', message: bot.id }])),
+    };
+    registry.add(registered);
+    return registered;
+  }
+
+  /** Stores a trigger of `botId` (account from the bot, if registered) and returns it with its key. */
+  async function addTrigger(botId: string, fields: Partial<TriggerRecord> = {}): Promise<{ trigger: TriggerRecord; key: string }> {
+    const key = generateTriggerKey();
+    const trigger: TriggerRecord = {
+      id: newTriggerId(),
+      botId,
+      accountId: registry.get(botId)?.accountId ?? resolved.defaultAccountId,
+      name: `${botId} trigger`,
+      type: 'webhook',
+      keyHash: hashTriggerKey(key),
+      keyCiphertext: null,
+      createdAt: new Date(),
+      ...fields,
+    };
+    await triggers.create(trigger);
+    return { trigger, key };
+  }
+
+  return {
+    options: resolved,
+    database,
+    triggers,
+    invocations,
+    ledger,
+    accounts,
+    unitOfWork,
+    registry,
+    bus,
+    emitter,
+    events,
+    invocationEvents,
+    shutdown,
+    executor,
+    runner,
+    addBot,
+    addTrigger,
+  };
+}
+
+export type WebhookFakes = ReturnType<typeof createWebhookFakes>;
