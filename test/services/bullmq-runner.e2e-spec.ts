@@ -4,10 +4,10 @@ import { randomBytes } from 'node:crypto';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { Queue, WaitingError, Worker } from 'bullmq';
-import { InvocationExecutor } from '../src/runs/invocation.executor.js';
-import { ShutdownState } from '../src/lifecycle/shutdown.state.js';
-import { newInvocationId } from '../src/keys/ids.js';
-import { BullMqBotRunner, RedisCompletionBus, RedisRateLimitStorage, WEBHOOK_RUN_QUEUE } from '../src/redis/index.js';
+import { InvocationExecutor } from '../../src/runs/invocation.executor.js';
+import { ShutdownState } from '../../src/lifecycle/shutdown.state.js';
+import { newInvocationId } from '../../src/keys/ids.js';
+import { BullMqBotRunner, RedisCompletionBus, RedisRateLimitStorage, WEBHOOK_RUN_QUEUE } from '../../src/redis/index.js';
 import {
   BotRunner,
   InvocationRepository,
@@ -19,12 +19,12 @@ import {
   WebhookBotHost,
   type BotInputs,
   type BotOutput,
-} from '../src/index.js';
-import { EchoBot } from './fixtures/bots.js';
-import { AbortableBot, botLog } from './fixtures/lifecycle-bots.js';
-import { request, sleep, until } from './helpers/http.js';
-import { createScratchDatabase, deleteRedisKeys, serviceUrl } from './helpers/services.js';
-import { TcpProxy } from './helpers/tcp-proxy.js';
+} from '../../src/index.js';
+import { EchoBot } from '../fixtures/bots.js';
+import { AbortableBot, botLog } from '../fixtures/lifecycle-bots.js';
+import { request, sleep, until } from '../helpers/http.js';
+import { createScratchDatabase, deleteRedisKeys, serviceUrl } from '../helpers/services.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 /** Echoes its inputs; safe to repeat, so a run whose worker died runs again. */
 @WebhookBot({ id: 'retry-echo', accountId: 'acct', retryInterrupted: true })

@@ -4,11 +4,11 @@ import { Test } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
-import { RedisCompletionBus } from '../src/redis/redis-completion.bus.js';
-import { RedisCompletionBus as ExportedRedisCompletionBus } from '../src/redis/index.js';
-import { InvocationRepository, WebhookTriggerModule, WebhookTriggersAdmin, WEBHOOK_EVENTS, type InvocationEvent, type ResolvedWebhookTriggerOptions } from '../src/index.js';
-import { SlowBot } from './fixtures/bots.js';
-import { createScratchDatabase, serviceUrl } from './helpers/services.js';
+import { RedisCompletionBus } from '../../src/redis/redis-completion.bus.js';
+import { RedisCompletionBus as ExportedRedisCompletionBus } from '../../src/redis/index.js';
+import { InvocationRepository, WebhookTriggerModule, WebhookTriggersAdmin, WEBHOOK_EVENTS, type InvocationEvent, type ResolvedWebhookTriggerOptions } from '../../src/index.js';
+import { SlowBot } from '../fixtures/bots.js';
+import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
 
 const redisUrl = serviceUrl('WEBHOOK_TEST_REDIS_URL');
 const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');

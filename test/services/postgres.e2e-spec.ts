@@ -1,9 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Client } from 'pg';
-import { CreditLedger, WebhookTriggerModule, WebhookTriggersAdmin, WebhookUnitOfWork } from '../src/index.js';
-import { EchoBot, SlowBot } from './fixtures/bots.js';
-import { createScratchDatabase, serviceUrl } from './helpers/services.js';
+import { CreditLedger, WebhookTriggerModule, WebhookTriggersAdmin, WebhookUnitOfWork } from '../../src/index.js';
+import { EchoBot, SlowBot } from '../fixtures/bots.js';
+import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
 
 const baseUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
 
