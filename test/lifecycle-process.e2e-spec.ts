@@ -1,19 +1,14 @@
 /**
  * Shutdown and crash recovery with real processes: the compiled sample app is started with `node` on a
  * temporary SQLite file, stopped with SIGTERM (graceful shutdown) or SIGKILL (a crash), and started again
- * on the same file. A last block checks the lease rule (recovery never touches a run whose owner still
- * holds a fresh lease) at the repository level, through the module on a real SQLite file.
+ * on the same file. The lease rule inside one process (recovery never touches a run whose owner still holds
+ * a fresh lease) is checked in test/e2e/lifecycle.e2e-spec.ts.
  */
-import type { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import Database from 'better-sqlite3';
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { BotRunner, WebhookBot, WebhookBotHost, WebhookTriggerModule, type BotOutput } from '../src/index.js';
-import { InvocationExecutor } from '../src/runs/invocation.executor.js';
-import { LeaseRecovery } from '../src/lifecycle/lease-recovery.js';
 import { sleep } from './helpers/http.js';
 import { freePort, within } from './helpers/process.js';
 
@@ -393,153 +388,5 @@ describe('crash recovery of the real process (SIGKILL, then restart)', () => {
       `[lifecycle-process] SIGKILL: restart ready after ${restartedAfter} ms, slow run seen failed after ${plainRecoveredAfter} ms, ` +
         `slow-retry rerun answered after ${retriedAfter} ms (lease 1000 ms)\n`,
     );
-  });
-});
-
-// ---------------------------------------------------------------------------------------------------------
-// The lease rule, through the module on a real SQLite file
-
-@WebhookBot({ id: 'lease-plain', accountId: 'acct', credits: 0 })
-class LeasePlainBot extends WebhookBotHost {
-  async main(): Promise<BotOutput[]> {
-    return [{ title: 'ran', message: 'plain' }];
-  }
-}
-
-@WebhookBot({ id: 'lease-long', accountId: 'acct', credits: 0 })
-class LeaseLongBot extends WebhookBotHost {
-  async main(): Promise<BotOutput[]> {
-    await sleep(1000);
-    return [{ title: 'ran', message: 'long' }];
-  }
-}
-
-@WebhookBot({ id: 'lease-retry', accountId: 'acct', credits: 0, retryInterrupted: true })
-class LeaseRetryBot extends WebhookBotHost {
-  async main(): Promise<BotOutput[]> {
-    return [{ title: 'ran', message: 'again' }];
-  }
-}
-
-describe('recovery respects leases (repository level, real SQLite)', () => {
-  let app: INestApplication;
-  let file: string;
-  let recovery: LeaseRecovery;
-  let n = 0;
-
-  beforeAll(async () => {
-    file = join(tempDir(), 'lease.sqlite');
-    const moduleRef = await Test.createTestingModule({
-      imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: file }, runLeaseMs: 300 })],
-      providers: [LeasePlainBot, LeaseRetryBot, LeaseLongBot],
-    }).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
-    recovery = app.get(LeaseRecovery);
-  });
-
-  afterAll(async () => {
-    await app?.close();
-  });
-
-  /**
-   * Writes straight into the file on a second connection. The module's connection lives in this same
-   * process and commits on the next event-loop turn, so a busy database is retried asynchronously
-   * (a blocking busy-wait here would stop that commit from ever happening).
-   */
-  async function writeDirect(sql: string, ...params: unknown[]): Promise<void> {
-    const deadline = Date.now() + 3_000;
-    for (;;) {
-      const db = new Database(file, { timeout: 0 });
-      try {
-        db.prepare(sql).run(...params);
-        return;
-      } catch (error) {
-        if ((error as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() > deadline) throw error;
-      } finally {
-        db.close();
-      }
-      await sleep(5);
-    }
-  }
-
-  /** A run another process claimed: `running`, its owner, its lease. */
-  async function insertRunning(botId: string, leaseExpiresAt: number): Promise<string> {
-    const id = `inv_lease${String(++n).padStart(4, '0')}xxxxxxxxxxxxx`;
-    const now = Date.now();
-    await writeDirect(
-      `INSERT INTO webhook_invocations (id, trigger_id, bot_id, account_id, status, inputs, outputs, error, credits, idempotency_key, request_hash, created_at, started_at, finished_at, owner, lease_expires_at)
-       VALUES (?, 'trg_other', ?, 'acct', 'running', '{}', NULL, NULL, 1, NULL, NULL, ?, ?, NULL, 'other-host:4242:deadbeef', ?)`,
-      id,
-      botId,
-      now - 1000,
-      now - 1000,
-      leaseExpiresAt,
-    );
-    return id;
-  }
-
-  const setLease = (id: string, leaseExpiresAt: number) => writeDirect('UPDATE webhook_invocations SET lease_expires_at = ? WHERE id = ?', leaseExpiresAt, id);
-
-  const row = (id: string) => readRows(file).find((r) => r.id === id)!;
-
-  it('leaves a run alone while its owner holds a fresh lease, also across background sweeps', async () => {
-    const future = Date.now() + 60_000;
-    const plain = await insertRunning('lease-plain', future);
-    const retry = await insertRunning('lease-retry', future);
-    expect(await recovery.recoverExpired()).toBe(0);
-    await sleep(500); // ~5 background sweeps at runLeaseMs / 3 = 100 ms
-    expect(await recovery.recoverExpired()).toBe(0);
-    for (const id of [plain, retry]) {
-      expect(row(id)).toMatchObject({ status: 'running', owner: 'other-host:4242:deadbeef', lease_expires_at: future, finished_at: null });
-    }
-    // Once the owner stops renewing and the lease runs out, the background sweep recovers them.
-    await setLease(plain, Date.now() - 1);
-    await setLease(retry, Date.now() - 1);
-    const failed = await eventually('the plain run to be failed', 1_000, () => (row(plain).status === 'failed' ? row(plain) : undefined));
-    expect(JSON.parse(failed.error!)).toEqual({ code: 'interrupted', message: expect.any(String) });
-    expect(failed.finished_at).toEqual(expect.any(Number));
-    const again = await eventually('the retryInterrupted run to run again', 2_000, () => (row(retry).status === 'succeeded' ? row(retry) : undefined));
-    expect(JSON.parse(again.outputs!)).toEqual([{ title: 'ran', message: 'again' }]);
-    expect(again.owner).toBe(app.get(InvocationExecutor).owner); // claimed again, by this process
-  });
-
-  it('recovers a run whose lease is past on an explicit recoverExpired(): failed, or requeued and run for retryInterrupted', async () => {
-    const past = Date.now() - 5_000;
-    const plain = await insertRunning('lease-plain', past);
-    const retry = await insertRunning('lease-retry', past);
-    const unknownBot = await insertRunning('no-such-bot', past);
-    const recovered = await recovery.recoverExpired();
-    // The background sweep may have taken some first; together every one was recovered exactly once.
-    expect(recovered).toBeLessThanOrEqual(3);
-    await eventually('all three recovered', 2_000, () => ([plain, retry, unknownBot].every((id) => row(id).status !== 'running') ? true : undefined));
-    for (const id of [plain, unknownBot]) {
-      expect(row(id).status).toBe('failed');
-      expect(JSON.parse(row(id).error!)).toMatchObject({ code: 'interrupted' });
-    }
-    const again = await eventually('the retried run to finish', 2_000, () => (row(retry).status === 'succeeded' ? row(retry) : undefined));
-    expect(again.started_at!).toBeGreaterThan(past);
-    expect(await recovery.recoverExpired()).toBe(0);
-  });
-
-  it('a live owner renews its lease, so its run is never recovered while it runs longer than the lease', async () => {
-    const id = `inv_lease${String(++n).padStart(4, '0')}xxxxxxxxxxxxx`;
-    await writeDirect(
-      `INSERT INTO webhook_invocations (id, trigger_id, bot_id, account_id, status, inputs, outputs, error, credits, idempotency_key, request_hash, created_at, started_at, finished_at, owner, lease_expires_at)
-       VALUES (?, 'trg_other', 'lease-long', 'acct', 'queued', '{}', NULL, NULL, 0, NULL, NULL, ?, NULL, NULL, NULL, NULL)`,
-      id,
-      Date.now(),
-    );
-    await app.get(BotRunner).dispatch(id);
-    const leases = new Set<number>();
-    // 1000 ms in main() with a 300 ms lease: only renewal (every 100 ms) keeps it from being recovered.
-    const done = await eventually('the long run to finish', 3_000, () => {
-      const r = row(id);
-      if (r.status === 'running') leases.add(r.lease_expires_at!);
-      return r.status === 'running' || r.status === 'queued' ? undefined : r;
-    });
-    expect(done.status).toBe('succeeded');
-    expect(done.owner).toBe(app.get(InvocationExecutor).owner);
-    expect(leases.size).toBeGreaterThanOrEqual(3); // renewed while it ran
   });
 });

@@ -1,5 +1,8 @@
 import Database from 'better-sqlite3';
 import { Client, types } from 'pg';
+import type { CapturedEvent } from './events.js';
+import { until } from './http.js';
+import type { TestTrigger, WebhookTestApp } from './webhook-app.js';
 
 /** Where an app keeps its rows: a SQLite file or a PostgreSQL database. */
 export type TestStore = { type: 'better-sqlite3'; file: string } | { type: 'postgres'; url: string };
@@ -26,8 +29,9 @@ function withDb<T>(dbFile: string, fn: (db: Database.Database) => T): T {
 }
 
 export function invocationRows(dbFile: string, triggerId: string): InvocationRow[] {
-  return withDb(dbFile, (db) =>
-    db.prepare('SELECT * FROM webhook_invocations WHERE trigger_id = ? ORDER BY created_at, id').all(triggerId) as InvocationRow[],
+  return withDb(
+    dbFile,
+    (db) => db.prepare('SELECT * FROM webhook_invocations WHERE trigger_id = ? ORDER BY created_at, id').all(triggerId) as InvocationRow[],
   );
 }
 
@@ -88,4 +92,57 @@ export async function storedCredits(store: TestStore, accountId: string): Promis
     [accountId],
   );
   return row ? Number(row.credits) : null;
+}
+
+/** The stored row of a run, read from the app's SQLite file. */
+export function rowOf(app: Pick<WebhookTestApp, 'dbFile'>, t: Pick<TestTrigger, 'id'>, invocationId: string): InvocationRow | undefined {
+  return invocationRows(app.dbFile, t.id).find((r) => r.id === invocationId);
+}
+
+/** Waits until the run's row in the app's SQLite file has `status`. */
+export function untilStored(
+  app: Pick<WebhookTestApp, 'dbFile'>,
+  t: Pick<TestTrigger, 'id'>,
+  invocationId: string,
+  status: string,
+  timeoutMs = 2_000,
+): Promise<void> {
+  return until(() => rowOf(app, t, invocationId)?.status === status, timeoutMs, `${invocationId} to be stored ${status}`);
+}
+
+/** A refused request leaves no trace: no invocation row for the trigger, the balance as it was, no event. */
+export async function expectNothingStored(
+  app: Pick<WebhookTestApp, 'store'>,
+  events: CapturedEvent[],
+  trigger: Pick<TestTrigger, 'id'>,
+  accountId: string,
+  creditsBefore: number,
+): Promise<void> {
+  expect(await storedInvocations(app.store, trigger.id)).toHaveLength(0);
+  expect(await storedCredits(app.store, accountId)).toBe(creditsBefore);
+  expect(events.filter((e) => e.payload.triggerId === trigger.id)).toEqual([]);
+}
+
+/** A run's row with what recovery looks at: its owner and lease. */
+export interface LeasedRow {
+  id: string;
+  bot_id: string;
+  status: string;
+  error: string | null;
+  outputs: string | null;
+  started_at: number | null;
+  finished_at: number | null;
+  owner: string | null;
+  lease_expires_at: number | null;
+}
+
+/** Every run in a SQLite file (of any trigger, e.g. one a process wrote before it was killed), read-only. */
+export function leasedRows(dbFile: string): LeasedRow[] {
+  return withDb(
+    dbFile,
+    (db) =>
+      db
+        .prepare('SELECT id, bot_id, status, error, outputs, started_at, finished_at, owner, lease_expires_at FROM webhook_invocations')
+        .all() as LeasedRow[],
+  );
 }

@@ -19,3 +19,7 @@ export function captureEvents(t: WebhookTestApp): CapturedEvent[] {
 export async function historyEntry(t: WebhookTestApp, botId: string, invocationId: string): Promise<InvocationView | undefined> {
   return (await t.admin.listInvocations(botId, 1000)).find((i) => i.id === invocationId);
 }
+
+/** The events of one run, in the order they were emitted. */
+export const eventsOf = (events: CapturedEvent[], invocationId: string): CapturedEvent[] =>
+  events.filter((e) => e.payload.invocationId === invocationId);

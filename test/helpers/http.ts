@@ -129,3 +129,60 @@ export async function syncUntilFinished(t: Pick<TestTrigger, 'syncUrl' | 'key'>,
   for (let i = 1; i < attempts && res.status === 408; i++) res = await syncInvocation(t, invocationId);
   return res;
 }
+
+const keyHeaders = (t: Pick<TestTrigger, 'key'>, key: string | null | undefined): Record<string, string> => {
+  const k = key === undefined ? t.key : key;
+  return k === null ? {} : { 'x-key': k };
+};
+
+/** GET /webhooks/:triggerId/trigger/invocation/:invocationId (the run's state, answered at once) */
+export function getStatus(
+  t: Pick<TestTrigger, 'url' | 'key'>,
+  invocationId: string,
+  key?: string | null,
+  headers: Record<string, string> = {},
+): Promise<HttpResult> {
+  return request(`${t.url}/invocation/${invocationId}`, { headers: { ...keyHeaders(t, key), ...headers } });
+}
+
+/** POST /webhooks/:triggerId/trigger/invocation/:invocationId/cancel */
+export function cancelRun(
+  t: Pick<TestTrigger, 'url' | 'key'>,
+  invocationId: string,
+  key?: string | null,
+  init: { headers?: Record<string, string>; body?: string } = {},
+): Promise<HttpResult> {
+  return request(`${t.url}/invocation/${invocationId}/cancel`, {
+    method: 'POST',
+    headers: { ...keyHeaders(t, key), ...init.headers },
+    body: init.body,
+  });
+}
+
+/** GET …/sync?timeout=<timeout> */
+export function syncWithTimeout(t: Pick<TestTrigger, 'syncUrl' | 'key'>, invocationId: string, timeout: string): Promise<HttpResult> {
+  return request(`${t.syncUrl(invocationId)}?timeout=${timeout}`, { headers: keyHeaders(t, undefined) });
+}
+
+/** Nothing that looks like a stack trace or a source location anywhere in the body. */
+export function expectNoStack(res: Pick<HttpResult, 'text'>): void {
+  expect(res.text).not.toMatch(/stack|\n\s+at |\bat .*\(|\.[tj]s:\d+/);
+}
+
+/** Re-checks `check` every 25 ms until it returns a value (not undefined), failing after `ms`. */
+export async function eventually<T>(what: string, ms: number, check: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Timed out after ${ms} ms waiting for: ${what}`);
+    await sleep(25);
+  }
+}
+
+/** A timestamp as the API writes it (`createdAt`, `startedAt`, `finishedAt`). */
+export const ISO = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+/** The `error` of a cancelled run. */
+export const CANCELLED_ERROR = { message: 'The run was cancelled', code: 'cancelled' };
+/** The `error` of a run stopped at its time limit of `ms`. */
+export const TIMEOUT_ERROR = (ms: number) => ({ message: `The bot did not finish within ${ms} ms`, code: 'timeout' });

@@ -4,6 +4,8 @@ import { EventEmitterModule } from '@nestjs/event-emitter';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { mkdtempSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebhookTriggerModule, WebhookTriggersAdmin, type WebhookTriggerModuleOptions } from '../../src/index.js';
@@ -15,7 +17,7 @@ export type AdapterName = 'express' | 'fastify';
 /** `undefined` lets Nest use its default (Express) adapter. */
 export type AdapterFactory = () => AbstractHttpAdapter | undefined;
 
-/** Rows for `describe.each`: the same suite on Express (Nest's default) and on Fastify. */
+/** The adapters of the matrix: Express (Nest's default) and Fastify. */
 export const ADAPTERS: Array<[AdapterName, AdapterFactory]> = [
   ['express', () => undefined],
   ['fastify', () => new FastifyAdapter()],
@@ -42,7 +44,10 @@ const SQLITE: TestDatabase = {
   name: 'sqlite',
   async create() {
     const dir = mkdtempSync(join(tmpdir(), 'webhook-e2e-'));
-    return { store: { type: 'better-sqlite3', file: join(dir, 'webhooks.sqlite') }, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    return {
+      store: { type: 'better-sqlite3', file: join(dir, 'webhooks.sqlite') },
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    };
   },
 };
 
@@ -63,6 +68,41 @@ export function testDatabases(): TestDatabase[] {
     },
   };
   return [SQLITE, postgres];
+}
+
+/** One row of the HTTP suites' matrix: the adapter and the database a suite's apps run on. */
+export interface AppMatrixRow {
+  adapterName: AdapterName;
+  makeAdapter: AdapterFactory;
+  database: TestDatabase;
+}
+
+/**
+ * The HTTP suites' matrix, as `describe.each`: the feature on every adapter (Express, Fastify) and every
+ * database (SQLite, and PostgreSQL from WEBHOOK_TEST_POSTGRES_URL), titled "<feature> on fastify with postgres".
+ * A database that cannot run here leaves an `it.todo` naming the variable to set (in CI a missing variable
+ * fails instead: see services.ts).
+ */
+export function describeOnEveryAdapterAndDatabase(feature: string, suite: (row: AppMatrixRow) => void): void {
+  const rows = ADAPTERS.flatMap(([adapterName, makeAdapter]) =>
+    testDatabases().map((database) => [adapterName, database.name, { adapterName, makeAdapter, database }] as const),
+  );
+  describe.each(rows)(`${feature} on %s with %s`, (_adapterName, databaseName, row) => {
+    if (row.database.missingEnv) {
+      it.todo(`${databaseName} rows NOT RUN: set ${row.database.missingEnv}`);
+      return;
+    }
+    suite(row);
+  });
+}
+
+/**
+ * The adapters of the matrix on SQLite only, titled "<feature> on fastify, SQLite only": for tests that read or
+ * change the app's SQLite file behind its back (`invocationRows`, `writeDb`, `rowOf` in db.ts).
+ */
+export function describeOnEveryAdapter(feature: string, suite: (row: AppMatrixRow) => void): void {
+  const rows = ADAPTERS.map(([adapterName, makeAdapter]) => [adapterName, { adapterName, makeAdapter, database: SQLITE }] as const);
+  describe.each(rows)(`${feature} on %s, SQLite only`, (_adapterName, row) => suite(row));
 }
 
 /** The module's `database` option for a store. */
@@ -133,6 +173,12 @@ export async function startWebhookApp(makeAdapter: AdapterFactory, start: StartO
     throw e;
   }
   const started = app;
+  const server = started.getHttpServer() as Server;
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   const baseUrl = (await started.getUrl()).replace('[::1]', '127.0.0.1').replace('localhost', '127.0.0.1');
   return {
     app: started,
@@ -140,13 +186,22 @@ export async function startWebhookApp(makeAdapter: AdapterFactory, start: StartO
     admin: started.get(WebhookTriggersAdmin),
     store,
     get dbFile(): string {
-      if (store.type !== 'better-sqlite3') throw new Error('This app is on PostgreSQL: read its rows with storedInvocations/storedCredits (db.ts)');
+      if (store.type !== 'better-sqlite3')
+        throw new Error('This app is on PostgreSQL: read its rows with storedInvocations/storedCredits (db.ts)');
       return store.file;
     },
     async close() {
+      // Node's fetch can leave a pooled connection open that never carried a request (e.g. one opened while
+      // another was busy). Node's server does not count it as idle and waits for it to time out (on Fastify,
+      // keepAliveTimeout: 72 s) before close() returns. Once the server has stopped listening (after the
+      // graceful shutdown), such connections are dropped: nothing was ever sent on them.
+      const sweep = setInterval(() => {
+        if (!server.listening) for (const socket of sockets) if (socket.bytesRead === 0) socket.destroy();
+      }, 20);
       try {
         await started.close();
       } finally {
+        clearInterval(sweep);
         await scratch?.drop();
       }
     },

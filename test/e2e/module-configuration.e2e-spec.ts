@@ -22,9 +22,9 @@ import {
   type ResolvedWebhookTriggerOptions,
   type WebhookTriggerModuleOptions,
   type WebhookTriggerOptionsFactory,
-} from '../src/index.js';
-import { EchoBot } from './fixtures/bots.js';
-import { createScratchDatabase, serviceUrl } from './helpers/services.js';
+} from '../../src/index.js';
+import { EchoBot } from '../fixtures/bots.js';
+import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'webhook-config-'));
 let n = 0;
@@ -51,7 +51,9 @@ async function roundTrip(app: INestApplication): Promise<void> {
   });
   expect(started.status).toBe(200);
   const { invocation } = (await started.json()) as { invocation: { id: string } };
-  const sync = await fetch(`${url}/webhooks/${trigger.id}/trigger/invocation/${invocation.id}/sync`, { headers: { 'x-key': trigger.key! } });
+  const sync = await fetch(`${url}/webhooks/${trigger.id}/trigger/invocation/${invocation.id}/sync`, {
+    headers: { 'x-key': trigger.key! },
+  });
   expect(sync.status).toBe(200);
   expect(await sync.json()).toEqual({ success: true, outputs: [{ title: 'hello', message: 'world' }] });
   expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 2 });
@@ -111,7 +113,11 @@ describe('WebhookTriggerModule configuration styles', () => {
 
   it('forRootAsync({ imports, inject, useFactory })', async () => {
     app = await boot([
-      WebhookTriggerModule.forRootAsync({ imports: [ConfigModule], inject: [ConfigService], useFactory: async (c: ConfigService) => c.get() }),
+      WebhookTriggerModule.forRootAsync({
+        imports: [ConfigModule],
+        inject: [ConfigService],
+        useFactory: async (c: ConfigService) => c.get(),
+      }),
     ]);
     await roundTrip(app);
     expect(app.get<ResolvedWebhookTriggerOptions>(getWebhookTriggerOptionsToken()).syncTimeoutMs).toBe(12_345);
@@ -228,7 +234,11 @@ describe("the host's DataSource (dataSourceName)", () => {
 describe('bad options stop bootstrap with a message naming the field', () => {
   it.each<[string, WebhookTriggerModuleOptions, RegExp]>([
     ['syncTimeoutMs', { syncTimeoutMs: 0 }, /invalid option "syncTimeoutMs"/],
-    ['rateLimits.perTrigger.limit', { rateLimits: { perTrigger: { limit: -1, ttlMs: 1000 } } }, /invalid option "rateLimits\.perTrigger\.limit"/],
+    [
+      'rateLimits.perTrigger.limit',
+      { rateLimits: { perTrigger: { limit: -1, ttlMs: 1000 } } },
+      /invalid option "rateLimits\.perTrigger\.limit"/,
+    ],
     ['maxBodyBytes', { maxBodyBytes: 1.5 }, /invalid option "maxBodyBytes"/],
     ['keySecret', { keySecret: 'short' }, /invalid option "keySecret"/],
     ['publicBaseUrl', { publicBaseUrl: 'not a url' }, /invalid option "publicBaseUrl"/],
@@ -296,7 +306,12 @@ describe('bots registered with useFactory and useValue', () => {
     );
     try {
       const admin = app.get(WebhookTriggersAdmin);
-      expect(admin.listBots().map((b) => b.id).sort()).toEqual(['from-factory', 'from-value']);
+      expect(
+        admin
+          .listBots()
+          .map((b) => b.id)
+          .sort(),
+      ).toEqual(['from-factory', 'from-value']);
       await admin.setCredits('acct', 5);
       const url = await app.getUrl();
       const trigger = await admin.createTrigger('from-factory', { name: 'factory' });
@@ -307,7 +322,9 @@ describe('bots registered with useFactory and useValue', () => {
       });
       expect(started.status).toBe(200);
       const { invocation } = (await started.json()) as { invocation: { id: string } };
-      const sync = await fetch(`${url}/webhooks/${trigger.id}/trigger/invocation/${invocation.id}/sync`, { headers: { 'x-key': trigger.key! } });
+      const sync = await fetch(`${url}/webhooks/${trigger.id}/trigger/invocation/${invocation.id}/sync`, {
+        headers: { 'x-key': trigger.key! },
+      });
       expect(await sync.json()).toEqual({ success: true, outputs: [{ title: 'hello', message: 'Ada' }] });
     } finally {
       await app.close();
@@ -317,13 +334,19 @@ describe('bots registered with useFactory and useValue', () => {
 
 describe('replacement classes', () => {
   it('a host CreditLedger is the one charged (402 once it says no)', async () => {
-    const app = await boot([WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: dbFile() }, creditLedger: FixedBudgetLedger })]);
+    const app = await boot([
+      WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: dbFile() }, creditLedger: FixedBudgetLedger }),
+    ]);
     try {
       const url = await app.getUrl();
       const admin = app.get(WebhookTriggersAdmin);
       const trigger = await admin.createTrigger('echo', { name: 'billing' });
       const fire = () =>
-        fetch(`${url}/webhooks/${trigger.id}/trigger`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-key': trigger.key! }, body: '{}' });
+        fetch(`${url}/webhooks/${trigger.id}/trigger`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-key': trigger.key! },
+          body: '{}',
+        });
       expect((await fire()).status).toBe(200);
       expect(FixedBudgetLedger.balance).toBe(0);
       const refused = await fire();
@@ -347,7 +370,9 @@ class RecordingRunner extends BotRunner {
 
 describe('a host BotRunner', () => {
   it('receives every accepted run, and the module runs nothing itself', async () => {
-    const app = await boot([WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: dbFile() }, runner: RecordingRunner })]);
+    const app = await boot([
+      WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: dbFile() }, runner: RecordingRunner }),
+    ]);
     try {
       const url = await app.getUrl();
       const admin = app.get(WebhookTriggersAdmin);
@@ -411,7 +436,9 @@ describe('trigger keys at rest', () => {
       for (const key of keys) expect(bytes.includes(Buffer.from(key.slice(4)))).toBe(false);
     }
     // Another secret cannot read them back.
-    const other = await boot([WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: file }, keySecret: 'another-secret-16-chars' })]);
+    const other = await boot([
+      WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: file }, keySecret: 'another-secret-16-chars' }),
+    ]);
     try {
       const [trigger] = await other.get(WebhookTriggersAdmin).listTriggers('echo');
       expect((await other.get(WebhookTriggersAdmin).viewTrigger(trigger.id))?.key).toBeNull();

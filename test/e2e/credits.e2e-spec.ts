@@ -1,0 +1,90 @@
+/** Credits: a run costs its bot's credits, charged once and atomically; no credits, no run. */
+import { WebhookBot, WebhookBotHost, type BotOutput } from '../../src/index.js';
+import { expectNothingStored, storedCredits, storedInvocations } from '../helpers/db.js';
+import { captureEvents, type CapturedEvent } from '../helpers/events.js';
+import { expectError, sleep, startRun, syncInvocation, triggerBot } from '../helpers/http.js';
+import {
+  UNTHROTTLED,
+  createTrigger,
+  describeOnEveryAdapterAndDatabase,
+  startWebhookApp,
+  type WebhookTestApp,
+} from '../helpers/webhook-app.js';
+
+@WebhookBot({ id: 'ghost', accountId: 'ghost-account' })
+class GhostAccountBot extends WebhookBotHost {
+  async main(): Promise<BotOutput[]> {
+    return [{ title: 'ran', message: 'yes' }];
+  }
+}
+
+/** Costs nothing, owned by an account that does not exist. */
+@WebhookBot({ id: 'free', accountId: 'ghost-account', credits: 0 })
+class FreeBot extends WebhookBotHost {
+  async main(): Promise<BotOutput[]> {
+    return [{ title: 'free', message: 'ran' }];
+  }
+}
+
+const ACCOUNT = 'acct';
+
+describeOnEveryAdapterAndDatabase('credits', ({ makeAdapter, database }) => {
+  describe('with a roomy configuration', () => {
+    let t: WebhookTestApp;
+    let events: CapturedEvent[];
+
+    beforeAll(async () => {
+      t = await startWebhookApp(makeAdapter, {
+        database,
+        options: { rateLimits: UNTHROTTLED },
+        events: true,
+        providers: [GhostAccountBot, FreeBot],
+      });
+      events = captureEvents(t);
+    });
+    afterAll(() => t.close());
+    beforeEach(() => t.admin.setCredits(ACCOUNT, 1000));
+
+    it('answers 402 when the account has fewer credits than the bot costs: nothing is stored and nothing runs', async () => {
+      const trigger = await createTrigger(t, 'echo', 'broke');
+      await t.admin.setCredits(ACCOUNT, 0);
+      const res = await triggerBot(trigger, { a: 1 });
+      expectError(res, 402);
+      expect(res.body.message).toMatch(/acct/);
+      await sleep(50); // a run, had one been dispatched, would have started by now
+      await expectNothingStored(t, events, trigger, ACCOUNT, 0);
+      expect((await t.admin.listInvocations('echo', 1000)).filter((i) => i.triggerId === trigger.id)).toEqual([]);
+      expect(await t.admin.getCredits(ACCOUNT)).toEqual({ id: ACCOUNT, credits: 0 });
+    });
+
+    it('answers 402 when the owning account does not exist', async () => {
+      const trigger = await createTrigger(t, 'ghost');
+      expect(await t.admin.getCredits('ghost-account')).toBeNull();
+      expectError(await triggerBot(trigger, { a: 1 }), 402);
+      expect(await storedInvocations(t.store, trigger.id)).toHaveLength(0);
+      expect(await t.admin.listInvocations('ghost')).toEqual([]);
+      expect(await t.admin.getCredits('ghost-account')).toBeNull();
+    });
+
+    it('runs a bot that costs 0 credits without touching any balance', async () => {
+      const trigger = await createTrigger(t, 'free');
+      const id = await startRun(trigger, {});
+      expect((await syncInvocation(trigger, id)).body).toEqual({ success: true, outputs: [{ title: 'free', message: 'ran' }] });
+      expect(await t.admin.getCredits('ghost-account')).toBeNull();
+    });
+
+    it('debits atomically: 5 credits and 20 concurrent triggers make exactly 5 runs', async () => {
+      const trigger = await createTrigger(t, 'echo', 'race');
+      await t.admin.setCredits(ACCOUNT, 5);
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => triggerBot(trigger, { i })));
+      const statuses = results.map((r) => r.status).sort();
+      expect(statuses.filter((s) => s === 200)).toHaveLength(5);
+      expect(statuses.filter((s) => s === 402)).toHaveLength(15);
+      for (const r of results.filter((r) => r.status === 402)) expectError(r, 402);
+      expect(await storedCredits(t.store, ACCOUNT)).toBe(0);
+      const rows = await storedInvocations(t.store, trigger.id);
+      expect(rows).toHaveLength(5);
+      expect(new Set(rows.map((r) => r.id))).toEqual(new Set(results.filter((r) => r.status === 200).map((r) => r.body.invocation.id)));
+    });
+  });
+});

@@ -1,0 +1,210 @@
+/**
+ * Rate limits: per trigger (trigger, sync, status and cancel counted together), per account (all of its
+ * triggers together), and failed keys per client IP; 429 with Retry-After, nothing stored or charged.
+ */
+import type { LoggerService } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { INVALID_KEY, TOO_MANY_FAILED_KEYS } from '../../src/errors/webhook-trigger.messages.js';
+import { LIFECYCLE_BOTS } from '../fixtures/lifecycle-bots.js';
+import { creditsRow, invocationRows, storedCredits, storedInvocations } from '../helpers/db.js';
+import { cancelRun, expectError, getStatus, sleep, startRun, syncInvocation, triggerBot, type HttpResult } from '../helpers/http.js';
+import {
+  createTrigger,
+  describeOnEveryAdapter,
+  describeOnEveryAdapterAndDatabase,
+  startWebhookApp,
+  type WebhookTestApp,
+} from '../helpers/webhook-app.js';
+
+const ACCOUNT = 'acct';
+
+/** Records every line the app logs, at every level. */
+class RecordingLogger implements LoggerService {
+  readonly lines: string[] = [];
+  private record(level: string, args: unknown[]): void {
+    this.lines.push(`${level} ${args.map((a) => (typeof a === 'string' ? a : (JSON.stringify(a) ?? String(a)))).join(' ')}`);
+  }
+  log(...args: unknown[]): void {
+    this.record('log', args);
+  }
+  error(...args: unknown[]): void {
+    this.record('error', args);
+  }
+  warn(...args: unknown[]): void {
+    this.record('warn', args);
+  }
+  debug(...args: unknown[]): void {
+    this.record('debug', args);
+  }
+  verbose(...args: unknown[]): void {
+    this.record('verbose', args);
+  }
+  fatal(...args: unknown[]): void {
+    this.record('fatal', args);
+  }
+}
+
+describeOnEveryAdapterAndDatabase('rate limits', ({ makeAdapter, database }) => {
+  describe('with the default rate limits (10 per second per trigger, 100 per minute per account)', () => {
+    let t: WebhookTestApp;
+    beforeAll(async () => {
+      t = await startWebhookApp(makeAdapter, { database });
+      await t.admin.setCredits(ACCOUNT, 1000);
+    });
+    afterAll(() => t.close());
+
+    function expectThrottled(res: HttpResult, maxSeconds: number): void {
+      expectError(res, 429);
+      const retryAfter = res.headers.get('retry-after');
+      expect(retryAfter).toMatch(/^\d+$/);
+      expect(Number(retryAfter)).toBeGreaterThanOrEqual(1);
+      expect(Number(retryAfter)).toBeLessThanOrEqual(maxSeconds);
+    }
+
+    it('accepts exactly 10 of 15 quick requests on one trigger and answers 429 with Retry-After to the rest', async () => {
+      const trigger = await createTrigger(t, 'echo', 'burst');
+      const results = await Promise.all(Array.from({ length: 15 }, (_, i) => triggerBot(trigger, { i })));
+      const accepted = results.filter((r) => r.status === 200);
+      const throttled = results.filter((r) => r.status !== 200);
+      expect(accepted).toHaveLength(10);
+      expect(throttled).toHaveLength(5);
+      for (const r of throttled) {
+        expectThrottled(r, 1);
+        expect(r.body.message).toMatch(/trigger/);
+      }
+      expect(await storedInvocations(t.store, trigger.id)).toHaveLength(10);
+      expect(await storedCredits(t.store, ACCOUNT)).toBe(990);
+
+      // The limit is temporary: after Retry-After the trigger works again.
+      await sleep(Number(throttled[0].headers.get('retry-after')) * 1000 + 50);
+      expect((await triggerBot(trigger, { again: true })).status).toBe(200);
+    });
+
+    it('counts sync requests toward the same per-trigger limit', async () => {
+      const trigger = await createTrigger(t, 'echo', 'sync counts');
+      const id = await startRun(trigger, { a: 1 });
+      for (let i = 0; i < 9; i++) expect((await syncInvocation(trigger, id)).status).toBe(200);
+      expectThrottled(await syncInvocation(trigger, id), 1);
+      expectThrottled(await triggerBot(trigger, { a: 2 }), 1);
+    });
+
+    it('does not count requests with a wrong key', async () => {
+      const trigger = await createTrigger(t, 'echo', 'wrong keys');
+      const wrong = await Promise.all(Array.from({ length: 20 }, () => triggerBot(trigger, { a: 1 }, { key: 'whk_not-the-key' })));
+      for (const r of wrong) expectError(r, 401);
+      // The whole budget is still there.
+      const right = await Promise.all(Array.from({ length: 10 }, (_, i) => triggerBot(trigger, { i })));
+      expect(right.map((r) => r.status)).toEqual(Array(10).fill(200));
+    });
+  });
+
+  describe('with perAccount 3 per minute', () => {
+    let t: WebhookTestApp;
+    beforeAll(async () => {
+      t = await startWebhookApp(makeAdapter, { database, options: { rateLimits: { perAccount: { limit: 3, ttlMs: 60_000 } } } });
+      await t.admin.setCredits(ACCOUNT, 1000);
+    });
+    afterAll(() => t.close());
+
+    it('counts every trigger of the account together: the 4th request gets 429', async () => {
+      const a = await createTrigger(t, 'echo', 'account A');
+      const b = await createTrigger(t, 'fail', 'account B');
+      expect((await triggerBot(a, { n: 1 })).status).toBe(200);
+      expect((await triggerBot(b, { n: 2 })).status).toBe(200);
+      expect((await triggerBot(a, { n: 3 })).status).toBe(200);
+      const res = await triggerBot(b, { n: 4 });
+      expectError(res, 429);
+      expect(res.body.message).toMatch(/account/);
+      const retryAfter = Number(res.headers.get('retry-after'));
+      expect(Number.isInteger(retryAfter)).toBe(true);
+      expect(retryAfter).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+      expect(await storedInvocations(t.store, b.id)).toHaveLength(1);
+      expect(await storedCredits(t.store, ACCOUNT)).toBe(997);
+    });
+  });
+});
+
+describeOnEveryAdapter('rate limits', ({ makeAdapter }) => {
+  describe('with failedKeyLimit 3 per minute, 4 requests per trigger per minute and historyRetentionDays 0', () => {
+    let t: WebhookTestApp;
+    const logs = new RecordingLogger();
+    beforeAll(async () => {
+      t = await startWebhookApp(makeAdapter, {
+        options: {
+          rateLimits: { perTrigger: { limit: 4, ttlMs: 60_000 }, perAccount: { limit: 1_000, ttlMs: 60_000 } },
+          failedKeyLimit: { limit: 3, ttlMs: 60_000 },
+          historyRetentionDays: 0,
+          shutdownGraceMs: 200,
+        },
+        providers: LIFECYCLE_BOTS,
+        logger: logs,
+      });
+      await t.admin.setCredits(ACCOUNT, 1000);
+    });
+    afterAll(() => t.close());
+
+    it('counts status requests toward the per-trigger limit, like sync', async () => {
+      const echo = await createTrigger(t, 'echo', 'counted');
+      const id = await startRun(echo, { a: 1 }); // 1
+      expect((await syncInvocation(echo, id)).status).toBe(200); // 2
+      expect((await getStatus(echo, id)).status).toBe(200); // 3
+      expect((await getStatus(echo, id)).status).toBe(200); // 4
+      for (const res of [
+        await getStatus(echo, id),
+        await cancelRun(echo, id),
+        await syncInvocation(echo, id),
+        await triggerBot(echo, { a: 2 }),
+      ]) {
+        expectError(res, 429);
+        expect(res.body.message).toMatch(/trigger/);
+        expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      }
+      expect(invocationRows(t.dbFile, echo.id)).toHaveLength(1);
+    });
+
+    it('answers 429 with Retry-After to an IP after 3 wrong keys, even with the right key and on another trigger; keys and inputs are never logged', async () => {
+      const guarded = await createTrigger(t, 'echo', 'guarded');
+      const neighbour = await createTrigger(t, 'fail', 'neighbour');
+      const secretInput = `input-secret-${randomBytes(6).toString('hex')}`;
+      const id = await startRun(guarded, { secret: secretInput });
+      expect((await syncInvocation(guarded, id)).body.outputs).toEqual([{ title: 'secret', message: secretInput }]);
+      const creditsBefore = creditsRow(t.dbFile, ACCOUNT);
+
+      const wrongKey = `whk_WRONG${randomBytes(8).toString('hex')}`;
+      // A client claiming other addresses in X-Forwarded-For is still one client (no trust proxy set).
+      for (const res of [
+        await triggerBot(guarded, { a: 1 }, { key: wrongKey, headers: { 'x-forwarded-for': '203.0.113.1' } }),
+        await getStatus(guarded, id, wrongKey, { 'x-forwarded-for': '203.0.113.2' }),
+        await syncInvocation(guarded, id, { key: wrongKey }),
+      ]) {
+        expectError(res, 401);
+        expect(res.body.message).toBe(INVALID_KEY);
+      }
+      const blocked = [
+        await triggerBot(guarded, { a: 2 }), // the right key
+        await getStatus(guarded, id),
+        await cancelRun(guarded, id),
+        await triggerBot(neighbour, { message: 'x' }), // another trigger, same client IP
+        await triggerBot(guarded, { a: 3 }, { key: wrongKey }),
+        await triggerBot(guarded, { a: 4 }, { headers: { 'x-forwarded-for': '198.51.100.7' } }),
+      ];
+      expect(Number(blocked[0].headers.get('retry-after'))).toBeGreaterThanOrEqual(55); // the 60 s window has just begun
+      for (const res of blocked) {
+        expectError(res, 429);
+        expect(res.body.message).toBe(TOO_MANY_FAILED_KEYS);
+        const retryAfter = Number(res.headers.get('retry-after'));
+        expect(Number.isInteger(retryAfter)).toBe(true);
+        expect(retryAfter).toBeGreaterThanOrEqual(1);
+        expect(retryAfter).toBeLessThanOrEqual(60);
+      }
+      expect(invocationRows(t.dbFile, guarded.id)).toHaveLength(1);
+      expect(invocationRows(t.dbFile, neighbour.id)).toHaveLength(0);
+      expect(creditsRow(t.dbFile, ACCOUNT)).toBe(creditsBefore);
+
+      expect(logs.lines.length).toBeGreaterThan(0); // the recorder does see the app's logs
+      const everything = logs.lines.join('\n');
+      for (const secret of [wrongKey, guarded.key, neighbour.key, secretInput]) expect(everything).not.toContain(secret);
+    });
+  });
+});
