@@ -127,6 +127,8 @@ describe.each([
         finishedAt: null,
         owner: null,
       });
+      // Real Dates of the caller's realm (structuredClone under Jest would hand out another realm's).
+      expect((await s.invocations.findById(invocation.id))?.createdAt).toBeInstanceOf(Date);
       expect(await s.invocations.findById('inv_unknown')).toBeNull();
     });
 

@@ -1,6 +1,19 @@
 import type { InvocationRecord, TriggerRecord } from '../../src/persistence/records.js';
 import type { WebhookTransaction } from '../../src/persistence/unit-of-work.js';
 
+/**
+ * A deep copy of a record (plain objects, arrays, Dates), so no caller shares an object with the store.
+ * Not `structuredClone`: under Jest it returns objects of another realm (`instanceof Date` fails).
+ */
+export function copyOf<T>(value: T): T {
+  if (Object.prototype.toString.call(value) === '[object Date]') return new Date((value as Date).getTime()) as T;
+  if (Array.isArray(value)) return value.map((item: unknown) => copyOf(item)) as T;
+  if (value !== null && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, copyOf(item)])) as T;
+  }
+  return value;
+}
+
 /** An invocation as the in-memory store keeps it: the record plus its lease, which the contract never returns. */
 export interface StoredInvocation extends InvocationRecord {
   owner: string | null;
@@ -31,7 +44,7 @@ export class InMemoryTransaction implements WebhookTransaction {
     if (this.saved.has(id)) return;
     this.saved.add(id);
     const had = map.has(key);
-    const before = had ? structuredClone(map.get(key)!) : undefined;
+    const before = had ? copyOf(map.get(key)!) : undefined;
     this.undo.push(() => (had ? map.set(key, before!) : map.delete(key)));
   }
 

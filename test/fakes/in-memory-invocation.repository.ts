@@ -8,14 +8,14 @@ import {
   type NewInvocation,
 } from '../../src/persistence/records.js';
 import type { WebhookTransaction } from '../../src/persistence/unit-of-work.js';
-import type { InMemoryTransaction, InMemoryWebhookDatabase, StoredInvocation } from './in-memory-database.js';
+import { copyOf, type InMemoryTransaction, type InMemoryWebhookDatabase, type StoredInvocation } from './in-memory-database.js';
 
 /** The fields a state change may write; any other key of `fields` is ignored, as the SQL store does. */
 const TRANSITION_FIELDS = ['startedAt', 'finishedAt', 'outputs', 'error'] as const;
 
 /** A copy without the lease (the contract never returns it), so callers cannot change the stored row. */
 function toRecord({ leaseExpiresAt: _lease, ...row }: StoredInvocation): InvocationRecord {
-  return structuredClone(row);
+  return copyOf(row);
 }
 
 const byId = (a: StoredInvocation, b: StoredInvocation) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
@@ -55,7 +55,7 @@ export class InMemoryInvocationRepository extends InvocationRepository {
       }
       unit?.remember('invocations', this.rows, invocation.id);
       this.rows.set(invocation.id, {
-        ...structuredClone(invocation),
+        ...copyOf(invocation),
         status: 'queued',
         outputs: null,
         error: null,
@@ -175,7 +175,7 @@ export class InMemoryInvocationRepository extends InvocationRepository {
 function setState(row: StoredInvocation, to: InvocationStatus, fields: InvocationTransition): void {
   row.status = to;
   for (const field of TRANSITION_FIELDS) {
-    if (field in fields) (row as unknown as Record<string, unknown>)[field] = structuredClone(fields[field]) ?? null;
+    if (field in fields) (row as unknown as Record<string, unknown>)[field] = copyOf(fields[field]) ?? null;
   }
 }
 

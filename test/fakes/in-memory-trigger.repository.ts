@@ -1,10 +1,10 @@
 import type { TriggerRecord } from '../../src/persistence/records.js';
 import { TriggerRepository } from '../../src/persistence/trigger.repository.js';
-import type { InMemoryWebhookDatabase, StoredTrigger } from './in-memory-database.js';
+import { copyOf, type InMemoryWebhookDatabase, type StoredTrigger } from './in-memory-database.js';
 
 /** A copy without the store's own fields, so callers can never change the stored trigger by accident. */
 function toRecord({ deletedAt: _deletedAt, ...trigger }: StoredTrigger): TriggerRecord {
-  return structuredClone(trigger);
+  return copyOf(trigger);
 }
 
 const oldestFirst = (a: StoredTrigger, b: StoredTrigger) =>
@@ -28,7 +28,7 @@ export class InMemoryTriggerRepository extends TriggerRepository {
   create(trigger: TriggerRecord): Promise<void> {
     return this.database.write(undefined, () => {
       if (this.triggers.has(trigger.id)) throw new Error(`Trigger ${trigger.id} already exists`);
-      this.triggers.set(trigger.id, { ...structuredClone(trigger), deletedAt: null });
+      this.triggers.set(trigger.id, { ...copyOf(trigger), deletedAt: null });
     });
   }
 
