@@ -1,0 +1,120 @@
+import { InvalidKeyError, RateLimitedError, UnknownTriggerError } from '../errors/webhook-trigger.errors.js';
+import { INVALID_KEY, MISSING_KEY, TOO_MANY_FAILED_KEYS, UNKNOWN_TRIGGER } from '../errors/webhook-trigger.messages.js';
+import { newTriggerId } from '../keys/ids.js';
+import { generateTriggerKey, hashTriggerKey } from '../keys/trigger-keys.js';
+import { resolveWebhookTriggerOptions } from '../options/resolve-options.js';
+import type { TriggerRecord } from '../persistence/records.js';
+import { InMemoryRateLimitStorage } from '../rate-limits/in-memory-rate-limit.storage.js';
+import { InMemoryWebhookDatabase } from '../../test/fakes/in-memory-database.js';
+import { expressRequest, fastifyRequest, httpContext } from '../../test/fakes/http-context.js';
+import { InMemoryTriggerRepository } from '../../test/fakes/in-memory-trigger.repository.js';
+import { AUTHENTICATED_TRIGGER, rawRequestOf } from './http.types.js';
+import { TriggerKeyGuard } from './trigger-key.guard.js';
+
+/** A trigger store that counts look-ups: an id that cannot exist must not cost one. */
+class CountingTriggerRepository extends InMemoryTriggerRepository {
+  lookups = 0;
+  override findActive(id: string): Promise<TriggerRecord | null> {
+    this.lookups++;
+    return super.findActive(id);
+  }
+}
+
+describe('TriggerKeyGuard', () => {
+  let triggers: CountingTriggerRepository;
+  let storage: InMemoryRateLimitStorage;
+  let guard: TriggerKeyGuard;
+  let trigger: TriggerRecord;
+  let key: string;
+
+  beforeEach(async () => {
+    key = generateTriggerKey();
+    trigger = {
+      id: newTriggerId(),
+      botId: 'echo',
+      accountId: 'acct',
+      name: 'echo trigger',
+      type: 'webhook',
+      keyHash: hashTriggerKey(key),
+      keyCiphertext: null,
+      createdAt: new Date(),
+    };
+    triggers = new CountingTriggerRepository(new InMemoryWebhookDatabase());
+    await triggers.create(trigger);
+    storage = new InMemoryRateLimitStorage();
+    guard = new TriggerKeyGuard(triggers, storage, resolveWebhookTriggerOptions({ failedKeyLimit: { limit: 3, ttlMs: 60_000 } }));
+  });
+
+  afterEach(() => storage.onModuleDestroy());
+
+  /** Runs the guard on a request, answering true or the error it threw. */
+  const check = (request: object) => guard.canActivate(httpContext(request)).catch((e: unknown) => e);
+
+  it('lets a request with the right key through and leaves the trigger on the request', async () => {
+    const request = expressRequest(trigger.id, { 'x-key': key });
+    expect(await check(request)).toBe(true);
+    expect(rawRequestOf(request)[AUTHENTICATED_TRIGGER]).toEqual(trigger);
+  });
+
+  it('reads the key from the Node request under a Fastify request', async () => {
+    const request = fastifyRequest(trigger.id, { 'x-key': key });
+    expect(await check(request)).toBe(true);
+    expect(rawRequestOf(request)[AUTHENTICATED_TRIGGER]?.id).toBe(trigger.id);
+  });
+
+  it('answers 404 for an id that cannot exist, without looking it up', async () => {
+    for (const id of ['nope', 'trg_short', `${trigger.id}x`, 'trg_../../etc/passwd']) {
+      const error = await check(expressRequest(id, { 'x-key': key }));
+      expect(error).toBeInstanceOf(UnknownTriggerError);
+      expect((error as Error).message).toBe(UNKNOWN_TRIGGER(id));
+    }
+    expect(triggers.lookups).toBe(0);
+  });
+
+  it('answers 404 for a well-formed id that is unknown or deleted, before judging the key', async () => {
+    expect(await check(expressRequest('trg_AAAAAAAAAAAAAAAA', { 'x-key': key }))).toBeInstanceOf(UnknownTriggerError);
+    await triggers.delete(trigger.id);
+    expect(await check(expressRequest(trigger.id, { 'x-key': key }))).toBeInstanceOf(UnknownTriggerError);
+    expect(await check(expressRequest(trigger.id))).toBeInstanceOf(UnknownTriggerError);
+  });
+
+  it('answers 401 for a missing or wrong key', async () => {
+    const missing = await check(expressRequest(trigger.id));
+    expect(missing).toBeInstanceOf(InvalidKeyError);
+    expect(missing).toMatchObject({ missing: true, message: MISSING_KEY });
+    const empty = await check(expressRequest(trigger.id, { 'x-key': '' }));
+    expect(empty).toMatchObject({ missing: true, message: MISSING_KEY });
+    const wrong = await check(expressRequest(trigger.id, { 'x-key': key.slice(0, -1) + (key.endsWith('A') ? 'B' : 'A') }));
+    expect(wrong).toBeInstanceOf(InvalidKeyError);
+    expect(wrong).toMatchObject({ missing: false, message: INVALID_KEY });
+  });
+
+  it('refuses (429) an address with too many failed keys before its key is even looked at, even the right one', async () => {
+    for (let i = 0; i < 3; i++)
+      expect(await check(expressRequest(trigger.id, { 'x-key': 'whk_wrong' }, '198.51.100.1'))).toBeInstanceOf(InvalidKeyError);
+    const blocked = await check(expressRequest(trigger.id, { 'x-key': key }, '198.51.100.1'));
+    expect(blocked).toBeInstanceOf(RateLimitedError);
+    expect((blocked as RateLimitedError).message).toBe(TOO_MANY_FAILED_KEYS);
+    expect((blocked as RateLimitedError).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect((blocked as RateLimitedError).retryAfterSeconds).toBeLessThanOrEqual(60);
+    // Another address is not affected.
+    expect(await check(expressRequest(trigger.id, { 'x-key': key }, '198.51.100.2'))).toBe(true);
+  });
+
+  it('counts only failed checks against an address', async () => {
+    for (let i = 0; i < 10; i++) expect(await check(expressRequest(trigger.id, { 'x-key': key }, '198.51.100.3'))).toBe(true);
+    for (let i = 0; i < 2; i++) await check(expressRequest(trigger.id, {}, '198.51.100.3'));
+    expect(await check(expressRequest(trigger.id, { 'x-key': key }, '198.51.100.3'))).toBe(true);
+  });
+
+  it("counts an address by the socket's when the adapter gives no ip", async () => {
+    const noIp = (socketAddress: string, headers: Record<string, string>) => ({
+      params: { triggerId: trigger.id },
+      headers,
+      socket: { remoteAddress: socketAddress },
+    });
+    for (let i = 0; i < 3; i++) await check(noIp('192.0.2.9', { 'x-key': 'whk_wrong' }));
+    expect(await check(noIp('192.0.2.9', { 'x-key': key }))).toBeInstanceOf(RateLimitedError);
+    expect(await check(noIp('192.0.2.10', { 'x-key': key }))).toBe(true);
+  });
+});

@@ -1,0 +1,87 @@
+import { Logger } from '@nestjs/common';
+import { RUN_INTERRUPTED } from '../errors/webhook-trigger.messages.js';
+import { WEBHOOK_EVENTS } from '../events/invocation.events.js';
+import type { InvocationRecord } from '../persistence/records.js';
+import { createWebhookFakes, type WebhookFakes } from '../../test/fakes/webhook-fakes.js';
+import { InterruptedRuns } from './interrupted-runs.js';
+
+describe('InterruptedRuns.settle', () => {
+  let f: WebhookFakes;
+  let interrupted: InterruptedRuns;
+  let published: string[];
+
+  beforeAll(() => Logger.overrideLogger(false));
+  beforeEach(() => {
+    f = createWebhookFakes();
+    interrupted = new InterruptedRuns(f.invocations, f.registry, f.bus, f.invocationEvents);
+    f.addBot({ id: 'once' });
+    f.addBot({ id: 'again', retryInterrupted: true });
+    published = [];
+    f.bus.onAnyFinished((id) => published.push(id));
+  });
+
+  let n = 0;
+  /** A run claimed by `owner` whose lease is long over. */
+  async function lostRun(botId: string, owner = 'dead-worker'): Promise<InvocationRecord> {
+    const id = `inv_${String(++n).padStart(22, '0')}`;
+    await f.invocations.insert({
+      id,
+      triggerId: 'trg_AAAAAAAAAAAAAAAA',
+      botId,
+      accountId: 'acct',
+      inputs: {},
+      credits: 1,
+      idempotencyKey: null,
+      requestHash: null,
+      createdAt: new Date(),
+    });
+    return (await f.invocations.markRunning(id, new Date(Date.now() - 5000), owner, new Date(Date.now() - 1000)))!;
+  }
+
+  it("fails a default bot's run still held by the dead owner, publishes it and emits failed", async () => {
+    const run = await lostRun('once');
+    expect(await interrupted.settle(run, { owner: 'dead-worker' })).toBe('failed');
+    expect(await f.invocations.findById(run.id)).toMatchObject({
+      status: 'failed',
+      error: { message: RUN_INTERRUPTED, code: 'interrupted' },
+    });
+    expect(published).toEqual([run.id]);
+    expect(f.events.map((e) => e.name)).toEqual([WEBHOOK_EVENTS.failed]);
+  });
+
+  it("requeues a retryInterrupted bot's run and leaves the dispatch to the caller (no publish, no event)", async () => {
+    const run = await lostRun('again');
+    expect(await interrupted.settle(run, { leaseExpiredBefore: new Date() })).toBe('requeued');
+    expect(await f.invocations.findById(run.id)).toMatchObject({ status: 'queued', owner: null, startedAt: null });
+    expect(published).toEqual([]);
+    expect(f.events).toEqual([]);
+    expect(f.runner.dispatched).toEqual([]);
+  });
+
+  it('changes nothing when the run is no longer lost: claimed by a live owner, or finished meanwhile', async () => {
+    const reclaimed = await lostRun('once');
+    await f.invocations.recoverInterrupted(reclaimed.id, { owner: 'dead-worker' }, 'queued', {});
+    await f.invocations.markRunning(reclaimed.id, new Date(), 'live-worker', new Date(Date.now() + 60_000));
+    expect(await interrupted.settle(reclaimed, { owner: 'dead-worker' })).toBeNull();
+    expect(await interrupted.settle(reclaimed, { leaseExpiredBefore: new Date() })).toBeNull();
+    expect(await f.invocations.findById(reclaimed.id)).toMatchObject({ status: 'running', owner: 'live-worker' });
+
+    const finished = await lostRun('once');
+    await f.invocations.transition(finished.id, 'running', 'succeeded', { finishedAt: new Date(), outputs: [] });
+    expect(await interrupted.settle(finished, { leaseExpiredBefore: new Date() })).toBeNull();
+    expect((await f.invocations.findById(finished.id))?.status).toBe('succeeded');
+    expect(published).toEqual([]);
+    expect(f.events).toEqual([]);
+  });
+
+  it('settles a run once when two processes recover it at the same time', async () => {
+    const run = await lostRun('once');
+    const results = await Promise.all([
+      interrupted.settle(run, { leaseExpiredBefore: new Date() }),
+      interrupted.settle(run, { owner: 'dead-worker' }),
+    ]);
+    expect(results.sort()).toEqual(['failed', null]);
+    expect(f.events).toHaveLength(1);
+    expect(published).toEqual([run.id]);
+  });
+});
