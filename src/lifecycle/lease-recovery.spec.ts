@@ -126,7 +126,10 @@ describe('LeaseRecovery', () => {
       setUp({ runLeaseMs: 150 });
       await recovery.onApplicationBootstrap();
       const id = await runningOn('crashed', 'once', -1);
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      const deadline = Date.now() + 2000;
+      while ((await f.invocations.findById(id))?.status === 'running' && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
       expect((await f.invocations.findById(id))?.status).toBe('failed');
     });
   });

@@ -258,7 +258,7 @@ describe('InvocationExecutor', () => {
   });
 
   it('renews the leases of its runs, so recovery does not take them', async () => {
-    setUp({ runLeaseMs: 60 });
+    setUp({ runLeaseMs: 200 });
     const release = deferred();
     bot(async () => {
       await release.promise;
@@ -266,7 +266,7 @@ describe('InvocationExecutor', () => {
     });
     const id = await queued();
     const running = executor.execute(id);
-    await sleep(100);
+    await sleep(250);
     expect((await f.invocations.listExpiredLeases(new Date(), 10)).map((r) => r.id)).toEqual([id]);
     await executor.renewLeases();
     expect(await f.invocations.listExpiredLeases(new Date(), 10)).toEqual([]);
@@ -302,16 +302,16 @@ describe('InvocationExecutor', () => {
     });
 
     it('keeps the leases of its runs fresh through the grace', async () => {
-      setUp({ runLeaseMs: 90 });
+      setUp({ runLeaseMs: 300 }); // renewed every 100 ms
       bot(async () => {
-        await sleep(300);
+        await sleep(900);
         return [];
       });
       const id = await queued();
       const running = executor.execute(id);
       await sleep(5);
       const drained = executor.drain(2000);
-      await sleep(200);
+      await sleep(700); // the first lease ended at ~300 ms
       expect(await f.invocations.listExpiredLeases(new Date(), 10)).toEqual([]);
       await drained;
       await running;
