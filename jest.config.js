@@ -12,12 +12,35 @@ const swc = [
   },
 ];
 
-module.exports = {
+/** What every project shares. */
+const base = {
+  rootDir: __dirname,
   testEnvironment: 'node',
-  roots: ['<rootDir>/src', '<rootDir>/test'],
-  testRegex: '\\.(spec|e2e-spec)\\.ts$',
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.(t|j)s$': swc },
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs)/)'],
   testTimeout: 30000,
+};
+
+// One project per kind of suite (CONTRIBUTING.md, "Where a test goes"). A path pattern picks suites across
+// all of them: `jest src` (unit), `jest test/e2e test/process`, `jest test/services`; `jest` runs everything.
+// Only the process suites need the sample app built: their project's globalSetup builds it once per run,
+// and Jest runs a project's globalSetup only when one of its suites is selected.
+module.exports = {
+  projects: [
+    {
+      ...base,
+      displayName: 'unit',
+      // The specs beside the code, and the fakes' own specs.
+      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/test/fakes/**/*.spec.ts'],
+    },
+    { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'] },
+    { ...base, displayName: 'services', testMatch: ['<rootDir>/test/services/**/*.e2e-spec.ts'] },
+    {
+      ...base,
+      displayName: 'process',
+      testMatch: ['<rootDir>/test/process/**/*.e2e-spec.ts'],
+      globalSetup: '<rootDir>/test/global-setup.ts',
+    },
+  ],
 };

@@ -26,6 +26,29 @@ export async function request(url: string, init: RequestInit = {}): Promise<Http
   return { status: res.status, headers: res.headers, body, text, elapsedMs };
 }
 
+/**
+ * `request` with a JSON body: `json` (stringified) or `raw` (sent as is), both as application/json unless the
+ * headers say otherwise. A body that is not JSON (an HTML page, an empty 204) comes back as its text.
+ */
+export async function send(
+  method: string,
+  url: string,
+  options: { headers?: Record<string, string>; json?: unknown; raw?: string } = {},
+): Promise<HttpResult> {
+  const headers: Record<string, string> = { ...options.headers };
+  let body: string | undefined;
+  if (options.json !== undefined) {
+    headers['Content-Type'] = 'application/json';
+    body = JSON.stringify(options.json);
+  } else if (options.raw !== undefined) {
+    headers['Content-Type'] ??= 'application/json';
+    body = options.raw;
+  }
+  const res = await request(url, { method, headers, body });
+  const isJson = (res.headers.get('content-type') ?? '').includes('json') && res.text !== '';
+  return isJson ? res : { ...res, body: res.text };
+}
+
 export interface TriggerCall {
   /** The X-Key value; `null` sends no X-Key header. @default the trigger's key */
   key?: string | null;
@@ -45,14 +68,17 @@ export function triggerBot(t: Pick<TestTrigger, 'url' | 'key'>, inputs: unknown 
   return request(t.url, { method: 'POST', headers, body: call.raw ?? JSON.stringify(inputs) });
 }
 
+/** `{trigger url}/invocation/{invocationId}/sync` */
+const syncUrl = (t: Pick<TestTrigger, 'url'>, invocationId: string) => `${t.url}/invocation/${invocationId}/sync`;
+
 /** GET /webhooks/:triggerId/trigger/invocation/:invocationId/sync */
 export function syncInvocation(
-  t: Pick<TestTrigger, 'syncUrl' | 'key'>,
+  t: Pick<TestTrigger, 'url' | 'key'>,
   invocationId: string,
   init: { key?: string | null; signal?: AbortSignal } = {},
 ): Promise<HttpResult> {
   const key = init.key === undefined ? t.key : init.key;
-  return request(t.syncUrl(invocationId), { headers: key === null ? {} : { 'x-key': key }, signal: init.signal });
+  return request(syncUrl(t, invocationId), { headers: key === null ? {} : { 'x-key': key }, signal: init.signal });
 }
 
 /** Triggers and returns the invocation id, failing the test unless the answer was 200. */
@@ -124,7 +150,7 @@ export function rawRequest(
 }
 
 /** Calls sync again while it answers 408, as the spec tells clients to. */
-export async function syncUntilFinished(t: Pick<TestTrigger, 'syncUrl' | 'key'>, invocationId: string, attempts = 20): Promise<HttpResult> {
+export async function syncUntilFinished(t: Pick<TestTrigger, 'url' | 'key'>, invocationId: string, attempts = 20): Promise<HttpResult> {
   let res = await syncInvocation(t, invocationId);
   for (let i = 1; i < attempts && res.status === 408; i++) res = await syncInvocation(t, invocationId);
   return res;
@@ -160,8 +186,8 @@ export function cancelRun(
 }
 
 /** GET …/sync?timeout=<timeout> */
-export function syncWithTimeout(t: Pick<TestTrigger, 'syncUrl' | 'key'>, invocationId: string, timeout: string): Promise<HttpResult> {
-  return request(`${t.syncUrl(invocationId)}?timeout=${timeout}`, { headers: keyHeaders(t, undefined) });
+export function syncWithTimeout(t: Pick<TestTrigger, 'url' | 'key'>, invocationId: string, timeout: string): Promise<HttpResult> {
+  return request(`${syncUrl(t, invocationId)}?timeout=${timeout}`, { headers: keyHeaders(t, undefined) });
 }
 
 /** Nothing that looks like a stack trace or a source location anywhere in the body. */

@@ -214,7 +214,6 @@ export interface TestTrigger {
   botId: string;
   /** `{baseUrl}/webhooks/{id}/trigger` */
   url: string;
-  syncUrl(invocationId: string): string;
 }
 
 /** Creates a trigger through the exported admin service, as a host's UI would. */
@@ -225,6 +224,5 @@ export async function createTrigger(t: WebhookTestApp, botId = 'echo', name = `$
 
 /** The URLs of a trigger on this app (e.g. one created before a restart, now served on another port). */
 export function triggerOn(t: Pick<WebhookTestApp, 'baseUrl'>, trigger: Pick<TestTrigger, 'id' | 'key' | 'botId'>): TestTrigger {
-  const url = `${t.baseUrl}/webhooks/${trigger.id}/trigger`;
-  return { ...trigger, url, syncUrl: (invocationId) => `${url}/invocation/${invocationId}/sync` };
+  return { ...trigger, url: `${t.baseUrl}/webhooks/${trigger.id}/trigger` };
 }

@@ -1,129 +1,36 @@
 /**
- * The sample app as a user runs it: compiled with tsc, started as a real `node` process on a free port,
- * driven over real HTTP, stopped with SIGTERM and started again on the same database.
+ * The sample app as a user runs it: compiled with tsc (once, by Jest's globalSetup), started as a real
+ * `node` process on a free port, driven over real HTTP, stopped with SIGTERM and started again on the same
+ * database.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { sleep } from './helpers/http.js';
-import { freePort, within } from './helpers/process.js';
+import { join } from 'node:path';
+import { expectError, send, syncInvocation, triggerBot, type HttpResult } from '../helpers/http.js';
+import {
+  adminApi,
+  freePort,
+  killSampleApps,
+  launchSampleApp,
+  startSampleApp,
+  stopSampleApp,
+  within,
+  type SampleAppProcess,
+} from '../helpers/sample-app-process.js';
 
 jest.setTimeout(30_000);
 
-const ROOT = resolve(__dirname, '..');
-const MAIN = join(ROOT, 'sample-app/dist/sample-app/src/main.js');
 const ADMIN_TOKEN = 'sample-e2e-admin-token-5f1c2a';
 const AUTH = { Authorization: `Bearer ${ADMIN_TOKEN}` };
 /** Appears in bot inputs; must never show up in the app's logs. */
 const INPUT_MARKER = 'input-marker-9d7e3b';
-const ENV_VARS = ['PORT', 'SQLITE_PATH', 'PUBLIC_BASE_URL', 'ADMIN_TOKEN', 'WEBHOOK_SYNC_TIMEOUT_MS', 'WEBHOOK_TRIGGER_RPS', 'WEBHOOK_ACCOUNT_RPM', 'WEBHOOK_KEY_SECRET',
-  'WEBHOOK_MAX_CONCURRENT_RUNS', 'WEBHOOK_SHUTDOWN_GRACE_MS', 'WEBHOOK_BOT_TIMEOUT_MS', 'WEBHOOK_RUN_LEASE_MS'];
 
-// ---------------------------------------------------------------------------------------------------------
-// Process handling
-
-interface Running {
-  child: ChildProcess;
-  base: string;
-  output: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-const children = new Set<ChildProcess>();
-
-function baseEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
-  for (const name of ENV_VARS) delete env[name];
-  return { ...env, ...extra };
-}
-
-function launch(env: Record<string, string>): Omit<Running, 'base'> {
-  const child = spawn(process.execPath, [MAIN], { cwd: ROOT, env: baseEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-    child.on('exit', (code, signal) => {
-      children.delete(child);
-      done({ code, signal });
-    }),
-  );
-  return { child, output: () => out, exited };
-}
-
-async function startApp(env: Record<string, string>): Promise<Running> {
-  const base = `http://localhost:${env.PORT}`;
-  const app = { ...launch(env), base };
-  let exit: { code: number | null } | null = null;
-  void app.exited.then((e) => (exit = e));
-  const deadline = Date.now() + 20_000;
-  // Ready once the server answers and the banner (printed after listen) is out.
-  while (Date.now() < deadline) {
-    if (exit) throw new Error(`The sample app exited early:\n${app.output()}`);
-    const ok = await fetch(`${base}/admin`).then((r) => r.ok, () => false);
-    if (ok && /Echo trigger|echo bot has no trigger/.test(app.output())) return app;
-    await sleep(100);
-  }
-  throw new Error(`The sample app did not answer within 20 s:\n${app.output()}`);
-}
-
-async function stopApp(app: Running): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-  app.child.kill('SIGTERM');
-  const result = await within(app.exited, 10_000);
-  if (!result) throw new Error(`The sample app did not stop within 10 s of SIGTERM:\n${app.output()}`);
-  return result;
-}
-
-
-// ---------------------------------------------------------------------------------------------------------
-// HTTP helpers
-
-interface Reply {
-  status: number;
-  body: any;
-  headers: Headers;
-}
-
-async function http(method: string, url: string, options: { headers?: Record<string, string>; json?: unknown; raw?: string } = {}): Promise<Reply> {
-  const headers: Record<string, string> = { ...options.headers };
-  let body: string | undefined;
-  if (options.json !== undefined) {
-    headers['Content-Type'] = 'application/json';
-    body = JSON.stringify(options.json);
-  } else if (options.raw !== undefined) {
-    headers['Content-Type'] ??= 'application/json';
-    body = options.raw;
-  }
-  const res = await fetch(url, { method, headers, body });
-  const text = await res.text();
-  let parsed: unknown = text;
-  if ((res.headers.get('content-type') ?? '').includes('json') && text) parsed = JSON.parse(text);
-  return { status: res.status, body: parsed, headers: res.headers };
-}
-
-const admin = (app: Running, method: string, path: string, json?: unknown) =>
-  http(method, `${app.base}/admin/api${path}`, { headers: AUTH, json });
-
-/** POST to a trigger URL as the printed curl command does; then GET its sync endpoint. */
-const trigger = (url: string, key: string, inputs: unknown) => http('POST', url, { headers: { 'X-Key': key }, json: inputs });
-const sync = (url: string, key: string, invocationId: string) => http('GET', `${url}/invocation/${invocationId}/sync`, { headers: { 'X-Key': key } });
-
-async function run(url: string, key: string, inputs: unknown): Promise<{ id: string; result: Reply }> {
-  const started = await trigger(url, key, inputs);
+/** Triggers as the printed curl command does, then waits on the run's sync endpoint. */
+async function run(t: { url: string; key: string }, inputs: unknown): Promise<{ id: string; result: HttpResult }> {
+  const started = await triggerBot(t, inputs);
   expect(started.status).toBe(200);
   expect(started.body).toEqual({ success: true, invocation: { id: expect.any(String) } });
-  return { id: started.body.invocation.id, result: await sync(url, key, started.body.invocation.id) };
-}
-
-function expectErrorBody(reply: Reply, status: number): void {
-  expect(reply.status).toBe(status);
-  // A sync 408 also says where the run is (`status`); no other error carries extra fields.
-  const { status: runStatus, ...shape } = reply.body as Record<string, unknown>;
-  expect(shape).toEqual({ success: false, statusCode: status, error: expect.any(String), message: expect.any(String) });
-  if (status === 408) expect(runStatus).toEqual(expect.any(String));
-  else expect(runStatus).toBeUndefined();
+  return { id: started.body.invocation.id, result: await syncInvocation(t, started.body.invocation.id) };
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -131,7 +38,7 @@ function expectErrorBody(reply: Reply, status: number): void {
 describe('sample app (real process)', () => {
   let dir: string;
   let env: Record<string, string>;
-  let app: Running;
+  let app: SampleAppProcess;
 
   // What the first run leaves behind, checked again after the restart.
   let demo: { url: string; key: string };
@@ -144,8 +51,6 @@ describe('sample app (real process)', () => {
   let creditsBeforeRestart: number;
 
   beforeAll(async () => {
-    execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'sample-app/tsconfig.json'], { cwd: ROOT, stdio: 'pipe' });
-    expect(existsSync(MAIN)).toBe(true);
     dir = mkdtempSync(join(tmpdir(), 'sample-app-e2e-'));
     env = {
       PORT: String(await freePort()),
@@ -154,12 +59,11 @@ describe('sample app (real process)', () => {
       ADMIN_TOKEN,
       WEBHOOK_SYNC_TIMEOUT_MS: '1000',
     };
-    app = await startApp(env);
+    app = await startSampleApp(env);
   }, 60_000);
 
   afterAll(async () => {
-    for (const child of children) child.kill('SIGKILL');
-    await sleep(100);
+    await killSampleApps();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
@@ -173,7 +77,7 @@ describe('sample app (real process)', () => {
     expect(out).toContain(`curl -X POST ${url} -H 'X-Key: ${key}' -H 'Content-Type: application/json' -d '{"text":"hello"}'`);
     demo = { url: url!, key: key! };
 
-    const { id, result } = await run(demo.url, demo.key, { text: 'hello' });
+    const { id, result } = await run(demo, { text: 'hello' });
     expect(result.status).toBe(200);
     expect(result.body).toEqual({ success: true, outputs: [{ title: 'text', message: 'hello' }] });
     finished.push({ id, botId: 'echo', outputs: result.body.outputs, error: null });
@@ -194,16 +98,16 @@ describe('sample app (real process)', () => {
     for (const [method, path] of endpoints) {
       const url = `${app.base}/admin/api${path}`;
       const json = method === 'POST' || method === 'PUT' ? { name: 'x', credits: 5 } : undefined;
-      expectErrorBody(await http(method, url, { json }), 401);
-      expectErrorBody(await http(method, url, { json, headers: { Authorization: 'Bearer wrong-token' } }), 401);
-      expectErrorBody(await http(method, url, { json, headers: { Authorization: ADMIN_TOKEN } }), 401); // no "Bearer"
+      expectError(await send(method, url, { json }), 401);
+      expectError(await send(method, url, { json, headers: { Authorization: 'Bearer wrong-token' } }), 401);
+      expectError(await send(method, url, { json, headers: { Authorization: ADMIN_TOKEN } }), 401); // no "Bearer"
     }
     // Nothing was changed by those calls.
-    expect((await admin(app, 'GET', '/accounts/demo')).body.credits).toBe(999);
+    expect((await adminApi(app, 'GET', '/accounts/demo')).body.credits).toBe(999);
   });
 
   it('lists the bots', async () => {
-    const bots = await admin(app, 'GET', '/bots');
+    const bots = await adminApi(app, 'GET', '/bots');
     expect(bots.status).toBe(200);
     expect(bots.body).toEqual([
       { id: 'echo', name: 'Echo', accountId: 'demo' },
@@ -214,43 +118,63 @@ describe('sample app (real process)', () => {
   });
 
   it('creates, lists and views triggers, with 404 for unknown ids and 400 for bad bodies', async () => {
-    const created = await admin(app, 'POST', '/bots/echo/triggers', { name: 'My echo', type: 'webhook' });
+    const created = await adminApi(app, 'POST', '/bots/echo/triggers', { name: 'My echo', type: 'webhook' });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: expect.stringMatching(/^trg_/), name: 'My echo', type: 'webhook', botId: 'echo', url: expect.any(String), key: expect.stringMatching(/^whk_/) });
+    expect(created.body).toEqual({
+      id: expect.stringMatching(/^trg_/),
+      name: 'My echo',
+      type: 'webhook',
+      botId: 'echo',
+      url: expect.any(String),
+      key: expect.stringMatching(/^whk_/),
+    });
     expect(created.body.url).toBe(`${app.base}/webhooks/${created.body.id}/trigger`);
     echoTrigger = created.body;
     shownKeys.push(created.body.key);
 
-    const list = await admin(app, 'GET', '/bots/echo/triggers');
+    const list = await adminApi(app, 'GET', '/bots/echo/triggers');
     expect(list.status).toBe(200);
     expect(list.body).toHaveLength(2); // the demo trigger and this one, oldest first
     expect(list.body[0].url).toBe(demo.url);
-    expect(list.body[1]).toEqual({ id: echoTrigger.id, name: 'My echo', type: 'webhook', url: echoTrigger.url, createdAt: expect.any(String) });
+    expect(list.body[1]).toEqual({
+      id: echoTrigger.id,
+      name: 'My echo',
+      type: 'webhook',
+      url: echoTrigger.url,
+      createdAt: expect.any(String),
+    });
     expect(Number.isNaN(Date.parse(list.body[1].createdAt))).toBe(false);
     for (const t of list.body) expect(t).not.toHaveProperty('key');
 
-    const viewed = await admin(app, 'GET', `/triggers/${echoTrigger.id}`);
+    const viewed = await adminApi(app, 'GET', `/triggers/${echoTrigger.id}`);
     expect(viewed.status).toBe(200);
-    expect(viewed.body).toEqual({ id: echoTrigger.id, name: 'My echo', type: 'webhook', botId: 'echo', url: echoTrigger.url, key: echoTrigger.key });
+    expect(viewed.body).toEqual({
+      id: echoTrigger.id,
+      name: 'My echo',
+      type: 'webhook',
+      botId: 'echo',
+      url: echoTrigger.url,
+      key: echoTrigger.key,
+    });
 
-    expectErrorBody(await admin(app, 'POST', '/bots/nope/triggers', { name: 'x', type: 'webhook' }), 404);
-    expectErrorBody(await admin(app, 'GET', '/bots/nope/triggers'), 404);
-    expectErrorBody(await admin(app, 'GET', '/triggers/trg_doesnotexist0000'), 404);
+    expectError(await adminApi(app, 'POST', '/bots/nope/triggers', { name: 'x', type: 'webhook' }), 404);
+    expectError(await adminApi(app, 'GET', '/bots/nope/triggers'), 404);
+    expectError(await adminApi(app, 'GET', '/triggers/trg_doesnotexist0000'), 404);
     for (const bad of [{}, { name: '' }, { name: '   ' }, { name: 42, type: 'webhook' }, { name: 'x', type: 'email' }, ['x'], 'x']) {
-      expectErrorBody(await admin(app, 'POST', '/bots/echo/triggers', bad), 400);
+      expectError(await adminApi(app, 'POST', '/bots/echo/triggers', bad), 400);
     }
-    expectErrorBody(await http('POST', `${app.base}/admin/api/bots/echo/triggers`, { headers: AUTH, raw: '{"name":' }), 400);
-    expect((await admin(app, 'GET', '/bots/echo/triggers')).body).toHaveLength(2);
+    expectError(await send('POST', `${app.base}/admin/api/bots/echo/triggers`, { headers: AUTH, raw: '{"name":' }), 400);
+    expect((await adminApi(app, 'GET', '/bots/echo/triggers')).body).toHaveLength(2);
 
-    slowTrigger = (await admin(app, 'POST', '/bots/slow/triggers', { name: 'Slow one', type: 'webhook' })).body;
-    failTrigger = (await admin(app, 'POST', '/bots/fail/triggers', { name: 'Failing', type: 'webhook' })).body;
+    slowTrigger = (await adminApi(app, 'POST', '/bots/slow/triggers', { name: 'Slow one', type: 'webhook' })).body;
+    failTrigger = (await adminApi(app, 'POST', '/bots/fail/triggers', { name: 'Failing', type: 'webhook' })).body;
     expect(slowTrigger.key).toMatch(/^whk_/);
     expect(failTrigger.key).toMatch(/^whk_/);
     shownKeys.push(slowTrigger.key, failTrigger.key);
   });
 
   it('runs the echo bot through a new trigger: one output per input property', async () => {
-    const { id, result } = await run(echoTrigger.url, echoTrigger.key, { text: 'hi', n: 3, obj: { a: [1, 2] }, secret: INPUT_MARKER });
+    const { id, result } = await run(echoTrigger, { text: 'hi', n: 3, obj: { a: [1, 2] }, secret: INPUT_MARKER });
     expect(result.status).toBe(200);
     expect(result.body).toEqual({
       success: true,
@@ -263,103 +187,113 @@ describe('sample app (real process)', () => {
     });
     finished.push({ id, botId: 'echo', outputs: result.body.outputs, error: null });
 
-    expectErrorBody(await trigger(echoTrigger.url, demo.key, { text: 'x' }), 401); // another trigger's key
-    expectErrorBody(await trigger(`${app.base}/webhooks/trg_doesnotexist0000/trigger`, echoTrigger.key, { text: 'x' }), 404);
+    expectError(await triggerBot({ url: echoTrigger.url, key: demo.key }, { text: 'x' }), 401); // another trigger's key
+    expectError(await triggerBot({ url: `${app.base}/webhooks/trg_doesnotexist0000/trigger`, key: echoTrigger.key }, { text: 'x' }), 404);
   });
 
   it('runs the slow bot: sync answers 408 after WEBHOOK_SYNC_TIMEOUT_MS, and a retry gets the outputs', async () => {
-    const started = await trigger(slowTrigger.url, slowTrigger.key, { ms: 1600 });
+    const started = await triggerBot(slowTrigger, { ms: 1600 });
     expect(started.status).toBe(200);
     const id = started.body.invocation.id;
     const t0 = Date.now();
-    expectErrorBody(await sync(slowTrigger.url, slowTrigger.key, id), 408);
+    expectError(await syncInvocation(slowTrigger, id), 408);
     expect(Date.now() - t0).toBeGreaterThanOrEqual(900);
-    const retry = await sync(slowTrigger.url, slowTrigger.key, id);
+    const retry = await syncInvocation(slowTrigger, id);
     expect(retry.status).toBe(200);
     expect(retry.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '1600' }] });
     finished.push({ id, botId: 'slow', outputs: retry.body.outputs, error: null });
 
-    const quick = await run(slowTrigger.url, slowTrigger.key, { ms: 50 });
+    const quick = await run(slowTrigger, { ms: 50 });
     expect(quick.result.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '50' }] });
     finished.push({ id: quick.id, botId: 'slow', outputs: quick.result.body.outputs, error: null });
   });
 
   it('runs the fail bot: 200 with success false, no outputs and the error message', async () => {
-    const boom = await run(failTrigger.url, failTrigger.key, { message: 'boom' });
+    const boom = await run(failTrigger, { message: 'boom' });
     expect(boom.result.status).toBe(200);
     expect(boom.result.body).toEqual({ success: false, status: 'failed', outputs: [], error: { message: 'boom' } });
     finished.push({ id: boom.id, botId: 'fail', outputs: null, error: { message: 'boom' } });
 
-    const plain = await run(failTrigger.url, failTrigger.key, {});
+    const plain = await run(failTrigger, {});
     expect(plain.result.body).toEqual({ success: false, status: 'failed', outputs: [], error: { message: 'bot failed' } });
     finished.push({ id: plain.id, botId: 'fail', outputs: null, error: { message: 'bot failed' } });
   });
 
   it('rotates a key: the old key gets 401 at once, the new one works and is what View shows', async () => {
     const oldKey = echoTrigger.key;
-    const rotated = await admin(app, 'POST', `/triggers/${echoTrigger.id}/rotate-key`);
+    const rotated = await adminApi(app, 'POST', `/triggers/${echoTrigger.id}/rotate-key`);
     expect(rotated.status).toBe(200);
     expect(rotated.body).toEqual({ id: echoTrigger.id, url: echoTrigger.url, key: expect.stringMatching(/^whk_/) });
     expect(rotated.body.key).not.toBe(oldKey);
     echoTrigger = { ...echoTrigger, key: rotated.body.key };
     shownKeys.push(rotated.body.key);
 
-    expectErrorBody(await trigger(echoTrigger.url, oldKey, { text: 'old' }), 401);
-    const { id, result } = await run(echoTrigger.url, echoTrigger.key, { text: 'new key' });
+    expectError(await triggerBot({ url: echoTrigger.url, key: oldKey }, { text: 'old' }), 401);
+    const { id, result } = await run(echoTrigger, { text: 'new key' });
     expect(result.body).toEqual({ success: true, outputs: [{ title: 'text', message: 'new key' }] });
     finished.push({ id, botId: 'echo', outputs: result.body.outputs, error: null });
-    expect((await admin(app, 'GET', `/triggers/${echoTrigger.id}`)).body.key).toBe(echoTrigger.key);
+    expect((await adminApi(app, 'GET', `/triggers/${echoTrigger.id}`)).body.key).toBe(echoTrigger.key);
 
-    expectErrorBody(await admin(app, 'POST', '/triggers/trg_doesnotexist0000/rotate-key'), 404);
+    expectError(await adminApi(app, 'POST', '/triggers/trg_doesnotexist0000/rotate-key'), 404);
   });
 
   it('deletes a trigger: 204, then its URL, View and a second delete answer 404', async () => {
-    const t = (await admin(app, 'POST', '/bots/echo/triggers', { name: 'Short-lived', type: 'webhook' })).body;
+    const t = (await adminApi(app, 'POST', '/bots/echo/triggers', { name: 'Short-lived', type: 'webhook' })).body;
     shownKeys.push(t.key);
-    const deleted = await admin(app, 'DELETE', `/triggers/${t.id}`);
+    const deleted = await adminApi(app, 'DELETE', `/triggers/${t.id}`);
     expect(deleted.status).toBe(204);
     expect(deleted.body).toBe('');
-    expectErrorBody(await trigger(t.url, t.key, { text: 'x' }), 404);
-    expectErrorBody(await admin(app, 'GET', `/triggers/${t.id}`), 404);
-    expectErrorBody(await admin(app, 'DELETE', `/triggers/${t.id}`), 404);
-    expect((await admin(app, 'GET', '/bots/echo/triggers')).body.map((x: { id: string }) => x.id)).not.toContain(t.id);
+    expectError(await triggerBot(t, { text: 'x' }), 404);
+    expectError(await adminApi(app, 'GET', `/triggers/${t.id}`), 404);
+    expectError(await adminApi(app, 'DELETE', `/triggers/${t.id}`), 404);
+    expect((await adminApi(app, 'GET', '/bots/echo/triggers')).body.map((x: { id: string }) => x.id)).not.toContain(t.id);
     deletedTriggerId = t.id;
   });
 
   it('reads and sets credits; each run costs one; an empty account gets 402', async () => {
-    const before = await admin(app, 'GET', '/accounts/demo');
+    const before = await adminApi(app, 'GET', '/accounts/demo');
     expect(before.status).toBe(200);
     expect(before.body).toEqual({ id: 'demo', credits: 1000 - finished.length });
 
-    const set = await admin(app, 'PUT', '/accounts/demo/credits', { credits: 42 });
+    const set = await adminApi(app, 'PUT', '/accounts/demo/credits', { credits: 42 });
     expect(set.status).toBe(200);
     expect(set.body).toEqual({ id: 'demo', credits: 42 });
-    const { id, result } = await run(echoTrigger.url, echoTrigger.key, { text: 'costs one' });
+    const { id, result } = await run(echoTrigger, { text: 'costs one' });
     expect(result.body.success).toBe(true);
     finished.push({ id, botId: 'echo', outputs: result.body.outputs, error: null });
-    expect((await admin(app, 'GET', '/accounts/demo')).body).toEqual({ id: 'demo', credits: 41 });
+    expect((await adminApi(app, 'GET', '/accounts/demo')).body).toEqual({ id: 'demo', credits: 41 });
 
-    expect((await admin(app, 'PUT', '/accounts/demo/credits', { credits: 0 })).status).toBe(200);
-    expectErrorBody(await trigger(echoTrigger.url, echoTrigger.key, { text: 'no credits' }), 402);
+    expect((await adminApi(app, 'PUT', '/accounts/demo/credits', { credits: 0 })).status).toBe(200);
+    expectError(await triggerBot(echoTrigger, { text: 'no credits' }), 402);
 
     for (const bad of [{ credits: -1 }, { credits: 1.5 }, { credits: '10' }, { credits: null }, {}, [5]]) {
-      expectErrorBody(await admin(app, 'PUT', '/accounts/demo/credits', bad), 400);
+      expectError(await adminApi(app, 'PUT', '/accounts/demo/credits', bad), 400);
     }
-    expect((await admin(app, 'GET', '/accounts/demo')).body).toEqual({ id: 'demo', credits: 0 });
-    expectErrorBody(await admin(app, 'GET', '/accounts/nobody'), 404);
+    expect((await adminApi(app, 'GET', '/accounts/demo')).body).toEqual({ id: 'demo', credits: 0 });
+    expectError(await adminApi(app, 'GET', '/accounts/nobody'), 404);
 
-    expect((await admin(app, 'PUT', '/accounts/demo/credits', { credits: 500 })).body).toEqual({ id: 'demo', credits: 500 });
+    expect((await adminApi(app, 'PUT', '/accounts/demo/credits', { credits: 500 })).body).toEqual({ id: 'demo', credits: 500 });
     creditsBeforeRestart = 500;
   });
 
   it('shows each bot’s history newest first, with outputs or the error', async () => {
     for (const botId of ['echo', 'slow', 'fail']) {
-      const history = await admin(app, 'GET', `/bots/${botId}/invocations`);
+      const history = await adminApi(app, 'GET', `/bots/${botId}/invocations`);
       expect(history.status).toBe(200);
       const expected = finished.filter((f) => f.botId === botId).reverse(); // newest first
       expect(history.body.map((h: { id: string }) => h.id)).toEqual(expected.map((f) => f.id));
       for (const [i, h] of (history.body as Record<string, unknown>[]).entries()) {
-        expect(Object.keys(h).sort()).toEqual(['createdAt', 'durationMs', 'error', 'finishedAt', 'id', 'outputs', 'startedAt', 'status', 'triggerId']);
+        expect(Object.keys(h).sort()).toEqual([
+          'createdAt',
+          'durationMs',
+          'error',
+          'finishedAt',
+          'id',
+          'outputs',
+          'startedAt',
+          'status',
+          'triggerId',
+        ]);
         expect(h.status).toBe(botId === 'fail' ? 'failed' : 'succeeded');
         expect(h.finishedAt).toEqual(expect.any(String));
         // duration = finishedAt − startedAt, as stored
@@ -372,15 +306,15 @@ describe('sample app (real process)', () => {
       const times = history.body.map((h: { createdAt: string }) => Date.parse(h.createdAt));
       expect([...times].sort((a, b) => b - a)).toEqual(times);
     }
-    const latest = (await admin(app, 'GET', '/bots/echo/invocations?limit=1')).body;
+    const latest = (await adminApi(app, 'GET', '/bots/echo/invocations?limit=1')).body;
     expect(latest).toHaveLength(1);
     expect(latest[0].outputs).toEqual([{ title: 'text', message: 'costs one' }]);
-    expectErrorBody(await admin(app, 'GET', '/bots/echo/invocations?limit=0'), 400);
-    expectErrorBody(await admin(app, 'GET', '/bots/nope/invocations'), 404);
+    expectError(await adminApi(app, 'GET', '/bots/echo/invocations?limit=0'), 400);
+    expectError(await adminApi(app, 'GET', '/bots/nope/invocations'), 404);
   });
 
   it('serves /openapi.json (OpenAPI 3.0.3, version 1.0.0, triggerBot, X-Key) and Swagger UI at /docs', async () => {
-    const doc = await http('GET', `${app.base}/openapi.json`);
+    const doc = await send('GET', `${app.base}/openapi.json`);
     expect(doc.status).toBe(200);
     expect(doc.body.openapi).toBe('3.0.3');
     expect(doc.body.info.version).toBe('1.0.0');
@@ -415,28 +349,33 @@ describe('sample app (real process)', () => {
   });
 
   it('keeps triggers, keys, finished runs and credits across SIGTERM and a restart, without seeding again', async () => {
-    const stopped = await stopApp(app);
+    const stopped = await stopSampleApp(app);
     expect(stopped.code === 0 || stopped.signal === 'SIGTERM').toBe(true);
 
-    app = await startApp({ ...env, WEBHOOK_TRIGGER_RPS: '3' });
+    app = await startSampleApp({ ...env, WEBHOOK_TRIGGER_RPS: '3' });
     const out = app.output();
     expect(out).not.toContain('seeded account');
     expect(out).toContain('not seeded again');
     expect(out).toContain(`Echo trigger URL: ${demo.url}`);
     expect(out).toContain(`Echo trigger key: ${demo.key}`);
 
-    expect((await admin(app, 'GET', '/accounts/demo')).body).toEqual({ id: 'demo', credits: creditsBeforeRestart });
+    expect((await adminApi(app, 'GET', '/accounts/demo')).body).toEqual({ id: 'demo', credits: creditsBeforeRestart });
 
-    const echoIds = (await admin(app, 'GET', '/bots/echo/triggers')).body.map((t: { id: string }) => t.id);
+    const echoIds = (await adminApi(app, 'GET', '/bots/echo/triggers')).body.map((t: { id: string }) => t.id);
     expect(echoIds).toContain(echoTrigger.id);
     expect(echoIds).not.toContain(deletedTriggerId);
-    expectErrorBody(await admin(app, 'GET', `/triggers/${deletedTriggerId}`), 404);
+    expectError(await adminApi(app, 'GET', `/triggers/${deletedTriggerId}`), 404);
     for (const t of [echoTrigger, slowTrigger, failTrigger]) {
-      expect((await admin(app, 'GET', `/triggers/${t.id}`)).body).toEqual(expect.objectContaining({ id: t.id, url: t.url, key: t.key }));
+      expect((await adminApi(app, 'GET', `/triggers/${t.id}`)).body).toEqual(expect.objectContaining({ id: t.id, url: t.url, key: t.key }));
     }
 
     for (const botId of ['echo', 'slow', 'fail']) {
-      const history = (await admin(app, 'GET', `/bots/${botId}/invocations`)).body as { id: string; outputs: unknown; error: unknown; finishedAt: string }[];
+      const history = (await adminApi(app, 'GET', `/bots/${botId}/invocations`)).body as {
+        id: string;
+        outputs: unknown;
+        error: unknown;
+        finishedAt: string;
+      }[];
       for (const f of finished.filter((x) => x.botId === botId)) {
         const h = history.find((x) => x.id === f.id);
         expect(h).toBeDefined();
@@ -447,15 +386,15 @@ describe('sample app (real process)', () => {
     }
 
     // The rotated key still works, and the run is charged.
-    const { result } = await run(echoTrigger.url, echoTrigger.key, { text: 'after restart' });
+    const { result } = await run(echoTrigger, { text: 'after restart' });
     expect(result.body).toEqual({ success: true, outputs: [{ title: 'text', message: 'after restart' }] });
-    expect((await admin(app, 'GET', '/accounts/demo')).body.credits).toBe(creditsBeforeRestart - 1);
+    expect((await adminApi(app, 'GET', '/accounts/demo')).body.credits).toBe(creditsBeforeRestart - 1);
   });
 
   it('applies WEBHOOK_TRIGGER_RPS per trigger: the request past the limit gets 429', async () => {
-    const t = (await admin(app, 'POST', '/bots/echo/triggers', { name: 'Rate limited', type: 'webhook' })).body;
+    const t = (await adminApi(app, 'POST', '/bots/echo/triggers', { name: 'Rate limited', type: 'webhook' })).body;
     const statuses: number[] = [];
-    for (let i = 0; i < 4; i++) statuses.push((await trigger(t.url, t.key, { i })).status);
+    for (let i = 0; i < 4; i++) statuses.push((await triggerBot(t, { i })).status);
     expect(statuses).toEqual([200, 200, 200, 429]);
   });
 
@@ -471,7 +410,7 @@ describe('sample app (real process)', () => {
       ['WEBHOOK_RUN_LEASE_MS', 'forever'],
     ];
     for (const [name, value] of invalid) {
-      const bad = launch({ ...env, PORT: String(await freePort()), SQLITE_PATH: ':memory:', [name!]: value! });
+      const bad = launchSampleApp({ ...env, PORT: String(await freePort()), SQLITE_PATH: ':memory:', [name!]: value! });
       const result = await within(bad.exited, 15_000);
       expect(result).toEqual({ code: 1, signal: null });
       expect(bad.output()).toContain(`Invalid configuration: ${name}`);

@@ -5,91 +5,32 @@
  * sync on one API node answers for a run started through the other; the rate limit and the credits
  * hold across all nodes together; a worker killed with SIGKILL mid-run loses nothing.
  */
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { Client } from 'pg';
-import { sleep, until } from './helpers/http.js';
-import { freePort } from './helpers/process.js';
-import { createScratchDatabase, deleteRedisKeys, serviceUrl } from './helpers/services.js';
+import { send, sleep, until } from '../helpers/http.js';
+import {
+  adminApi,
+  freePort,
+  killSampleApps,
+  launchSampleApp,
+  startSampleApp,
+  type SampleAppEntry,
+  type SampleAppProcess,
+} from '../helpers/sample-app-process.js';
+import { createScratchDatabase, deleteRedisKeys, serviceUrl } from '../helpers/services.js';
 
 jest.setTimeout(30_000);
 
 const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
 const redisUrl = serviceUrl('WEBHOOK_TEST_REDIS_URL');
 
-const ROOT = resolve(__dirname, '..');
-const MAIN = join(ROOT, 'sample-app/dist/sample-app/src/main.js');
-const WORKER = join(ROOT, 'sample-app/dist/sample-app/src/worker.js');
 const ADMIN_TOKEN = 'scaleout-e2e-admin-token-7c3d1e';
-const AUTH = { Authorization: `Bearer ${ADMIN_TOKEN}` };
 const KEY_SECRET = `scaleout-e2e-key-secret-${randomBytes(8).toString('hex')}`;
 const keyPrefix = `webhook-test:${randomBytes(6).toString('hex')}:`;
-/** Variables the sample app reads; cleared from the inherited environment so only ours apply. */
-const ENV_VARS = ['PORT', 'SQLITE_PATH', 'DATABASE_URL', 'REDIS_URL', 'REDIS_KEY_PREFIX', 'PUBLIC_BASE_URL', 'ADMIN_TOKEN', 'WEBHOOK_SYNC_TIMEOUT_MS', 'WEBHOOK_TRIGGER_RPS',
-  'WEBHOOK_ACCOUNT_RPM', 'WEBHOOK_KEY_SECRET', 'WEBHOOK_MAX_CONCURRENT_RUNS', 'WEBHOOK_SHUTDOWN_GRACE_MS', 'WEBHOOK_BOT_TIMEOUT_MS', 'WEBHOOK_RUN_LEASE_MS', 'WEBHOOK_ROLE'];
 
-interface Node {
-  child: ChildProcess;
-  base: string;
-  output: () => string;
-  exited: Promise<unknown>;
-}
-
-const children = new Set<ChildProcess>();
-
-function launch(env: Record<string, string>, entry = MAIN): Node {
-  const inherited: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
-  for (const name of ENV_VARS) delete inherited[name];
-  const child = spawn(process.execPath, [entry], { cwd: ROOT, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  const exited = new Promise((done) => child.on('exit', (code, signal) => (children.delete(child), done({ code, signal }))));
-  return { child, base: `http://localhost:${env.PORT}`, output: () => out, exited };
-}
-
-/** A worker has no HTTP server: it is ready once it printed its banner. */
-async function workerReady(node: Node): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  let exited = false;
-  void node.exited.then(() => (exited = true));
-  while (!node.output().includes('Webhook Triggers worker')) {
-    if (exited) throw new Error(`A worker exited early:\n${node.output()}`);
-    if (Date.now() > deadline) throw new Error(`A worker did not start within 20 s:\n${node.output()}`);
-    await sleep(50);
-  }
-}
-
-async function ready(node: Node): Promise<void> {
-  let exited = false;
-  void node.exited.then(() => (exited = true));
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline) {
-    if (exited) throw new Error(`A sample app process exited early:\n${node.output()}`);
-    const ok = await fetch(`${node.base}/admin`).then((r) => r.ok, () => false);
-    if (ok && /Echo trigger|echo bot has no trigger/.test(node.output())) return;
-    await sleep(100);
-  }
-  throw new Error(`A sample app process did not answer within 20 s:\n${node.output()}`);
-}
-
-async function http(method: string, url: string, headers: Record<string, string> = {}, json?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(url, {
-    method,
-    headers: json === undefined ? headers : { ...headers, 'Content-Type': 'application/json' },
-    body: json === undefined ? undefined : JSON.stringify(json),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (res.headers.get('content-type') ?? '').includes('json') && text ? JSON.parse(text) : text };
-}
-
-const admin = (node: Node, method: string, path: string, json?: unknown) => http(method, `${node.base}/admin/api${path}`, AUTH, json);
 /** A trigger's URL as served by `node` (every node serves every trigger). */
-const on = (node: Node, triggerId: string) => `${node.base}/webhooks/${triggerId}`;
-
+const on = (node: SampleAppProcess, triggerId: string) => `${node.base}/webhooks/${triggerId}`;
 
 if (!postgresUrl || !redisUrl) {
   it.todo('sample app scale-out suite NOT RUN: set WEBHOOK_TEST_POSTGRES_URL=postgres://… and WEBHOOK_TEST_REDIS_URL=redis://…');
@@ -97,35 +38,35 @@ if (!postgresUrl || !redisUrl) {
   describe('sample app scaled out: two API processes and two workers, one PostgreSQL, one Redis', () => {
     let db: { url: string; drop: () => Promise<void> };
     let pg: Client;
-    let api1: Node;
-    let api2: Node;
-    const workers: Node[] = [];
+    let api1: SampleAppProcess;
+    let api2: SampleAppProcess;
+    const workers: SampleAppProcess[] = [];
     let shared: Record<string, string>;
 
     const startWorker = async () => {
-      const worker = launch(shared, WORKER);
-      await workerReady(worker);
+      const worker = await startSampleApp(shared, 'worker');
       workers.push(worker);
       return worker;
     };
     const createTrigger = async (botId: string, name: string) => {
-      const created = await admin(api1, 'POST', `/bots/${botId}/triggers`, { name, type: 'webhook' });
+      const created = await adminApi(api1, 'POST', `/bots/${botId}/triggers`, { name, type: 'webhook' });
       expect(created.status).toBe(201);
       return created.body as { id: string; key: string };
     };
     const row = async (id: string) =>
-      (await pg.query<{ status: string; owner: string | null; finished_at: string | null; error: string | null }>(
-        'SELECT status, owner, finished_at, error FROM webhook_invocations WHERE id = $1',
-        [id],
-      )).rows[0];
-    const credits = async () => (await admin(api2, 'GET', '/accounts/demo')).body.credits as number;
-    const setCredits = async (credits: number) => expect((await admin(api1, 'PUT', '/accounts/demo/credits', { credits })).status).toBe(200);
+      (
+        await pg.query<{ status: string; owner: string | null; finished_at: string | null; error: string | null }>(
+          'SELECT status, owner, finished_at, error FROM webhook_invocations WHERE id = $1',
+          [id],
+        )
+      ).rows[0];
+    const credits = async () => (await adminApi(api2, 'GET', '/accounts/demo')).body.credits as number;
+    const setCredits = async (credits: number) =>
+      expect((await adminApi(api1, 'PUT', '/accounts/demo/credits', { credits })).status).toBe(200);
     /** The worker process whose executor owns `owner` (`host:pid:random`). */
     const workerOf = (owner: string | null) => workers.find((w) => owner?.split(':')[1] === String(w.child.pid));
 
     beforeAll(async () => {
-      execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', 'sample-app/tsconfig.json'], { cwd: ROOT, stdio: 'pipe' });
-      expect(existsSync(MAIN) && existsSync(WORKER)).toBe(true);
       db = await createScratchDatabase(postgresUrl);
       pg = new Client({ connectionString: db.url });
       shared = {
@@ -137,18 +78,21 @@ if (!postgresUrl || !redisUrl) {
         WEBHOOK_ACCOUNT_RPM: '100000',
         WEBHOOK_RUN_LEASE_MS: '1500',
       };
-      const [port1, port2] = [await freePort(), await freePort()];
+      const port1 = await freePort();
+      let port2 = await freePort();
+      if (port2 === port1) port2 = await freePort();
       // All four at once on an empty database: migrations and seeding must not race.
-      api1 = launch({ ...shared, WEBHOOK_ROLE: 'api', PORT: String(port1) });
-      api2 = launch({ ...shared, WEBHOOK_ROLE: 'api', PORT: String(port2 === port1 ? await freePort() : port2) });
-      await Promise.all([ready(api1), ready(api2), startWorker(), startWorker()]);
+      [api1, api2] = await Promise.all([
+        startSampleApp({ ...shared, WEBHOOK_ROLE: 'api', PORT: String(port1) }),
+        startSampleApp({ ...shared, WEBHOOK_ROLE: 'api', PORT: String(port2) }),
+        startWorker(),
+        startWorker(),
+      ]);
       await pg.connect();
     }, 90_000);
 
     afterAll(async () => {
-      const exits = [...children].map((child) => new Promise((done) => child.once('exit', done)));
-      for (const child of children) child.kill('SIGKILL');
-      await Promise.all(exits);
+      await killSampleApps();
       await pg?.end();
       await db?.drop();
       await deleteRedisKeys(redisUrl, keyPrefix);
@@ -159,25 +103,25 @@ if (!postgresUrl || !redisUrl) {
       expect(seeded).toHaveLength(1);
       for (const n of [api1, api2]) expect(n.output()).toContain('Role:         api (accepts triggers; bots run on workers');
       for (const w of workers) expect(w.output()).toMatch(/Webhook Triggers worker \(WEBHOOK_ROLE=worker, pid \d+\)/);
-      const echo = await admin(api2, 'GET', '/bots/echo/triggers');
+      const echo = await adminApi(api2, 'GET', '/bots/echo/triggers');
       expect(echo.status).toBe(200);
       expect(echo.body).toHaveLength(1);
-      expect((await admin(api1, 'GET', '/accounts/demo')).body.credits).toBe(1000);
+      expect((await adminApi(api1, 'GET', '/accounts/demo')).body.credits).toBe(1000);
     });
 
     it('trigger through API 1, sync through API 2: a worker runs it and the answer arrives within 50 ms of the run finishing', async () => {
       const { id, key } = await createTrigger('slow', 'Scale-out slow');
-      const started = await http('POST', `${on(api1, id)}/trigger`, { 'X-Key': key }, { ms: 300 });
+      const started = await send('POST', `${on(api1, id)}/trigger`, { headers: { 'X-Key': key }, json: { ms: 300 } });
       expect(started.status).toBe(200);
       const invocationId = started.body.invocation.id as string;
-      const synced = await http('GET', `${on(api2, id)}/trigger/invocation/${invocationId}/sync`, { 'X-Key': key });
+      const synced = await send('GET', `${on(api2, id)}/trigger/invocation/${invocationId}/sync`, { headers: { 'X-Key': key } });
       const answeredAt = Date.now();
       expect(synced.status).toBe(200);
       expect(synced.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '300' }] });
       const stored = await row(invocationId);
       expect(workerOf(stored.owner)).toBeDefined(); // ran on a worker, not on an API node
       for (const node of [api1, api2]) {
-        const status = await http('GET', `${on(node, id)}/trigger/invocation/${invocationId}`, { 'X-Key': key });
+        const status = await send('GET', `${on(node, id)}/trigger/invocation/${invocationId}`, { headers: { 'X-Key': key } });
         expect(status.status).toBe(200);
         expect(status.body.invocation).toMatchObject({ id: invocationId, status: 'succeeded' });
       }
@@ -189,7 +133,9 @@ if (!postgresUrl || !redisUrl) {
     it('15 requests at once on one trigger over both API nodes: exactly 10 × 200 and 5 × 429 (WEBHOOK_TRIGGER_RPS=10)', async () => {
       const { id, key } = await createTrigger('echo', 'Scale-out burst');
       const replies = await Promise.all(
-        Array.from({ length: 15 }, (_, i) => http('POST', `${on(i % 2 === 0 ? api1 : api2, id)}/trigger`, { 'X-Key': key }, { n: String(i) })),
+        Array.from({ length: 15 }, (_, i) =>
+          send('POST', `${on(i % 2 === 0 ? api1 : api2, id)}/trigger`, { headers: { 'X-Key': key }, json: { n: String(i) } }),
+        ),
       );
       const statuses = replies.map((r) => r.status);
       expect(statuses.filter((s) => s === 200)).toHaveLength(10);
@@ -203,7 +149,7 @@ if (!postgresUrl || !redisUrl) {
       const replies = await Promise.all(
         Array.from({ length: 300 }, (_, i) => {
           const t = triggers[i % 30];
-          return http('POST', `${on(i % 2 === 0 ? api1 : api2, t.id)}/trigger`, { 'X-Key': t.key }, { n: String(i) });
+          return send('POST', `${on(i % 2 === 0 ? api1 : api2, t.id)}/trigger`, { headers: { 'X-Key': t.key }, json: { n: String(i) } });
         }),
       );
       const statuses = replies.map((r) => r.status);
@@ -211,10 +157,9 @@ if (!postgresUrl || !redisUrl) {
       expect(statuses.filter((s) => s === 402)).toHaveLength(200);
       expect(await credits()).toBe(0);
       const accepted = new Set(replies.filter((r) => r.status === 200).map((r) => r.body.invocation.id as string));
-      const { rows } = await pg.query<{ n: string }>(
-        `SELECT count(*) AS n FROM webhook_invocations WHERE trigger_id = ANY($1)`,
-        [triggers.map((t) => t.id)],
-      );
+      const { rows } = await pg.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_invocations WHERE trigger_id = ANY($1)`, [
+        triggers.map((t) => t.id),
+      ]);
       expect(Number(rows[0].n)).toBe(100); // one row per accepted run, none for the refused ones
       expect(accepted.size).toBe(100);
     });
@@ -222,13 +167,13 @@ if (!postgresUrl || !redisUrl) {
     it('SIGKILL of the worker running a retryInterrupted bot: the other worker finishes the run, the sync gets the outputs, one charge', async () => {
       await setCredits(10);
       const { id, key } = await createTrigger('slow-retry', 'Killed worker, retried');
-      const started = await http('POST', `${on(api1, id)}/trigger`, { 'X-Key': key }, { ms: 3000 });
+      const started = await send('POST', `${on(api1, id)}/trigger`, { headers: { 'X-Key': key }, json: { ms: 3000 } });
       expect(started.status).toBe(200);
       const invocationId = started.body.invocation.id as string;
       await until(async () => (await row(invocationId)).status === 'running', 5000, 'the run to start');
       const victim = workerOf((await row(invocationId)).owner)!;
       expect(victim).toBeDefined();
-      const waiting = http('GET', `${on(api2, id)}/trigger/invocation/${invocationId}/sync?timeout=60`, { 'X-Key': key });
+      const waiting = send('GET', `${on(api2, id)}/trigger/invocation/${invocationId}/sync?timeout=60`, { headers: { 'X-Key': key } });
       victim.child.kill('SIGKILL');
       await victim.exited;
       workers.splice(workers.indexOf(victim), 1);
@@ -245,11 +190,11 @@ if (!postgresUrl || !redisUrl) {
       await startWorker(); // two workers again
       await setCredits(10);
       const { id, key } = await createTrigger('slow', 'Killed worker, not retried');
-      const started = await http('POST', `${on(api2, id)}/trigger`, { 'X-Key': key }, { ms: 20_000 });
+      const started = await send('POST', `${on(api2, id)}/trigger`, { headers: { 'X-Key': key }, json: { ms: 20_000 } });
       const invocationId = started.body.invocation.id as string;
       await until(async () => (await row(invocationId)).status === 'running', 5000, 'the run to start');
       const victim = workerOf((await row(invocationId)).owner)!;
-      const waiting = http('GET', `${on(api1, id)}/trigger/invocation/${invocationId}/sync?timeout=60`, { 'X-Key': key });
+      const waiting = send('GET', `${on(api1, id)}/trigger/invocation/${invocationId}/sync?timeout=60`, { headers: { 'X-Key': key } });
       const killedAt = Date.now();
       victim.child.kill('SIGKILL');
       await victim.exited;
@@ -273,26 +218,35 @@ if (!postgresUrl || !redisUrl) {
     }, 60_000);
 
     it('nothing is left running or queued once the work is done', async () => {
-      await until(async () => {
-        const { rows } = await pg.query<{ n: string }>(`SELECT count(*) AS n FROM webhook_invocations WHERE status IN ('running', 'queued')`);
-        return Number(rows[0].n) === 0;
-      }, 15_000, 'every run to finish');
+      await until(
+        async () => {
+          const { rows } = await pg.query<{ n: string }>(
+            `SELECT count(*) AS n FROM webhook_invocations WHERE status IN ('running', 'queued')`,
+          );
+          return Number(rows[0].n) === 0;
+        },
+        15_000,
+        'every run to finish',
+      );
     });
 
     it('exits 1 naming the variable on bad settings: DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX, WEBHOOK_ROLE, a role without the shared services', async () => {
-      const cases: [Record<string, string>, RegExp, string?][] = [
+      const cases: [Record<string, string>, RegExp, SampleAppEntry?][] = [
         [{ DATABASE_URL: 'mysql://root@127.0.0.1/x', WEBHOOK_KEY_SECRET: KEY_SECRET }, /Invalid configuration: DATABASE_URL must be/],
         [{ DATABASE_URL: 'not a url', WEBHOOK_KEY_SECRET: KEY_SECRET }, /Invalid configuration: DATABASE_URL must be/],
         [{ REDIS_URL: 'http://127.0.0.1:6379' }, /Invalid configuration: REDIS_URL must be/],
         [{ REDIS_URL: redisUrl, REDIS_KEY_PREFIX: 'a b' }, /Invalid configuration: REDIS_KEY_PREFIX must not/],
         [{ DATABASE_URL: db.url }, /Invalid configuration: WEBHOOK_KEY_SECRET must be set when DATABASE_URL is set/],
         [{ WEBHOOK_ROLE: 'workers' }, /Invalid configuration: WEBHOOK_ROLE must be all, api or worker/],
-        [{ WEBHOOK_ROLE: 'api', REDIS_URL: redisUrl }, /Invalid configuration: WEBHOOK_ROLE=api needs REDIS_URL \(the run queue\) and DATABASE_URL/],
-        [{}, /Invalid configuration: WEBHOOK_ROLE=worker needs REDIS_URL/, WORKER],
-        [{ WEBHOOK_ROLE: 'api' }, /Invalid configuration: npm run start:worker starts a worker, but WEBHOOK_ROLE is "api"/, WORKER],
+        [
+          { WEBHOOK_ROLE: 'api', REDIS_URL: redisUrl },
+          /Invalid configuration: WEBHOOK_ROLE=api needs REDIS_URL \(the run queue\) and DATABASE_URL/,
+        ],
+        [{}, /Invalid configuration: WEBHOOK_ROLE=worker needs REDIS_URL/, 'worker'],
+        [{ WEBHOOK_ROLE: 'api' }, /Invalid configuration: npm run start:worker starts a worker, but WEBHOOK_ROLE is "api"/, 'worker'],
       ];
       for (const [env, message, entry] of cases) {
-        const node = launch({ ...env, PORT: String(await freePort()), SQLITE_PATH: ':memory:' }, entry);
+        const node = launchSampleApp({ ...env, PORT: String(await freePort()), SQLITE_PATH: ':memory:' }, entry);
         expect(await node.exited).toEqual({ code: 1, signal: null });
         expect(node.output()).toMatch(message);
         expect(node.output()).not.toContain('root@'); // the value (it may hold a password) is not echoed
