@@ -81,7 +81,9 @@ if (!redisUrl || !postgresUrl) {
     };
 
     /** A worker: an application context, no HTTP server, as `npm run start:worker` starts it. */
-    const startWorker = async (options: WebhookTriggerModuleOptions = {}): Promise<{ ctx: INestApplicationContext; close: () => Promise<void> }> => {
+    const startWorker = async (
+      options: WebhookTriggerModuleOptions = {},
+    ): Promise<{ ctx: INestApplicationContext; close: () => Promise<void> }> => {
       const moduleRef = await moduleFor({ role: 'worker', ...options });
       moduleRef.useLogger(false);
       const ctx = await moduleRef.init();
@@ -100,11 +102,20 @@ if (!redisUrl || !postgresUrl) {
     let abortable: TriggerWithKey;
 
     const trigger = (t: TriggerWithKey, inputs: unknown = {}, base = api.url) =>
-      request(`${base}/webhooks/${t.id}/trigger`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-key': t.key! }, body: JSON.stringify(inputs) });
+      request(`${base}/webhooks/${t.id}/trigger`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-key': t.key! },
+        body: JSON.stringify(inputs),
+      });
     const sync = (t: TriggerWithKey, id: string, base = api.url, query = '') =>
       request(`${base}/webhooks/${t.id}/trigger/invocation/${id}/sync${query}`, { headers: { 'x-key': t.key! } });
     const row = async (id: string) =>
-      (await pg.query<{ status: string; owner: string | null; error: string | null }>('SELECT status, owner, error FROM webhook_invocations WHERE id = $1', [id])).rows[0];
+      (
+        await pg.query<{ status: string; owner: string | null; error: string | null }>(
+          'SELECT status, owner, error FROM webhook_invocations WHERE id = $1',
+          [id],
+        )
+      ).rows[0];
     const credits = async () => (await admin.getCredits('acct'))!.credits;
 
     beforeAll(async () => {
@@ -168,7 +179,10 @@ if (!redisUrl || !postgresUrl) {
       const id = res.body.invocation.id as string;
       await until(async () => (await row(id)).status === 'running', 5000);
       const waiting = sync(abortable, id);
-      const cancel = await request(`${api.url}/webhooks/${abortable.id}/trigger/invocation/${id}/cancel`, { method: 'POST', headers: { 'x-key': abortable.key! } });
+      const cancel = await request(`${api.url}/webhooks/${abortable.id}/trigger/invocation/${id}/cancel`, {
+        method: 'POST',
+        headers: { 'x-key': abortable.key! },
+      });
       expect(cancel.status).toBe(200);
       expect(cancel.body.invocation.status).toBe('cancelled');
       await until(async () => botLog.signals.some((s) => s.invocationId === id), 2000);
@@ -220,13 +234,22 @@ if (!redisUrl || !postgresUrl) {
       // The race this covers: BullMQ handed the job out just before the worker stopped fetching. Fetch it
       // with a plain BullMQ worker's token and give it to the stopping worker's processor.
       const prefix = keyPrefix.replace(/:$/, '');
-      const fetcher = new Worker(WEBHOOK_RUN_QUEUE, null, { connection: { host: '127.0.0.1', port: Number(new URL(redisUrl).port || 6379) }, prefix, autorun: false });
-      const queue = new Queue(WEBHOOK_RUN_QUEUE, { connection: { host: '127.0.0.1', port: Number(new URL(redisUrl).port || 6379) }, prefix });
+      const fetcher = new Worker(WEBHOOK_RUN_QUEUE, null, {
+        connection: { host: '127.0.0.1', port: Number(new URL(redisUrl).port || 6379) },
+        prefix,
+        autorun: false,
+      });
+      const queue = new Queue(WEBHOOK_RUN_QUEUE, {
+        connection: { host: '127.0.0.1', port: Number(new URL(redisUrl).port || 6379) },
+        prefix,
+      });
       try {
         const token = 'test-token';
         const job = await fetcher.getNextJob(token);
         expect(job?.id).toBe(id);
-        const processJob = (stopping.ctx.get(BotRunner) as unknown as { process(j: unknown, t: string): Promise<void> }).process.bind(stopping.ctx.get(BotRunner));
+        const processJob = (stopping.ctx.get(BotRunner) as unknown as { process(j: unknown, t: string): Promise<void> }).process.bind(
+          stopping.ctx.get(BotRunner),
+        );
         await expect(processJob(job, token)).rejects.toBeInstanceOf(WaitingError);
         expect(await queue.getJobState(id)).toBe('waiting');
         expect((await row(id)).status).toBe('queued'); // not claimed, not charged again
@@ -242,31 +265,47 @@ if (!redisUrl || !postgresUrl) {
     });
 
     it.each([
-      ['a default bot', 'abortable', { success: false, status: 'failed', outputs: [], error: { message: 'The run was interrupted: the application stopped before it finished', code: 'interrupted' } }],
+      [
+        'a default bot',
+        'abortable',
+        {
+          success: false,
+          status: 'failed',
+          outputs: [],
+          error: { message: 'The run was interrupted: the application stopped before it finished', code: 'interrupted' },
+        },
+      ],
       ['a retryInterrupted bot', 'retry-echo', { success: true, outputs: [{ title: 'again', message: 'yes' }] }],
-    ])('BullMQ lock lost (a dead worker) with the run lease still fresh: the stalled job is settled for %s', async (_label, botId, expected) => {
-      for (const close of closers.slice(1)) await close();
-      const t = await admin.createTrigger(botId, { name: `stalled ${botId}` });
-      const id = (await trigger(t, botId === 'retry-echo' ? { again: 'yes' } : { ms: 30_000 })).body.invocation.id as string;
-      // A worker that took the job and died: its lock (500 ms) is never renewed, and its run row says
-      // `running` under its name with a lease far in the future, so only BullMQ can tell it is gone.
-      const connection = { host: '127.0.0.1', port: Number(new URL(redisUrl).port || 6379) };
-      const dead = new Worker(WEBHOOK_RUN_QUEUE, null, { connection, prefix: keyPrefix.replace(/:$/, ''), autorun: false, lockDuration: 500 });
-      const job = await dead.getNextJob('dead-worker-token');
-      expect(job?.id).toBe(id);
-      await dead.close(true);
-      await pg.query(`UPDATE webhook_invocations SET status = 'running', owner = 'dead-host:1:00000000', started_at = $2, lease_expires_at = $3 WHERE id = $1`, [
-        id,
-        Date.now(),
-        Date.now() + 3_600_000,
-      ]);
-      const live = await startWorker(); // its stalled check (every runLeaseMs = 1.5 s) finds the lost lock
-      const answer = await sync(t, id, api.url, '?timeout=15');
-      expect(answer.body).toEqual(expected);
-      const stored = await row(id);
-      if (botId === 'retry-echo') expect(stored.owner).toBe(live.ctx.get(InvocationExecutor).owner);
-      else expect(stored.status).toBe('failed');
-    });
+    ])(
+      'BullMQ lock lost (a dead worker) with the run lease still fresh: the stalled job is settled for %s',
+      async (_label, botId, expected) => {
+        for (const close of closers.slice(1)) await close();
+        const t = await admin.createTrigger(botId, { name: `stalled ${botId}` });
+        const id = (await trigger(t, botId === 'retry-echo' ? { again: 'yes' } : { ms: 30_000 })).body.invocation.id as string;
+        // A worker that took the job and died: its lock (500 ms) is never renewed, and its run row says
+        // `running` under its name with a lease far in the future, so only BullMQ can tell it is gone.
+        const connection = { host: '127.0.0.1', port: Number(new URL(redisUrl).port || 6379) };
+        const dead = new Worker(WEBHOOK_RUN_QUEUE, null, {
+          connection,
+          prefix: keyPrefix.replace(/:$/, ''),
+          autorun: false,
+          lockDuration: 500,
+        });
+        const job = await dead.getNextJob('dead-worker-token');
+        expect(job?.id).toBe(id);
+        await dead.close(true);
+        await pg.query(
+          `UPDATE webhook_invocations SET status = 'running', owner = 'dead-host:1:00000000', started_at = $2, lease_expires_at = $3 WHERE id = $1`,
+          [id, Date.now(), Date.now() + 3_600_000],
+        );
+        const live = await startWorker(); // its stalled check (every runLeaseMs = 1.5 s) finds the lost lock
+        const answer = await sync(t, id, api.url, '?timeout=15');
+        expect(answer.body).toEqual(expected);
+        const stored = await row(id);
+        if (botId === 'retry-echo') expect(stored.owner).toBe(live.ctx.get(InvocationExecutor).owner);
+        else expect(stored.status).toBe('failed');
+      },
+    );
 
     it('Redis unreachable when a trigger arrives: stored, charged and answered 200; dispatched once Redis is back', async () => {
       const proxy = new TcpProxy('127.0.0.1', Number(new URL(redisUrl).port || 6379));
@@ -311,7 +350,9 @@ if (!redisUrl || !postgresUrl) {
 
     it("role 'api' with the in-process runner is refused at startup, naming the option", async () => {
       await expect(
-        Test.createTestingModule({ imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' }, role: 'api' })] })
+        Test.createTestingModule({
+          imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' }, role: 'api' })],
+        })
           .compile()
           .then((m) => m.init()),
       ).rejects.toThrow(/invalid option "role": 'api' means this process never runs bots/);

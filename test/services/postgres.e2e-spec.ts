@@ -62,7 +62,13 @@ if (!baseUrl) {
       expect(res.status).toBe(200);
       const { invocation } = (await res.json()) as { invocation: { id: string } };
       const sync = await fetch(`${url}/webhooks/${t.id}/trigger/invocation/${invocation.id}/sync`, { headers: { 'x-key': t.key! } });
-      expect(await sync.json()).toEqual({ success: true, outputs: [{ title: 'text', message: 'hi' }, { title: 'n', message: '2' }] });
+      expect(await sync.json()).toEqual({
+        success: true,
+        outputs: [
+          { title: 'text', message: 'hi' },
+          { title: 'n', message: '2' },
+        ],
+      });
       expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 9 });
     });
 
@@ -92,11 +98,13 @@ if (!baseUrl) {
     it('cancelling a queued run refunds it in the same transaction; a running one is cancelled without refund', async () => {
       await admin.setCredits('acct', 10);
       const t = await admin.createTrigger('slow', { name: 'cancel' });
-      const start = async (ms: number) => ((await (await fire(t.id, t.key!, { ms })).json()) as { invocation: { id: string } }).invocation.id;
+      const start = async (ms: number) =>
+        ((await (await fire(t.id, t.key!, { ms })).json()) as { invocation: { id: string } }).invocation.id;
       const running = [await start(3000), await start(3000)]; // fill both slots
       const queued = await start(10);
       expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 7 });
-      const cancel = (id: string) => fetch(`${url}/webhooks/${t.id}/trigger/invocation/${id}/cancel`, { method: 'POST', headers: { 'x-key': t.key! } });
+      const cancel = (id: string) =>
+        fetch(`${url}/webhooks/${t.id}/trigger/invocation/${id}/cancel`, { method: 'POST', headers: { 'x-key': t.key! } });
       const q = await cancel(queued);
       expect(q.status).toBe(200);
       expect(await q.json()).toMatchObject({ success: false, invocation: { id: queued, status: 'cancelled', startedAt: null } });
@@ -111,9 +119,13 @@ if (!baseUrl) {
     it('10 concurrent requests with one Idempotency-Key → one invocation, one charge', async () => {
       await admin.setCredits('acct', 100);
       const t = await admin.createTrigger('echo', { name: 'idem' });
-      const responses = await Promise.all(Array.from({ length: 10 }, () => fire(t.id, t.key!, { a: 1 }, { 'Idempotency-Key': 'order-42' })));
+      const responses = await Promise.all(
+        Array.from({ length: 10 }, () => fire(t.id, t.key!, { a: 1 }, { 'Idempotency-Key': 'order-42' })),
+      );
       expect(responses.map((r) => r.status)).toEqual(Array(10).fill(200));
-      const ids = new Set(await Promise.all(responses.map(async (r) => ((await r.json()) as { invocation: { id: string } }).invocation.id)));
+      const ids = new Set(
+        await Promise.all(responses.map(async (r) => ((await r.json()) as { invocation: { id: string } }).invocation.id)),
+      );
       expect(ids.size).toBe(1);
       expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 99 });
       expect((await admin.listInvocations('echo')).filter((i) => i.triggerId === t.id)).toHaveLength(1);

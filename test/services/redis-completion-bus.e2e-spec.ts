@@ -6,7 +6,14 @@ import { performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
 import { RedisCompletionBus } from '../../src/redis/redis-completion.bus.js';
 import { RedisCompletionBus as ExportedRedisCompletionBus } from '../../src/redis/index.js';
-import { InvocationRepository, WebhookTriggerModule, WebhookTriggersAdmin, WEBHOOK_EVENTS, type InvocationEvent, type ResolvedWebhookTriggerOptions } from '../../src/index.js';
+import {
+  InvocationRepository,
+  WebhookTriggerModule,
+  WebhookTriggersAdmin,
+  WEBHOOK_EVENTS,
+  type InvocationEvent,
+  type ResolvedWebhookTriggerOptions,
+} from '../../src/index.js';
 import { SlowBot } from '../fixtures/bots.js';
 import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
 
@@ -18,10 +25,12 @@ const keyPrefix = `webhook-test-${randomBytes(6).toString('hex')}:`;
 const channel = `${keyPrefix}invocation-finished`;
 const wakeBoundMs = 50;
 
-const busOn = (prefix = keyPrefix) => new RedisCompletionBus({ redis: { url: redisUrl!, keyPrefix: prefix } } as ResolvedWebhookTriggerOptions);
+const busOn = (prefix = keyPrefix) =>
+  new RedisCompletionBus({ redis: { url: redisUrl!, keyPrefix: prefix } } as ResolvedWebhookTriggerOptions);
 
 /** Resolves with performance.now() when the listener is called. */
-const wokenAt = (bus: RedisCompletionBus, id: string) => new Promise<number>((resolve) => bus.subscribe(id, () => resolve(performance.now())));
+const wokenAt = (bus: RedisCompletionBus, id: string) =>
+  new Promise<number>((resolve) => bus.subscribe(id, () => resolve(performance.now())));
 
 if (!redisUrl || !postgresUrl) {
   it.todo(
@@ -117,13 +126,21 @@ if (!redisUrl || !postgresUrl) {
 
     it('fails at bootstrap, naming the redis option, when Redis is unreachable', async () => {
       const unreachable = new RedisCompletionBus({ redis: { url: 'redis://127.0.0.1:1', keyPrefix } } as ResolvedWebhookTriggerOptions);
-      await expect(unreachable.onModuleInit()).rejects.toThrow(/RedisCompletionBus could not connect to redis:\/\/127\.0\.0\.1:1 \(the "redis\.url" option\)/);
+      await expect(unreachable.onModuleInit()).rejects.toThrow(
+        /RedisCompletionBus could not connect to redis:\/\/127\.0\.0\.1:1 \(the "redis\.url" option\)/,
+      );
     });
 
     it('refuses to start without the redis option, naming it', async () => {
       await expect(
-        Test.createTestingModule({ imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' }, completionBus: RedisCompletionBus })] }).compile(),
-      ).rejects.toThrow('WebhookTriggerModule: invalid option "redis": RedisCompletionBus (the "completionBus" extra) needs the "redis" option');
+        Test.createTestingModule({
+          imports: [
+            WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' }, completionBus: RedisCompletionBus }),
+          ],
+        }).compile(),
+      ).rejects.toThrow(
+        'WebhookTriggerModule: invalid option "redis": RedisCompletionBus (the "completionBus" extra) needs the "redis" option',
+      );
     });
   });
 
@@ -196,12 +213,22 @@ if (!redisUrl || !postgresUrl) {
         emitterB.on(WEBHOOK_EVENTS.succeeded, onSucceeded);
       });
       const askedAt = performance.now();
-      const sync = await fetch(`${waitUrl}/webhooks/${t.id}/trigger/invocation/${invocation.id}/sync${query}`, { headers: { 'x-key': t.key! } });
+      const sync = await fetch(`${waitUrl}/webhooks/${t.id}/trigger/invocation/${invocation.id}/sync${query}`, {
+        headers: { 'x-key': t.key! },
+      });
       const answeredAt = performance.now();
       const body = await sync.json();
       const finishedAt = await finished;
       const row = await invocationsB.findById(invocation.id);
-      return { status: sync.status, body, askedAt, answeredAt, finishedAt, rowFinishedAt: row?.finishedAt, answeredWall: performance.timeOrigin + answeredAt };
+      return {
+        status: sync.status,
+        body,
+        askedAt,
+        answeredAt,
+        finishedAt,
+        rowFinishedAt: row?.finishedAt,
+        answeredWall: performance.timeOrigin + answeredAt,
+      };
     };
 
     it('a sync waiting on A answers 200 within milliseconds of the run finishing on B', async () => {
@@ -212,7 +239,9 @@ if (!redisUrl || !postgresUrl) {
       const latency = r.answeredAt - r.finishedAt;
       expect(latency).toBeLessThan(wakeBoundMs);
       const sinceStored = r.rowFinishedAt ? (r.answeredWall - new Date(r.rowFinishedAt).getTime()).toFixed(1) : '?';
-      console.log(`[redis bus] run finished on B (succeeded event) → sync answered on A: ${latency.toFixed(2)} ms; since the row's finishedAt: ${sinceStored} ms`);
+      console.log(
+        `[redis bus] run finished on B (succeeded event) → sync answered on A: ${latency.toFixed(2)} ms; since the row's finishedAt: ${sinceStored} ms`,
+      );
     });
 
     it('several waiters on A for runs on B are all answered', async () => {

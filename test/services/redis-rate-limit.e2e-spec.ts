@@ -22,7 +22,6 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Every key this run writes starts with it, so runs never see each other's hits and cleanup is exact. */
 const keyPrefix = `webhook-test:${randomBytes(6).toString('hex')}:`;
 
-
 if (!redisUrl) {
   it.todo('Redis suite NOT RUN: set WEBHOOK_TEST_REDIS_URL=redis://127.0.0.1:6379');
 } else {
@@ -58,7 +57,12 @@ if (!redisUrl) {
 
     it('stops the module at bootstrap when chosen without the redis option', async () => {
       const build = Test.createTestingModule({
-        imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' }, rateLimitStorage: RedisRateLimitStorage })],
+        imports: [
+          WebhookTriggerModule.forRoot({
+            database: { type: 'better-sqlite3', database: ':memory:' },
+            rateLimitStorage: RedisRateLimitStorage,
+          }),
+        ],
       }).compile();
       await expect(build).rejects.toThrow(/invalid option "redis"/);
     });
@@ -126,7 +130,11 @@ if (!redisUrl) {
       expect(await storage.increment(short, 500, 1, 0, 'trigger')).toMatchObject({ isBlocked: true, totalHits: 2, timeToBlockExpire: 1 });
 
       const long = freshKey();
-      expect(await storage.increment(long, 60_000, 1, 0, 'account')).toMatchObject({ isBlocked: false, totalHits: 1, timeToBlockExpire: 0 });
+      expect(await storage.increment(long, 60_000, 1, 0, 'account')).toMatchObject({
+        isBlocked: false,
+        totalHits: 1,
+        timeToBlockExpire: 0,
+      });
       const blocked = await storage.increment(long, 60_000, 1, 0, 'account');
       expect(blocked.isBlocked).toBe(true);
       expect(blocked.timeToBlockExpire).toBeGreaterThanOrEqual(59);
@@ -311,14 +319,20 @@ if (!redisUrl) {
       await admin.setCredits('acct', 10);
       const t = await admin.createTrigger('slow', { name: 'grace' });
       const post = () =>
-        fetch(`${url}/webhooks/${t.id}/trigger`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-key': t.key! }, body: '{"ms":800}' });
+        fetch(`${url}/webhooks/${t.id}/trigger`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-key': t.key! },
+          body: '{"ms":800}',
+        });
       const first = await post();
       expect(first.status).toBe(200);
       const { invocation } = (await first.json()) as { invocation: { id: string } };
       const statusOf = async () =>
-        ((await (await fetch(`${url}/webhooks/${t.id}/trigger/invocation/${invocation.id}`, { headers: { 'x-key': t.key! } })).json()) as {
-          invocation: { status: string };
-        }).invocation.status;
+        (
+          (await (await fetch(`${url}/webhooks/${t.id}/trigger/invocation/${invocation.id}`, { headers: { 'x-key': t.key! } })).json()) as {
+            invocation: { status: string };
+          }
+        ).invocation.status;
       for (let i = 0; i < 50 && (await statusOf()) !== 'running'; i++) await sleep(10);
       expect(await statusOf()).toBe('running');
       const closing = app.close(); // the running 800 ms bot holds the grace open; the server still answers
