@@ -11,6 +11,7 @@ import {
   type WebhookTestApp,
 } from '../helpers/webhook-app.js';
 
+/** A bot whose account has no credits row at all. */
 @WebhookBot({ id: 'ghost', accountId: 'ghost-account' })
 class GhostAccountBot extends WebhookBotHost {
   async main(): Promise<BotOutput[]> {
