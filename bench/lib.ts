@@ -18,9 +18,9 @@ const entry = join(repoRoot(), 'dist', 'index.js');
 if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build\` first (npm run bench does)`);
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-export const lib: typeof Library = require(entry);
+export const lib = require(entry) as typeof Library;
 
 const redisEntry = join(repoRoot(), 'dist', 'redis', 'index.js');
 /** `nestjs-webhook-triggers/redis`, compiled. */
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-export const redisLib: typeof RedisLibrary = require(redisEntry);
+export const redisLib = require(redisEntry) as typeof RedisLibrary;

@@ -31,7 +31,10 @@ function num(name: string, full: number, smokeValue: number): number {
 }
 
 function adapters(name: string, fallback: string): Adapter[] {
-  const list = (process.env[name] || fallback).split(',').map((s) => s.trim()).filter(Boolean);
+  const list = (process.env[name] || fallback)
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const a of list) if (a !== 'express' && a !== 'fastify') throw new Error(`${name}: unknown adapter ${a}`);
   return list as Adapter[];
 }
@@ -76,9 +79,13 @@ const settings = {
   strict: process.env.BENCH_STRICT === '1',
 };
 if (settings.waiters > 10_000 || settings.fewWaiters > 10_000) throw new Error('BENCH_WAITERS and BENCH_FEW_WAITERS must be ≤ 10000');
-if (!['OFF', 'NORMAL', 'FULL', 'EXTRA'].includes(settings.rawSynchronous)) throw new Error('BENCH_RAW_SYNCHRONOUS must be OFF, NORMAL, FULL or EXTRA');
-for (const phase of settings.only) if (!['throughput', 'waiters', 'cluster'].includes(phase)) throw new Error(`BENCH_ONLY: unknown phase ${phase} (throughput, waiters, cluster)`);
-if (settings.cluster.samples < 1 || settings.cluster.connections < 2) throw new Error('BENCH_CLUSTER_SAMPLES must be ≥ 1 and BENCH_CLUSTER_CONNECTIONS ≥ 2');
+if (!['OFF', 'NORMAL', 'FULL', 'EXTRA'].includes(settings.rawSynchronous))
+  throw new Error('BENCH_RAW_SYNCHRONOUS must be OFF, NORMAL, FULL or EXTRA');
+for (const phase of settings.only)
+  if (!['throughput', 'waiters', 'cluster'].includes(phase))
+    throw new Error(`BENCH_ONLY: unknown phase ${phase} (throughput, waiters, cluster)`);
+if (settings.cluster.samples < 1 || settings.cluster.connections < 2)
+  throw new Error('BENCH_CLUSTER_SAMPLES must be ≥ 1 and BENCH_CLUSTER_CONNECTIONS ≥ 2');
 
 const script = (name: string) => join(__dirname, 'contenders', `${name}.js`);
 /** BENCH_CPU_PROF=<dir>: every contender writes a V8 CPU profile there when it exits (for finding hot spots). */
@@ -116,7 +123,13 @@ interface ThroughputResult {
 }
 
 const THROUGHPUT: ThroughputSpec[] = [
-  { key: 'raw', label: 'raw node:http + SQLite, one commit per request', script: 'raw-trigger', config: { synchronous: settings.rawSynchronous, commit: 'request' }, ours: false },
+  {
+    key: 'raw',
+    label: 'raw node:http + SQLite, one commit per request',
+    script: 'raw-trigger',
+    config: { synchronous: settings.rawSynchronous, commit: 'request' },
+    ours: false,
+  },
   {
     key: 'raw-grouped',
     label: 'raw node:http + SQLite, one commit per event-loop tick',
@@ -126,8 +139,20 @@ const THROUGHPUT: ThroughputSpec[] = [
   },
   { key: 'bare-express', label: 'bare Nest route, Express', script: 'nest-bare', config: { adapter: 'express' }, ours: false },
   { key: 'bare-fastify', label: 'bare Nest route, Fastify', script: 'nest-bare', config: { adapter: 'fastify' }, ours: false },
-  { key: 'trigger-express', label: 'trigger endpoint, Express', script: 'nest-trigger', config: { adapter: 'express', waiters: false }, ours: true },
-  { key: 'trigger-fastify', label: 'trigger endpoint, Fastify', script: 'nest-trigger', config: { adapter: 'fastify', waiters: false }, ours: true },
+  {
+    key: 'trigger-express',
+    label: 'trigger endpoint, Express',
+    script: 'nest-trigger',
+    config: { adapter: 'express', waiters: false },
+    ours: true,
+  },
+  {
+    key: 'trigger-fastify',
+    label: 'trigger endpoint, Fastify',
+    script: 'nest-trigger',
+    config: { adapter: 'fastify', waiters: false },
+    ours: true,
+  },
 ];
 
 const DRAIN_TIMEOUT_MS = 180_000;
@@ -142,10 +167,15 @@ async function sanityCheck(target: LoadTarget, ours: boolean): Promise<void> {
       throw new Error(`sanity check: expected 200 {success:true, invocation:{id}}, got HTTP ${a.status}: ${a.text.slice(0, 200)}`);
     }
     if (ours) {
-      const s = await httpCall(agent, { url: `${triggerUrl(target)}/invocation/${body.invocation.id}/sync`, headers: { 'x-key': target.trigger.key } });
+      const s = await httpCall(agent, {
+        url: `${triggerUrl(target)}/invocation/${body.invocation.id}/sync`,
+        headers: { 'x-key': target.trigger.key },
+      });
       const sync = parseJson(s);
       if (s.status !== 200 || sync?.success !== true || sync?.outputs?.[0]?.message !== 'hello') {
-        throw new Error(`sanity check: sync expected 200 {success:true, outputs:[{title:"text",message:"hello"}]}, got HTTP ${s.status}: ${s.text.slice(0, 200)}`);
+        throw new Error(
+          `sanity check: sync expected 200 {success:true, outputs:[{title:"text",message:"hello"}]}, got HTTP ${s.status}: ${s.text.slice(0, 200)}`,
+        );
       }
     }
   } finally {
@@ -169,9 +199,11 @@ async function endToEnd(target: LoadTarget, seconds: number): Promise<{ p50: num
       const t0 = now();
       const a = await httpCall(agent, { method: 'POST', url: triggerUrl(target), headers: triggerHeaders(target), body: TRIGGER_BODY });
       const id = parseJson(a)?.invocation?.id;
-      if (a.status !== 200 || typeof id !== 'string') throw new Error(`end-to-end: trigger answered HTTP ${a.status}: ${a.text.slice(0, 200)}`);
+      if (a.status !== 200 || typeof id !== 'string')
+        throw new Error(`end-to-end: trigger answered HTTP ${a.status}: ${a.text.slice(0, 200)}`);
       const s = await httpCall(agent, { url: `${triggerUrl(target)}/invocation/${id}/sync`, headers: { 'x-key': target.trigger.key } });
-      if (s.status !== 200 || parseJson(s)?.success !== true) throw new Error(`end-to-end: sync answered HTTP ${s.status}: ${s.text.slice(0, 200)}`);
+      if (s.status !== 200 || parseJson(s)?.success !== true)
+        throw new Error(`end-to-end: sync answered HTTP ${s.status}: ${s.text.slice(0, 200)}`);
       return s.at - t0;
     };
     for (let i = 0; i < 20; i++) await once(); // warm the path and the connection
@@ -187,7 +219,8 @@ async function runThroughput(spec: ThroughputSpec): Promise<ThroughputResult> {
   const result: ThroughputResult = { spec, load: {} };
   let c: Contender | undefined;
   const drain = async () => {
-    if (spec.ours) return c!.call<{ ms: number; pendingAtStart: number }>('drain', { timeoutMs: DRAIN_TIMEOUT_MS }, DRAIN_TIMEOUT_MS + 5_000);
+    if (spec.ours)
+      return c!.call<{ ms: number; pendingAtStart: number }>('drain', { timeoutMs: DRAIN_TIMEOUT_MS }, DRAIN_TIMEOUT_MS + 5_000);
   };
   try {
     log(`▶ ${spec.label}: starting`);
@@ -201,7 +234,8 @@ async function runThroughput(spec: ThroughputSpec): Promise<ThroughputResult> {
     }
     for (const connections of settings.connections) {
       const drained = await drain();
-      if (drained && drained.pendingAtStart) log(`  drained ${drained.pendingAtStart} background runs in ${(drained.ms / 1000).toFixed(1)} s`);
+      if (drained && drained.pendingAtStart)
+        log(`  drained ${drained.pendingAtStart} background runs in ${(drained.ms / 1000).toFixed(1)} s`);
       log(`  measure: ${connections} connection(s), ${settings.durationS} s`);
       const r = await measured(target, connections, settings.durationS, `${connections} connection(s)`);
       c.assertAlive();
@@ -273,9 +307,19 @@ async function runOurWaiters(adapter: Adapter): Promise<WaitersResult> {
     const trigger = c.ready.triggers!.release;
     result.few = await ourRound(c, offset, trigger, { n: settings.fewWaiters, release: 'all', measureMemory: false, holdMs: 200 });
     log(`  ${settings.fewWaiters} at once: completion→answer p99 ${result.few.completionToAnswer!.p99.toFixed(2)} ms`);
-    result.fewOneByOne = await ourRound(c, offset, trigger, { n: settings.fewWaiters, release: settings.staggerMs, measureMemory: false, holdMs: 200 });
+    result.fewOneByOne = await ourRound(c, offset, trigger, {
+      n: settings.fewWaiters,
+      release: settings.staggerMs,
+      measureMemory: false,
+      holdMs: 200,
+    });
     log(`  ${settings.fewWaiters} one by one: completion→answer p99 ${result.fewOneByOne.completionToAnswer!.p99.toFixed(2)} ms`);
-    result.many = await ourRound(c, offset, trigger, { n: settings.waiters, release: 'all', measureMemory: true, holdMs: settings.holdS * 1000 });
+    result.many = await ourRound(c, offset, trigger, {
+      n: settings.waiters,
+      release: 'all',
+      measureMemory: true,
+      holdMs: settings.holdS * 1000,
+    });
     log(
       `  ${settings.waiters}: runs triggered in ${(result.many.triggerSetupMs! / 1000).toFixed(1)} s; ` +
         `release→last ${result.many.releaseToLast.toFixed(1)} ms, ${(result.many.rssPerWaiterBytes! / 1024).toFixed(2)} KB per waiter, ` +
@@ -300,7 +344,7 @@ const MB = 1024 * 1024;
 function buildRows(tp: Record<string, ThroughputResult>, rawWait: WaitersResult, ourWait: Record<string, WaitersResult>): Row[] {
   const rows: Row[] = [];
   const D = settings.durationS;
-  const loadOf = (key: string, c: number) => tp[key]?.load[c] ?? null;
+  const loadOf = (key: string, c: number): LoadResult | null => tp[key]?.load[c] ?? null;
   const fail = (key: string) => tp[key]?.failure;
   const ge = (limit: number, of: string): Target => ({ on: 'ratio', op: '>=', limit, text: `≥ ${limit.toFixed(2)}× ${of}` });
   const le = (limit: number, of: string): Target => ({ on: 'ratio', op: '<=', limit, text: `≤ ${limit}× ${of}` });
@@ -309,7 +353,12 @@ function buildRows(tp: Record<string, ThroughputResult>, rawWait: WaitersResult,
   // Baselines are named in the table by these labels. "raw grouped" (one COMMIT per event-loop tick, like
   // the module) is the stick the raw-relative targets are judged against; "raw per-request" (one COMMIT
   // and fsync per request) is shown beside it for information only.
-  const labelOf: Record<string, string> = { raw: 'raw per-request', 'raw-grouped': 'raw grouped', 'bare-express': 'bare Express', 'bare-fastify': 'bare Fastify' };
+  const labelOf: Record<string, string> = {
+    raw: 'raw per-request',
+    'raw-grouped': 'raw grouped',
+    'bare-express': 'bare Express',
+    'bare-fastify': 'bare Fastify',
+  };
   const baselineFor: Record<string, { rps?: string; latency?: string; rss?: string }> = {
     raw: {},
     'raw-grouped': { rps: 'raw', latency: 'raw', rss: 'raw' },
@@ -330,16 +379,53 @@ function buildRows(tp: Record<string, ThroughputResult>, rawWait: WaitersResult,
       if (at50 && spec.key === 'trigger-fastify') rpsTarget = ge(0.5, 'raw grouped');
       if (at50 && spec.key === 'trigger-express') rpsTarget = ge(0.5, 'bare Express');
       const p99Target = at50 && spec.ours ? le(3, 'raw grouped p99') : undefined;
-      rows.push({ section, figure: `req/s, ${c} conn`, value: r?.rps ?? null, unit: 'req/s', ...baseRow(b.rps, (x) => x.rps), target: rpsTarget, failure: fail(spec.key) });
-      rows.push({ section, figure: `p50, ${c} conn`, value: r?.p50 ?? null, unit: 'ms', ...baseRow(b.latency, (x) => x.p50), failure: fail(spec.key) });
-      rows.push({ section, figure: `p99, ${c} conn`, value: r?.p99 ?? null, unit: 'ms', ...baseRow(b.latency, (x) => x.p99), target: p99Target, failure: fail(spec.key) });
+      rows.push({
+        section,
+        figure: `req/s, ${c} conn`,
+        value: r?.rps ?? null,
+        unit: 'req/s',
+        ...baseRow(b.rps, (x) => x.rps),
+        target: rpsTarget,
+        failure: fail(spec.key),
+      });
+      rows.push({
+        section,
+        figure: `p50, ${c} conn`,
+        value: r?.p50 ?? null,
+        unit: 'ms',
+        ...baseRow(b.latency, (x) => x.p50),
+        failure: fail(spec.key),
+      });
+      rows.push({
+        section,
+        figure: `p99, ${c} conn`,
+        value: r?.p99 ?? null,
+        unit: 'ms',
+        ...baseRow(b.latency, (x) => x.p99),
+        target: p99Target,
+        failure: fail(spec.key),
+      });
       if (at50 && spec.ours) {
         // The same figures against the raw baselines the target rows above do not use (information, no target).
         const others = ['raw-grouped', 'raw'].filter((k) => k !== b.rps);
         for (const k of others) {
-          rows.push({ section, figure: `req/s, ${c} conn (vs ${labelOf[k]})`, value: r?.rps ?? null, unit: 'req/s', ...baseRow(k, (x) => x.rps), failure: fail(spec.key) });
+          rows.push({
+            section,
+            figure: `req/s, ${c} conn (vs ${labelOf[k]})`,
+            value: r?.rps ?? null,
+            unit: 'req/s',
+            ...baseRow(k, (x) => x.rps),
+            failure: fail(spec.key),
+          });
         }
-        rows.push({ section, figure: `p99, ${c} conn (vs ${labelOf.raw})`, value: r?.p99 ?? null, unit: 'ms', ...baseRow('raw', (x) => x.p99), failure: fail(spec.key) });
+        rows.push({
+          section,
+          figure: `p99, ${c} conn (vs ${labelOf.raw})`,
+          value: r?.p99 ?? null,
+          unit: 'ms',
+          ...baseRow('raw', (x) => x.p99),
+          failure: fail(spec.key),
+        });
       }
     }
     const peak = tp[spec.key]?.peakRss;
@@ -354,8 +440,20 @@ function buildRows(tp: Record<string, ThroughputResult>, rawWait: WaitersResult,
     });
     if (spec.ours) {
       const t = tp[spec.key];
-      rows.push({ section, figure: 'runs finished per second during the 50-conn run', value: t?.backlog?.finishedPerSecond ?? null, unit: 'runs/s', failure: fail(spec.key) });
-      rows.push({ section, figure: 'runs still pending after the 50-conn run', value: t?.backlog?.pending ?? null, unit: 'runs', failure: fail(spec.key) });
+      rows.push({
+        section,
+        figure: 'runs finished per second during the 50-conn run',
+        value: t?.backlog?.finishedPerSecond ?? null,
+        unit: 'runs/s',
+        failure: fail(spec.key),
+      });
+      rows.push({
+        section,
+        figure: 'runs still pending after the 50-conn run',
+        value: t?.backlog?.pending ?? null,
+        unit: 'runs',
+        failure: fail(spec.key),
+      });
       rows.push({ section, figure: 'time to finish those runs', value: t?.backlog?.drainMs ?? null, unit: 'ms', failure: fail(spec.key) });
     }
   }
@@ -364,7 +462,14 @@ function buildRows(tp: Record<string, ThroughputResult>, rawWait: WaitersResult,
   for (const key of ['trigger-express', 'trigger-fastify'] as const) {
     const adapter = key.split('-')[1];
     const e2e = tp[key]?.e2e;
-    rows.push({ section: wakeSection, figure: `${adapter}: p50`, value: e2e?.p50 ?? null, unit: 'ms', target: leAbs(5, 'ms'), failure: fail(key) });
+    rows.push({
+      section: wakeSection,
+      figure: `${adapter}: p50`,
+      value: e2e?.p50 ?? null,
+      unit: 'ms',
+      target: leAbs(5, 'ms'),
+      failure: fail(key),
+    });
     rows.push({ section: wakeSection, figure: `${adapter}: p99`, value: e2e?.p99 ?? null, unit: 'ms', failure: fail(key) });
   }
 
@@ -375,11 +480,44 @@ function buildRows(tp: Record<string, ThroughputResult>, rawWait: WaitersResult,
     const failure = w.failure;
     const few = `Wake-up: ${F} sync waiters in one process, ${adapter} (baseline: raw long-poll)`;
     const rawFew = rawWait.few?.releaseToAnswer;
-    rows.push({ section: few, figure: 'all runs finish at once: completion→answer p50', value: w.few?.completionToAnswer?.p50 ?? null, unit: 'ms', baseline: { label: 'raw', value: rawFew?.p50 ?? null }, failure });
-    rows.push({ section: few, figure: 'all runs finish at once: completion→answer p99', value: w.few?.completionToAnswer?.p99 ?? null, unit: 'ms', baseline: { label: 'raw', value: rawFew?.p99 ?? null }, target: leAbs(5, 'ms'), failure });
-    rows.push({ section: few, figure: 'all runs finish at once: bot return→answer p99', value: w.few?.returnToAnswer?.p99 ?? null, unit: 'ms', failure });
-    rows.push({ section: few, figure: `one by one (${settings.staggerMs} ms apart): completion→answer p50`, value: w.fewOneByOne?.completionToAnswer?.p50 ?? null, unit: 'ms', failure });
-    rows.push({ section: few, figure: `one by one (${settings.staggerMs} ms apart): completion→answer p99`, value: w.fewOneByOne?.completionToAnswer?.p99 ?? null, unit: 'ms', failure });
+    rows.push({
+      section: few,
+      figure: 'all runs finish at once: completion→answer p50',
+      value: w.few?.completionToAnswer?.p50 ?? null,
+      unit: 'ms',
+      baseline: { label: 'raw', value: rawFew?.p50 ?? null },
+      failure,
+    });
+    rows.push({
+      section: few,
+      figure: 'all runs finish at once: completion→answer p99',
+      value: w.few?.completionToAnswer?.p99 ?? null,
+      unit: 'ms',
+      baseline: { label: 'raw', value: rawFew?.p99 ?? null },
+      target: leAbs(5, 'ms'),
+      failure,
+    });
+    rows.push({
+      section: few,
+      figure: 'all runs finish at once: bot return→answer p99',
+      value: w.few?.returnToAnswer?.p99 ?? null,
+      unit: 'ms',
+      failure,
+    });
+    rows.push({
+      section: few,
+      figure: `one by one (${settings.staggerMs} ms apart): completion→answer p50`,
+      value: w.fewOneByOne?.completionToAnswer?.p50 ?? null,
+      unit: 'ms',
+      failure,
+    });
+    rows.push({
+      section: few,
+      figure: `one by one (${settings.staggerMs} ms apart): completion→answer p99`,
+      value: w.fewOneByOne?.completionToAnswer?.p99 ?? null,
+      unit: 'ms',
+      failure,
+    });
 
     const many = `Waiting: ${N.toLocaleString('en-US')} sync waiters in one process, ${adapter} (baseline: raw long-poll)`;
     const rawMany = rawWait.many;
@@ -402,8 +540,20 @@ function buildRows(tp: Record<string, ThroughputResult>, rawWait: WaitersResult,
       target: le(2, 'raw'),
       failure: failure ?? rawFailure,
     });
-    rows.push({ section: many, figure: '  of which: release→last run stored', value: w.many?.releaseToLastStored ?? null, unit: 'ms', failure });
-    rows.push({ section: many, figure: '  of which: last run stored→last answer', value: w.many?.lastStoredToLast ?? null, unit: 'ms', failure });
+    rows.push({
+      section: many,
+      figure: '  of which: release→last run stored',
+      value: w.many?.releaseToLastStored ?? null,
+      unit: 'ms',
+      failure,
+    });
+    rows.push({
+      section: many,
+      figure: '  of which: last run stored→last answer',
+      value: w.many?.lastStoredToLast ?? null,
+      unit: 'ms',
+      failure,
+    });
     rows.push({
       section: many,
       figure: `SQL statements while all wait (${((w.many?.heldMs ?? settings.holdS * 1000) / 1000).toFixed(1)} s)`,
@@ -431,7 +581,9 @@ async function main(): Promise<void> {
     loadAverageAtStart: loadavg().map((x) => +x.toFixed(2)),
     date: new Date().toISOString(),
   };
-  log(`nestjs-webhook-triggers bench (${settings.mode}) — ${machine.cpu}, ${machine.nproc} CPUs, Node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}`);
+  log(
+    `nestjs-webhook-triggers bench (${settings.mode}) — ${machine.cpu}, ${machine.nproc} CPUs, Node ${machine.node}, load ${machine.loadAverageAtStart.join(' ')}`,
+  );
 
   const tp: Record<string, ThroughputResult> = {};
   const runThroughputPhase = settings.only.includes('throughput');
@@ -451,12 +603,15 @@ async function main(): Promise<void> {
     };
     // One line per distinct cause (an unreachable service fails all four the same way).
     const byCause = new Map<string, string[]>();
-    for (const [key, failure] of Object.entries(cluster.failures)) if (failure) byCause.set(failure, [...(byCause.get(failure) ?? []), named[key as keyof typeof named]]);
+    for (const [key, failure] of Object.entries(cluster.failures))
+      if (failure) byCause.set(failure, [...(byCause.get(failure) ?? []), named[key as keyof typeof named]]);
     for (const [failure, what] of byCause) failures.push(`${what.length === 4 ? 'several nodes' : what.join(', ')}: ${failure}`);
   }
 
   const rows = [
-    ...buildRows(tp, rawWait, ourWait).filter((r) => (r.section.startsWith('Throughput') || r.section.startsWith('Wake-up: trigger→sync') ? runThroughputPhase : runWaitersPhase)),
+    ...buildRows(tp, rawWait, ourWait).filter((r) =>
+      r.section.startsWith('Throughput') || r.section.startsWith('Wake-up: trigger→sync') ? runThroughputPhase : runWaitersPhase,
+    ),
     ...(cluster ? clusterRows(cluster, settings.cluster) : []),
   ];
   const judge = !smoke;
@@ -467,7 +622,10 @@ async function main(): Promise<void> {
   const rawSqlite = tp.raw?.sqlite;
   const groupedSqlite = tp['raw-grouped']?.sqlite;
   const ourSqlite = tp['trigger-fastify']?.sqlite ?? tp['trigger-express']?.sqlite;
-  for (const [name, s] of [['raw per-request', rawSqlite], ['raw grouped', groupedSqlite]] as const) {
+  for (const [name, s] of [
+    ['raw per-request', rawSqlite],
+    ['raw grouped', groupedSqlite],
+  ] as const) {
     if (s && ourSqlite && (s.synchronous !== ourSqlite.synchronous || s.journalMode !== ourSqlite.journalMode)) {
       notes.push(
         `NOTE: SQLite durability differs: ${name} ${sqliteText(s)}, module ${sqliteText(ourSqlite)}; ` +
@@ -479,14 +637,18 @@ async function main(): Promise<void> {
   const out: string[] = [];
   out.push('');
   out.push(`nestjs-webhook-triggers bench — ${settings.mode}${judge ? '' : ' (targets not judged)'}`);
-  out.push(`${machine.cpu} × ${machine.nproc}, ${machine.os}, Node ${machine.node}, load average at start ${machine.loadAverageAtStart.join(' ')}, ${machine.date}`);
+  out.push(
+    `${machine.cpu} × ${machine.nproc}, ${machine.os}, Node ${machine.node}, load average at start ${machine.loadAverageAtStart.join(' ')}, ${machine.date}`,
+  );
   if (runThroughputPhase) {
     out.push(
       `SQLite: raw per-request ${sqliteText(rawSqlite)} (one COMMIT per request), raw grouped ${sqliteText(groupedSqlite)} (one COMMIT per event-loop tick), ` +
         `module ${sqliteText(ourSqlite)} (group commit per tick)`,
     );
   }
-  out.push('Load by autocannon in the orchestrator process; ratio = value / baseline; raw-relative targets are judged against "raw grouped".');
+  out.push(
+    'Load by autocannon in the orchestrator process; ratio = value / baseline; raw-relative targets are judged against "raw grouped".',
+  );
   if (cluster?.services) {
     out.push(
       `Several nodes: PostgreSQL ${cluster.services.postgres}, Redis ${cluster.services.redis} on this machine; every node its own process, ` +
@@ -505,7 +667,9 @@ async function main(): Promise<void> {
   const infoMet = verdicts.filter((v) => v === 'met (informative)').length;
   const infoNotMet = verdicts.filter((v) => v === 'not met (informative)').length;
   const infoText = informative ? ` Informative: ${infoMet} met, ${infoNotMet} not met, of ${informative}.` : '';
-  out.push(judge ? `Targets: ${met} met, ${notMet} not met, of ${targets}.${infoText}` : `Smoke run: ${targets + informative} targets not judged.`);
+  out.push(
+    judge ? `Targets: ${met} met, ${notMet} not met, of ${targets}.${infoText}` : `Smoke run: ${targets + informative} targets not judged.`,
+  );
   if (failures.length) out.push(`FAILED (${failures.length}):`, ...failures.map((f) => `  - ${f}`));
   out.push(`Wall time: ${wallS.toFixed(0)} s. Raw figures: bench/results.json`);
   process.stdout.write(out.join('\n') + '\n');
@@ -516,10 +680,17 @@ async function main(): Promise<void> {
     JSON.stringify(
       {
         machine,
-        settings: { ...settings, cluster: { ...settings.cluster, postgresUrl: redact(settings.cluster.postgresUrl), redisUrl: redact(settings.cluster.redisUrl) } },
+        settings: {
+          ...settings,
+          cluster: { ...settings.cluster, postgresUrl: redact(settings.cluster.postgresUrl), redisUrl: redact(settings.cluster.redisUrl) },
+        },
         wallSeconds: +wallS.toFixed(1),
         failures,
-        figures: rows.map((r) => ({ ...r, ratio: r.baseline && r.value !== null && r.baseline.value ? r.value / r.baseline.value : null, result: verdict(r, judge) })),
+        figures: rows.map((r) => ({
+          ...r,
+          ratio: r.baseline && r.value !== null && r.baseline.value ? r.value / r.baseline.value : null,
+          result: verdict(r, judge),
+        })),
         throughput: Object.fromEntries(Object.entries(tp).map(([k, v]) => [k, { ...v, spec: undefined, label: v.spec.label }])),
         waiters: { raw: rawWait, ...ourWait },
         ...(cluster ? { cluster } : {}),

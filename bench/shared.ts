@@ -42,7 +42,11 @@ export interface RpcReply {
   error?: string;
 }
 
-export type RpcHandlers = Record<string, (args: any) => unknown>;
+/**
+ * Operations a contender serves, by name. Each handler declares the arguments the orchestrator sends it
+ * (they arrive over IPC, unchecked); `never` lets a handler of any argument type stand in the table.
+ */
+export type RpcHandlers = Record<string, (args: never) => unknown>;
 
 export interface MemoryReport {
   /** RSS after two full GCs (the process runs with --expose-gc), bytes. */
@@ -81,7 +85,7 @@ export function serveRpc(handlers: RpcHandlers): void {
     const handler = all[message.op];
     if (!handler) return reply({ ok: false, error: `unknown operation ${message.op}` });
     Promise.resolve()
-      .then(() => handler(message.args))
+      .then(() => handler(message.args as never))
       .then(
         (result) => reply({ ok: true, result }),
         (error: unknown) => reply({ ok: false, error: error instanceof Error ? (error.stack ?? error.message) : String(error) }),

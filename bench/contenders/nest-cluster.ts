@@ -13,10 +13,10 @@
 // returned, when the module published "run finished" (right after the outcome was committed), and when
 // a sync request for it arrived here.
 import 'reflect-metadata';
-import { type DynamicModule, type INestApplicationContext, Module } from '@nestjs/common';
+import { type DynamicModule, type INestApplication, type INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { BotContext, BotInputs, BotOutput, CompletionBus, WebhookTriggerRole } from '../../src/index.js';
 import { lib, redisLib } from '../lib.js';
@@ -94,7 +94,10 @@ async function main(): Promise<void> {
   if (config.role === 'worker') {
     ctx = await NestFactory.createApplicationContext(module, logger);
   } else {
-    const app = config.adapter === 'fastify' ? await NestFactory.create(module, new FastifyAdapter(), logger) : await NestFactory.create(module, logger);
+    const app =
+      config.adapter === 'fastify'
+        ? await NestFactory.create<INestApplication<Server>>(module, new FastifyAdapter(), logger)
+        : await NestFactory.create<INestApplication<Server>>(module, logger);
     await app.listen(0, '127.0.0.1');
     app.getHttpServer().on('request', (req: IncomingMessage) => {
       if (!recording) return;

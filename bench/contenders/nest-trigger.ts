@@ -15,7 +15,7 @@ import { EventEmitter2, EventEmitterModule } from '@nestjs/event-emitter';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -120,8 +120,10 @@ async function main(): Promise<void> {
 
   const module = BenchAppModule.configure(config, dbFile);
   const logger = { logger: ['error', 'warn'] as Array<'error' | 'warn'> };
-  const app: INestApplication =
-    config.adapter === 'fastify' ? await NestFactory.create(module, new FastifyAdapter(), logger) : await NestFactory.create(module, logger);
+  const app =
+    config.adapter === 'fastify'
+      ? await NestFactory.create<INestApplication<Server>>(module, new FastifyAdapter(), logger)
+      : await NestFactory.create<INestApplication<Server>>(module, logger);
   await app.listen(0, '127.0.0.1');
 
   const admin = app.get(lib.WebhookTriggersAdmin);

@@ -63,7 +63,8 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     } catch {
       return answer(res, 400, { success: false, message: 'malformed JSON' });
     }
-    if (typeof inputs !== 'object' || inputs === null || Array.isArray(inputs)) return answer(res, 400, { success: false, message: 'not an object' });
+    if (typeof inputs !== 'object' || inputs === null || Array.isArray(inputs))
+      return answer(res, 400, { success: false, message: 'not an object' });
     const id = `inv_${randomBytes(16).toString('base64url')}`;
     if (config.commit === 'request') {
       insert.run(id, triggerId, JSON.stringify(inputs), 'queued', Date.now());

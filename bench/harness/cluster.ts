@@ -114,7 +114,13 @@ function hookSignals(): void {
 }
 
 function redisClient(url: string): Redis {
-  return new Redis(url, { lazyConnect: true, connectTimeout: 5_000, maxRetriesPerRequest: 1, retryStrategy: () => null, enableOfflineQueue: false });
+  return new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: 5_000,
+    maxRetriesPerRequest: 1,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
 }
 
 /** Fails with a message naming the service when PostgreSQL or Redis does not answer; returns their versions. */
@@ -125,7 +131,9 @@ async function checkServices(s: ClusterSettings): Promise<{ postgres: string; re
     await pg.connect();
     postgres = String((await pg.query<{ v: string }>("SELECT current_setting('server_version') AS v")).rows[0].v).split(' ')[0];
   } catch (e) {
-    throw new Error(`PostgreSQL at ${redact(s.postgresUrl)} does not answer (${errorText(e)}); set WEBHOOK_TEST_POSTGRES_URL, or leave "cluster" out of BENCH_ONLY`);
+    throw new Error(
+      `PostgreSQL at ${redact(s.postgresUrl)} does not answer (${errorText(e)}); set WEBHOOK_TEST_POSTGRES_URL, or leave "cluster" out of BENCH_ONLY`,
+    );
   } finally {
     await pg.end().catch(() => undefined);
   }
@@ -137,7 +145,9 @@ async function checkServices(s: ClusterSettings): Promise<{ postgres: string; re
     await redis.connect();
     version = /redis_version:(\S+)/.exec(await redis.info('server'))?.[1] ?? '?';
   } catch (e) {
-    throw new Error(`Redis at ${redact(s.redisUrl)} does not answer (${errorText(cause ?? e)}); set WEBHOOK_TEST_REDIS_URL, or leave "cluster" out of BENCH_ONLY`);
+    throw new Error(
+      `Redis at ${redact(s.redisUrl)} does not answer (${errorText(cause ?? e)}); set WEBHOOK_TEST_REDIS_URL, or leave "cluster" out of BENCH_ONLY`,
+    );
   } finally {
     redis.disconnect();
   }
@@ -293,7 +303,9 @@ async function settle(pg: Client): Promise<{ ms: number; pendingAtStart: number 
 
 async function drain(pg: Client, timeoutMs = DRAIN_TIMEOUT_MS): Promise<{ ms: number; pendingAtStart: number }> {
   const pending = async () =>
-    Number((await pg.query<{ n: string }>("SELECT count(*) AS n FROM webhook_invocations WHERE status IN ('queued', 'running')")).rows[0].n);
+    Number(
+      (await pg.query<{ n: string }>("SELECT count(*) AS n FROM webhook_invocations WHERE status IN ('queued', 'running')")).rows[0].n,
+    );
   const start = now();
   const pendingAtStart = await pending();
   if (pendingAtStart > 0) await until('no run is queued or running', async () => (await pending()) === 0, timeoutMs, 50);
@@ -311,15 +323,24 @@ async function sanityCheck(nodes: Nodes, pg: Client): Promise<void> {
       const target: LoadTarget = { port: on.port, trigger: t };
       const a = await httpCall(agent, { method: 'POST', url: triggerUrl(target), headers: triggerHeaders(target), body: TRIGGER_BODY });
       const id = parseJson(a)?.invocation?.id;
-      if (a.status !== 200 || typeof id !== 'string') throw new Error(`sanity check: trigger on ${on.name} answered HTTP ${a.status}: ${a.text.slice(0, 200)}`);
-      const s = await httpCall(agent, { url: `${triggerUrl({ port: next.port, trigger: t })}/invocation/${id}/sync`, headers: { 'x-key': t.key } });
+      if (a.status !== 200 || typeof id !== 'string')
+        throw new Error(`sanity check: trigger on ${on.name} answered HTTP ${a.status}: ${a.text.slice(0, 200)}`);
+      const s = await httpCall(agent, {
+        url: `${triggerUrl({ port: next.port, trigger: t })}/invocation/${id}/sync`,
+        headers: { 'x-key': t.key },
+      });
       const body = parseJson(s);
       if (s.status !== 200 || body?.success !== true || body?.outputs?.[0]?.message !== 'hello') {
-        throw new Error(`sanity check: sync on ${next.name} expected 200 with the echoed "hello", got HTTP ${s.status}: ${s.text.slice(0, 200)}`);
+        throw new Error(
+          `sanity check: sync on ${next.name} expected 200 with the echoed "hello", got HTTP ${s.status}: ${s.text.slice(0, 200)}`,
+        );
       }
-      const owner = (await pg.query<{ owner: string | null }>('SELECT owner FROM webhook_invocations WHERE id = $1', [id])).rows[0]?.owner ?? null;
+      const owner =
+        (await pg.query<{ owner: string | null }>('SELECT owner FROM webhook_invocations WHERE id = $1', [id])).rows[0]?.owner ?? null;
       if (!nodes.runners.some((r) => String(r.pid) === pidOfOwner(owner))) {
-        throw new Error(`sanity check: run ${id} was executed by ${owner}, not by a worker process (${nodes.runners.map((r) => r.pid).join(', ')})`);
+        throw new Error(
+          `sanity check: run ${id} was executed by ${owner}, not by a worker process (${nodes.runners.map((r) => r.pid).join(', ')})`,
+        );
       }
     }
   } finally {
@@ -363,7 +384,9 @@ async function measureThroughput(nodes: Nodes, pg: Client, s: ClusterSettings, l
     )
   ).rows[0];
   const peakRssSum = (await Promise.all(nodes.all.map((c) => c.call<MemoryReport>('memory')))).reduce((n, m) => n + m.peakRss, 0);
-  log(`    ${Math.round(r.rps)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms; ${counts.succeeded} runs succeeded in the window, ${counts.pending} pending`);
+  log(
+    `    ${Math.round(r.rps)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms; ${counts.succeeded} runs succeeded in the window, ${counts.pending} pending`,
+  );
   const after = await drain(pg);
   log(`  ${after.pendingAtStart} runs were pending at the end; finished in ${(after.ms / 1000).toFixed(1)} s`);
   const bad = (
@@ -372,10 +395,16 @@ async function measureThroughput(nodes: Nodes, pg: Client, s: ClusterSettings, l
     )
   ).rows;
   if (bad.length) throw new Error(`runs that did not succeed: ${bad.map((b) => `${b.n} ${b.status} (e.g. ${b.error})`).join(', ')}`);
-  const byOwner = (await pg.query<{ owner: string | null; n: string }>('SELECT owner, count(*) AS n FROM webhook_invocations GROUP BY owner')).rows;
+  const byOwner = (
+    await pg.query<{ owner: string | null; n: string }>('SELECT owner, count(*) AS n FROM webhook_invocations GROUP BY owner')
+  ).rows;
   const runsByPid: Record<string, number> = {};
   for (const o of byOwner) runsByPid[pidOfOwner(o.owner) ?? 'none'] = (runsByPid[pidOfOwner(o.owner) ?? 'none'] ?? 0) + Number(o.n);
-  log(`  runs per executing process (pid: runs): ${Object.entries(runsByPid).map(([p, n]) => `${p}: ${n}`).join(', ')}`);
+  log(
+    `  runs per executing process (pid: runs): ${Object.entries(runsByPid)
+      .map(([p, n]) => `${p}: ${n}`)
+      .join(', ')}`,
+  );
   const windowSeconds = (to - from) / 1000;
   return {
     load: r,
@@ -403,7 +432,13 @@ interface Sample {
  * `samples` runs of `short` one after another: trigger on `triggerNode`, then at once sync on `syncNode`
  * (which waits: the bot sleeps `botMs`). Times recorded in the processes are moved onto our clock.
  */
-async function measureWake(nodes: Nodes, triggerNode: Contender, syncNode: Contender, pg: Client, s: ClusterSettings): Promise<WakeFigures> {
+async function measureWake(
+  nodes: Nodes,
+  triggerNode: Contender,
+  syncNode: Contender,
+  pg: Client,
+  s: ClusterSettings,
+): Promise<WakeFigures> {
   await settle(pg); // nothing left from a previous measurement
   const t = nodes.triggers.short;
   const offsets = new Map<Contender, number>();
@@ -413,10 +448,18 @@ async function measureWake(nodes: Nodes, triggerNode: Contender, syncNode: Conte
   const body = JSON.stringify({ ms: s.botMs });
   const once = async (): Promise<Sample> => {
     const sentAt = now();
-    const a = await httpCall(agentOf(triggerNode), { method: 'POST', url: triggerUrl({ port: triggerNode.port, trigger: t }), headers: triggerHeaders({ port: 0, trigger: t }), body });
+    const a = await httpCall(agentOf(triggerNode), {
+      method: 'POST',
+      url: triggerUrl({ port: triggerNode.port, trigger: t }),
+      headers: triggerHeaders({ port: 0, trigger: t }),
+      body,
+    });
     const id = parseJson(a)?.invocation?.id;
     if (a.status !== 200 || typeof id !== 'string') throw new Error(`wake-up: trigger answered HTTP ${a.status}: ${a.text.slice(0, 200)}`);
-    const answer = await httpCall(agentOf(syncNode), { url: `${triggerUrl({ port: syncNode.port, trigger: t })}/invocation/${id}/sync`, headers: { 'x-key': t.key } });
+    const answer = await httpCall(agentOf(syncNode), {
+      url: `${triggerUrl({ port: syncNode.port, trigger: t })}/invocation/${id}/sync`,
+      headers: { 'x-key': t.key },
+    });
     const skew = now() - Date.now();
     const synced = parseJson(answer);
     if (answer.status !== 200 || synced?.success !== true || synced?.outputs?.[0]?.message !== String(s.botMs)) {
@@ -441,15 +484,20 @@ async function measureWake(nodes: Nodes, triggerNode: Contender, syncNode: Conte
   const arrived = new Map<string, number>();
   for (const c of nodes.all) {
     const off = offsets.get(c)!;
-    const times = await c.call<{ returnedAt: Record<string, number>; storedAt: Record<string, number>; syncArrivedAt: Record<string, number> }>('times');
+    const times = await c.call<{
+      returnedAt: Record<string, number>;
+      storedAt: Record<string, number>;
+      syncArrivedAt: Record<string, number>;
+    }>('times');
     for (const [id, at] of Object.entries(times.storedAt)) stored.set(id, at - off);
     for (const [id, at] of Object.entries(times.returnedAt)) returned.set(id, at - off);
     if (c === syncNode) for (const [id, at] of Object.entries(times.syncArrivedAt)) arrived.set(id, at - off);
   }
   const rows = (
-    await pg.query<{ id: string; finished_at: string; owner: string | null }>('SELECT id, finished_at, owner FROM webhook_invocations WHERE id = ANY($1)', [
-      samples.map((x) => x.id),
-    ])
+    await pg.query<{ id: string; finished_at: string; owner: string | null }>(
+      'SELECT id, finished_at, owner FROM webhook_invocations WHERE id = ANY($1)',
+      [samples.map((x) => x.id)],
+    )
   ).rows;
   const rowOf = new Map(rows.map((r) => [r.id, r]));
 
@@ -464,7 +512,8 @@ async function measureWake(nodes: Nodes, triggerNode: Contender, syncNode: Conte
     const arr = arrived.get(x.id);
     const row = rowOf.get(x.id);
     if (st === undefined || ret === undefined || arr === undefined || !row) throw new Error(`wake-up: no times recorded for run ${x.id}`);
-    if (!nodes.runners.some((r) => String(r.pid) === pidOfOwner(row.owner))) throw new Error(`wake-up: run ${x.id} was executed by ${row.owner}, not by a worker`);
+    if (!nodes.runners.some((r) => String(r.pid) === pidOfOwner(row.owner)))
+      throw new Error(`wake-up: run ${x.id} was executed by ${row.owner}, not by a worker`);
     triggerToAnswer.push(x.answer.at - x.sentAt);
     if (arr > st) {
       // The run was already stored when the sync came in: answered from the row, not woken.
@@ -475,7 +524,8 @@ async function measureWake(nodes: Nodes, triggerNode: Contender, syncNode: Conte
     returnToAnswer.push(x.answer.at - ret);
     finishedAtToAnswer.push(x.answer.at - x.skew - Number(row.finished_at));
   }
-  if (storedToAnswer.length === 0) throw new Error(`wake-up: in none of ${samples.length} samples was the sync request waiting when the run finished`);
+  if (storedToAnswer.length === 0)
+    throw new Error(`wake-up: in none of ${samples.length} samples was the sync request waiting when the run finished`);
   return {
     samples: samples.length,
     notWaiting,
@@ -524,7 +574,9 @@ export async function runCluster(s: ClusterSettings, script: string, flags: stri
   hookSignals();
   try {
     result.services = await checkServices(s);
-    log(`▶ several nodes: PostgreSQL ${result.services.postgres} at ${redact(s.postgresUrl)}, Redis ${result.services.redis} at ${redact(s.redisUrl)}`);
+    log(
+      `▶ several nodes: PostgreSQL ${result.services.postgres} at ${redact(s.postgresUrl)}, Redis ${result.services.redis} at ${redact(s.redisUrl)}`,
+    );
   } catch (e) {
     const failure = errorText(e);
     log(`  FAILED: ${failure}`);
@@ -540,20 +592,36 @@ export async function runCluster(s: ClusterSettings, script: string, flags: stri
   ];
 
   try {
-    result.oneThroughput = await withSetup('one node (role all), PostgreSQL + Redis, throughput', script, flags, s, one, 'redis', log, (nodes, scratch) =>
-      measureThroughput(nodes, scratch.pg, s, log),
+    result.oneThroughput = await withSetup(
+      'one node (role all), PostgreSQL + Redis, throughput',
+      script,
+      flags,
+      s,
+      one,
+      'redis',
+      log,
+      (nodes, scratch) => measureThroughput(nodes, scratch.pg, s, log),
     );
   } catch (e) {
     result.failures.oneThroughput = errorText(e);
     log(`  FAILED: ${result.failures.oneThroughput}`);
   }
   try {
-    result.oneWake = await withSetup('one node (role all), in-memory bus, wake-up', script, flags, s, one, 'memory', log, async (nodes, scratch) => {
-      log(`  wake-up: ${s.samples} runs of a ${s.botMs} ms bot, trigger and sync on the one node`);
-      const w = await measureWake(nodes, nodes.http[0], nodes.http[0], scratch.pg, s);
-      log(`    stored→answer p50 ${w.storedToAnswer.p50.toFixed(2)} ms, p99 ${w.storedToAnswer.p99.toFixed(2)} ms`);
-      return w;
-    });
+    result.oneWake = await withSetup(
+      'one node (role all), in-memory bus, wake-up',
+      script,
+      flags,
+      s,
+      one,
+      'memory',
+      log,
+      async (nodes, scratch) => {
+        log(`  wake-up: ${s.samples} runs of a ${s.botMs} ms bot, trigger and sync on the one node`);
+        const w = await measureWake(nodes, nodes.http[0], nodes.http[0], scratch.pg, s);
+        log(`    stored→answer p50 ${w.storedToAnswer.p50.toFixed(2)} ms, p99 ${w.storedToAnswer.p99.toFixed(2)} ms`);
+        return w;
+      },
+    );
   } catch (e) {
     result.failures.oneWake = errorText(e);
     log(`  FAILED: ${result.failures.oneWake}`);
@@ -570,7 +638,9 @@ export async function runCluster(s: ClusterSettings, script: string, flags: stri
       try {
         log(`  wake-up: ${s.samples} runs of a ${s.botMs} ms bot, trigger on api-1, sync on api-2`);
         result.clusterWake = await measureWake(nodes, nodes.http[0], nodes.http[1], scratch.pg, s);
-        log(`    stored→answer p50 ${result.clusterWake.storedToAnswer.p50.toFixed(2)} ms, p99 ${result.clusterWake.storedToAnswer.p99.toFixed(2)} ms`);
+        log(
+          `    stored→answer p50 ${result.clusterWake.storedToAnswer.p50.toFixed(2)} ms, p99 ${result.clusterWake.storedToAnswer.p99.toFixed(2)} ms`,
+        );
       } catch (e) {
         result.failures.clusterWake = errorText(e);
         log(`  FAILED: ${result.failures.clusterWake}`);
@@ -599,14 +669,70 @@ export function clusterRows(r: ClusterResult, s: ClusterSettings): Row[] {
   const c = r.clusterThroughput;
   const o = r.oneThroughput;
   const base = (value: number | null | undefined) => ({ baseline: { label: 'one node', value: value ?? null } });
-  rows.push({ section: tp, figure: `req/s, ${s.connections} conn`, value: c?.load.rps ?? null, unit: 'req/s', ...base(o?.load.rps), failure: tpFailure });
-  rows.push({ section: tp, figure: `p50, ${s.connections} conn`, value: c?.load.p50 ?? null, unit: 'ms', ...base(o?.load.p50), failure: tpFailure });
-  rows.push({ section: tp, figure: `p99, ${s.connections} conn`, value: c?.load.p99 ?? null, unit: 'ms', ...base(o?.load.p99), failure: tpFailure });
-  rows.push({ section: tp, figure: 'runs accepted during the window', value: c?.accepted ?? null, unit: 'runs', ...base(o?.accepted), failure: tpFailure });
-  rows.push({ section: tp, figure: 'runs succeeded during the window', value: c?.succeeded ?? null, unit: 'runs', ...base(o?.succeeded), failure: tpFailure });
-  rows.push({ section: tp, figure: 'runs succeeded per second during the window', value: c?.succeededPerSecond ?? null, unit: 'runs/s', ...base(o?.succeededPerSecond), failure: tpFailure });
-  rows.push({ section: tp, figure: 'runs still pending after the window', value: c?.pending ?? null, unit: 'runs', ...base(o?.pending), failure: tpFailure });
-  rows.push({ section: tp, figure: 'time to finish those runs', value: c?.drainMs ?? null, unit: 'ms', ...base(o?.drainMs), failure: tpFailure });
+  rows.push({
+    section: tp,
+    figure: `req/s, ${s.connections} conn`,
+    value: c?.load.rps ?? null,
+    unit: 'req/s',
+    ...base(o?.load.rps),
+    failure: tpFailure,
+  });
+  rows.push({
+    section: tp,
+    figure: `p50, ${s.connections} conn`,
+    value: c?.load.p50 ?? null,
+    unit: 'ms',
+    ...base(o?.load.p50),
+    failure: tpFailure,
+  });
+  rows.push({
+    section: tp,
+    figure: `p99, ${s.connections} conn`,
+    value: c?.load.p99 ?? null,
+    unit: 'ms',
+    ...base(o?.load.p99),
+    failure: tpFailure,
+  });
+  rows.push({
+    section: tp,
+    figure: 'runs accepted during the window',
+    value: c?.accepted ?? null,
+    unit: 'runs',
+    ...base(o?.accepted),
+    failure: tpFailure,
+  });
+  rows.push({
+    section: tp,
+    figure: 'runs succeeded during the window',
+    value: c?.succeeded ?? null,
+    unit: 'runs',
+    ...base(o?.succeeded),
+    failure: tpFailure,
+  });
+  rows.push({
+    section: tp,
+    figure: 'runs succeeded per second during the window',
+    value: c?.succeededPerSecond ?? null,
+    unit: 'runs/s',
+    ...base(o?.succeededPerSecond),
+    failure: tpFailure,
+  });
+  rows.push({
+    section: tp,
+    figure: 'runs still pending after the window',
+    value: c?.pending ?? null,
+    unit: 'runs',
+    ...base(o?.pending),
+    failure: tpFailure,
+  });
+  rows.push({
+    section: tp,
+    figure: 'time to finish those runs',
+    value: c?.drainMs ?? null,
+    unit: 'ms',
+    ...base(o?.drainMs),
+    failure: tpFailure,
+  });
   rows.push({
     section: tp,
     figure: 'peak RSS, all processes together',
@@ -621,13 +747,70 @@ export function clusterRows(r: ClusterResult, s: ClusterSettings): Row[] {
   const w = r.clusterWake;
   const b = r.oneWake;
   const informative: Target = { on: 'value', op: '<=', limit: 50, text: '≤ 50 ms (informative)', informative: true };
-  rows.push({ section: wk, figure: 'run stored→sync answer p50', value: w?.storedToAnswer.p50 ?? null, unit: 'ms', ...base(b?.storedToAnswer.p50), failure: wkFailure });
-  rows.push({ section: wk, figure: 'run stored→sync answer p99', value: w?.storedToAnswer.p99 ?? null, unit: 'ms', ...base(b?.storedToAnswer.p99), target: informative, failure: wkFailure });
-  rows.push({ section: wk, figure: 'stored finished_at→sync answer p99 (as the scale-out test)', value: w?.finishedAtToAnswer.p99 ?? null, unit: 'ms', ...base(b?.finishedAtToAnswer.p99), failure: wkFailure });
-  rows.push({ section: wk, figure: 'bot return→sync answer p50', value: w?.returnToAnswer.p50 ?? null, unit: 'ms', ...base(b?.returnToAnswer.p50), failure: wkFailure });
-  rows.push({ section: wk, figure: 'bot return→sync answer p99', value: w?.returnToAnswer.p99 ?? null, unit: 'ms', ...base(b?.returnToAnswer.p99), failure: wkFailure });
-  rows.push({ section: wk, figure: 'trigger sent→sync answer p50', value: w?.triggerToAnswer.p50 ?? null, unit: 'ms', ...base(b?.triggerToAnswer.p50), failure: wkFailure });
-  rows.push({ section: wk, figure: 'trigger sent→sync answer p99', value: w?.triggerToAnswer.p99 ?? null, unit: 'ms', ...base(b?.triggerToAnswer.p99), failure: wkFailure });
-  rows.push({ section: wk, figure: 'runs stored before their sync arrived (left out above)', value: w?.notWaiting ?? null, unit: 'count', ...base(b?.notWaiting), failure: wkFailure });
+  rows.push({
+    section: wk,
+    figure: 'run stored→sync answer p50',
+    value: w?.storedToAnswer.p50 ?? null,
+    unit: 'ms',
+    ...base(b?.storedToAnswer.p50),
+    failure: wkFailure,
+  });
+  rows.push({
+    section: wk,
+    figure: 'run stored→sync answer p99',
+    value: w?.storedToAnswer.p99 ?? null,
+    unit: 'ms',
+    ...base(b?.storedToAnswer.p99),
+    target: informative,
+    failure: wkFailure,
+  });
+  rows.push({
+    section: wk,
+    figure: 'stored finished_at→sync answer p99 (as the scale-out test)',
+    value: w?.finishedAtToAnswer.p99 ?? null,
+    unit: 'ms',
+    ...base(b?.finishedAtToAnswer.p99),
+    failure: wkFailure,
+  });
+  rows.push({
+    section: wk,
+    figure: 'bot return→sync answer p50',
+    value: w?.returnToAnswer.p50 ?? null,
+    unit: 'ms',
+    ...base(b?.returnToAnswer.p50),
+    failure: wkFailure,
+  });
+  rows.push({
+    section: wk,
+    figure: 'bot return→sync answer p99',
+    value: w?.returnToAnswer.p99 ?? null,
+    unit: 'ms',
+    ...base(b?.returnToAnswer.p99),
+    failure: wkFailure,
+  });
+  rows.push({
+    section: wk,
+    figure: 'trigger sent→sync answer p50',
+    value: w?.triggerToAnswer.p50 ?? null,
+    unit: 'ms',
+    ...base(b?.triggerToAnswer.p50),
+    failure: wkFailure,
+  });
+  rows.push({
+    section: wk,
+    figure: 'trigger sent→sync answer p99',
+    value: w?.triggerToAnswer.p99 ?? null,
+    unit: 'ms',
+    ...base(b?.triggerToAnswer.p99),
+    failure: wkFailure,
+  });
+  rows.push({
+    section: wk,
+    figure: 'runs stored before their sync arrived (left out above)',
+    value: w?.notWaiting ?? null,
+    unit: 'count',
+    ...base(b?.notWaiting),
+    failure: wkFailure,
+  });
   return rows;
 }

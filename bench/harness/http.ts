@@ -38,17 +38,30 @@ export function httpCall(agent: Agent, call: Call, onSocket?: () => void): Promi
   });
 }
 
-export function parseJson(answer: Answer): any {
+/**
+ * What the harness reads in the library's trigger and sync answers. The answers are checked, not trusted:
+ * every field may be missing and its leaves are `unknown` until a check (`typeof`, `=== true`) narrows them.
+ */
+export interface TriggerAnswerBody {
+  success?: unknown;
+  invocation?: { id?: unknown };
+  outputs?: Array<{ title?: unknown; message?: unknown } | undefined>;
+}
+
+/** The answer's JSON body when it is an object (or array), else undefined (not JSON, or a bare value). */
+export function parseJson(answer: Answer): TriggerAnswerBody | undefined {
+  let body: unknown;
   try {
-    return JSON.parse(answer.text);
+    body = JSON.parse(answer.text);
   } catch {
     return undefined;
   }
+  return typeof body === 'object' && body !== null ? body : undefined;
 }
 
 /** Runs `calls` with at most `concurrency` in flight; answers in input order. */
 export async function callAll(agent: Agent, calls: Call[], concurrency: number): Promise<Answer[]> {
-  const answers: Answer[] = new Array(calls.length);
+  const answers = new Array<Answer>(calls.length);
   let next = 0;
   const worker = async () => {
     while (next < calls.length) {
@@ -107,8 +120,11 @@ export function holdRequests(calls: Call[], batch = 250): HeldRequests {
 function bareGet(call: Call, onSent: () => void): { socket: Socket; answer: Promise<Answer> } {
   const url = new URL(call.url);
   const head =
-    [`GET ${url.pathname}${url.search} HTTP/1.1`, `Host: ${url.host}`, ...Object.entries(call.headers ?? {}).map(([k, v]) => `${k}: ${v}`)].join('\r\n') +
-    '\r\n\r\n';
+    [
+      `GET ${url.pathname}${url.search} HTTP/1.1`,
+      `Host: ${url.host}`,
+      ...Object.entries(call.headers ?? {}).map(([k, v]) => `${k}: ${v}`),
+    ].join('\r\n') + '\r\n\r\n';
   const socket = connect(Number(url.port), url.hostname);
   socket.setNoDelay(true);
   const answer = new Promise<Answer>((resolve, reject) => {
@@ -144,7 +160,7 @@ export function tryParseHttpResponse(raw: Buffer): { status: number; text: strin
   if (length) return body.length >= Number(length[1]) ? { status, text: body.subarray(0, Number(length[1])).toString('utf8') } : null;
   if (!/^transfer-encoding:\s*chunked/im.test(head)) throw new Error(`answer with neither Content-Length nor chunked encoding: ${head}`);
   const parts: Buffer[] = [];
-  for (let i = 0; ; ) {
+  for (let i = 0; ;) {
     const eol = body.indexOf('\r\n', i);
     if (eol < 0) return null;
     const size = parseInt(body.subarray(i, eol).toString('latin1'), 16);

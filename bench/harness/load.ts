@@ -49,7 +49,11 @@ export async function load(target: LoadTarget, connections: number, seconds: num
  * result merges every answer (req/s over the longest instance's wall time, percentiles over all 2xx
  * latencies); `each` holds every target's own figures.
  */
-export async function loadSpread(targets: LoadTarget[], connectionsEach: number, seconds: number): Promise<LoadResult & { each: LoadResult[] }> {
+export async function loadSpread(
+  targets: LoadTarget[],
+  connectionsEach: number,
+  seconds: number,
+): Promise<LoadResult & { each: LoadResult[] }> {
   const start = now();
   const runs = await Promise.all(targets.map((t) => run(t, connectionsEach, seconds, start)));
   const merged: Raw = {
@@ -103,7 +107,7 @@ function run(target: LoadTarget, connections: number, seconds: number, start: nu
         timeout: 10,
       },
       (error, result) => {
-        if (error) return reject(error);
+        if (error) return reject(error instanceof Error ? error : new Error('autocannon failed', { cause: error }));
         resolve({
           connections,
           elapsed: (now() - start) / 1000,

@@ -53,7 +53,11 @@ function formatValue(value: number | null, unit: Unit): string {
     case 'runs/s':
       return `${Math.round(value).toLocaleString('en-US')} ${unit}`;
     case 'ms':
-      return value < 10 ? `${value.toFixed(2)} ms` : value < 100 ? `${value.toFixed(1)} ms` : `${Math.round(value).toLocaleString('en-US')} ms`;
+      return value < 10
+        ? `${value.toFixed(2)} ms`
+        : value < 100
+          ? `${value.toFixed(1)} ms`
+          : `${Math.round(value).toLocaleString('en-US')} ms`;
     case 'MB':
       return `${value.toFixed(1)} MB`;
     case 'KB':
@@ -85,7 +89,11 @@ export function renderTable(rows: Row[], judge: boolean): string {
     ]);
   }
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));
-  const fmt = (cells: string[]) => cells.map((c, i) => (i === 1 || i === 3 ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join(' │ ').trimEnd();
+  const fmt = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === 1 || i === 3 ? c.padStart(widths[i]) : c.padEnd(widths[i])))
+      .join(' │ ')
+      .trimEnd();
   const rule = widths.map((w) => '─'.repeat(w)).join('─┼─');
   const out = [fmt(header), rule];
   lines.forEach((l, i) => {

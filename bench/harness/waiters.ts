@@ -52,7 +52,10 @@ function checkAnswers(answers: Answer[], expectOutputs: boolean): void {
     const body = parseJson(a);
     return body?.success !== true || (expectOutputs && body.outputs?.[0]?.title !== 'released');
   });
-  if (bad.length) throw new Error(`${bad.length} of ${answers.length} waiters got a wrong answer, e.g. HTTP ${bad[0].status}: ${bad[0].text.slice(0, 200)}`);
+  if (bad.length)
+    throw new Error(
+      `${bad.length} of ${answers.length} waiters got a wrong answer, e.g. HTTP ${bad[0].status}: ${bad[0].text.slice(0, 200)}`,
+    );
 }
 
 /** The raw long-poll baseline: hold `n` requests, release them all. */
@@ -94,11 +97,19 @@ export async function ourRound(c: Contender, offset: number, trigger: TriggerRef
 
   const setupStart = now();
   const agent = new Agent({ keepAlive: true, maxSockets: 32 });
-  const started = await callAll(agent, Array.from({ length: o.n }, () => ({ method: 'POST' as const, url: base, headers, body: '{}' })), 32);
+  const started = await callAll(
+    agent,
+    Array.from({ length: o.n }, () => ({ method: 'POST' as const, url: base, headers, body: '{}' })),
+    32,
+  );
   agent.destroy();
   const refused = started.find((a) => a.status !== 200);
   if (refused) throw new Error(`triggering a run answered HTTP ${refused.status}: ${refused.text.slice(0, 200)}`);
-  const ids: string[] = started.map((a) => parseJson(a).invocation.id);
+  const ids = started.map((a) => {
+    const id = parseJson(a)?.invocation?.id;
+    if (typeof id !== 'string') throw new Error(`triggering a run answered without an invocation id: ${a.text.slice(0, 200)}`);
+    return id;
+  });
   await until(`${o.n} runs are inside main()`, async () => (await c.call<{ holding: number }>('gate')).holding >= o.n);
   const triggerSetupMs = now() - setupStart;
 
