@@ -11,12 +11,17 @@ export const DEFAULTS = deepFreeze({
   syncTimeoutMs: 300_000,
   rateLimits: { perTrigger: { limit: 10, ttlMs: 1_000 }, perAccount: { limit: 100, ttlMs: 60_000 } },
   maxBodyBytes: 1024 * 1024,
+  bodyTimeoutMs: 10_000,
+  maxJsonDepth: 64,
+  maxOutputBytes: 1024 * 1024,
   keySecret: undefined,
   database: { type: 'better-sqlite3', database: 'webhook-triggers.sqlite' },
   migrationsRun: true,
   defaultAccountId: 'default',
   publicBaseUrl: 'http://localhost:3000',
   maxConcurrentRuns: 16,
+  maxConcurrentRunsPerAccount: runsPerAccount(16),
+  accounts: {},
   idempotencyTtlMs: 24 * 60 * 60 * 1000,
   botTimeoutMs: 15 * 60 * 1000,
   shutdownGraceMs: 10_000,
@@ -26,6 +31,11 @@ export const DEFAULTS = deepFreeze({
   redis: undefined,
   role: 'all',
 } satisfies ResolvedWebhookTriggerOptions);
+
+/** The default of `maxConcurrentRunsPerAccount`: half of `maxConcurrentRuns`, rounded up. */
+export function runsPerAccount(maxConcurrentRuns: number): number {
+  return Math.max(1, Math.ceil(maxConcurrentRuns / 2));
+}
 
 /** Defaults of the `redis` option's fields, once it is given. */
 export const REDIS_DEFAULTS = deepFreeze({ keyPrefix: 'webhook-triggers:' });

@@ -8,12 +8,17 @@ describe('resolveWebhookTriggerOptions', () => {
       syncTimeoutMs: 300_000,
       rateLimits: { perTrigger: { limit: 10, ttlMs: 1_000 }, perAccount: { limit: 100, ttlMs: 60_000 } },
       maxBodyBytes: 1_048_576,
+      bodyTimeoutMs: 10_000,
+      maxJsonDepth: 64,
+      maxOutputBytes: 1_048_576,
       keySecret: undefined,
       database: { type: 'better-sqlite3', database: 'webhook-triggers.sqlite' },
       migrationsRun: true,
       defaultAccountId: 'default',
       publicBaseUrl: 'http://localhost:3000',
       maxConcurrentRuns: 16,
+      maxConcurrentRunsPerAccount: 8,
+      accounts: {},
       idempotencyTtlMs: 86_400_000,
       botTimeoutMs: 900_000,
       shutdownGraceMs: 10_000,
@@ -46,6 +51,13 @@ describe('resolveWebhookTriggerOptions', () => {
       migrationsRun: false,
       maxBodyBytes: 1_048_576,
     });
+  });
+
+  it('defaults maxConcurrentRunsPerAccount to half of maxConcurrentRuns (at least 1), and keeps accounts as given', () => {
+    expect(resolveWebhookTriggerOptions({ maxConcurrentRuns: 5 }).maxConcurrentRunsPerAccount).toBe(3);
+    expect(resolveWebhookTriggerOptions({ maxConcurrentRuns: 1 }).maxConcurrentRunsPerAccount).toBe(1);
+    expect(resolveWebhookTriggerOptions({ maxConcurrentRuns: 5, maxConcurrentRunsPerAccount: 5 }).maxConcurrentRunsPerAccount).toBe(5);
+    expect(resolveWebhookTriggerOptions({ accounts: { default: { credits: 100 } } }).accounts).toEqual({ default: { credits: 100 } });
   });
 
   it('hands out copies, so one app changing its options cannot change the defaults of another', () => {
@@ -83,6 +95,13 @@ describe('resolveWebhookTriggerOptions', () => {
     ['defaultAccountId', { defaultAccountId: '' }],
     ['maxConcurrentRuns', { maxConcurrentRuns: 0 }],
     ['maxConcurrentRuns', { maxConcurrentRuns: 10_001 }],
+    ['maxConcurrentRunsPerAccount', { maxConcurrentRunsPerAccount: 0 }],
+    ['bodyTimeoutMs', { bodyTimeoutMs: 0 }],
+    ['maxJsonDepth', { maxJsonDepth: 0 }],
+    ['maxOutputBytes', { maxOutputBytes: -1 }],
+    ['accounts', { accounts: [] as unknown as Record<string, { credits: number }> }],
+    ['accounts', { accounts: { 'a\u0000b': { credits: 1 } } }],
+    ['accounts.acct.credits', { accounts: { acct: { credits: -1 } } }],
     ['idempotencyTtlMs', { idempotencyTtlMs: -1 }],
     ['migrationsRun', { migrationsRun: 'false' as unknown as boolean }],
     ['rateLimits', { rateLimits: 'strict' as unknown as WebhookTriggerModuleOptions['rateLimits'] }],

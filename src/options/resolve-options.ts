@@ -1,6 +1,6 @@
 import { INVALID_OPTION, UNKNOWN_OPTION } from '../errors/webhook-trigger.messages.js';
 import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
-import { DEFAULTS, MAX_TIMER_MS, REDIS_DEFAULTS } from './defaults.js';
+import { DEFAULTS, MAX_TIMER_MS, REDIS_DEFAULTS, runsPerAccount } from './defaults.js';
 import type {
   ResolvedWebhookTriggerOptions,
   WebhookRateLimit,
@@ -105,6 +105,21 @@ function redis(value: unknown): ResolvedWebhookTriggerOptions['redis'] {
   return { url, keyPrefix: r.keyPrefix === undefined ? REDIS_DEFAULTS.keyPrefix : nonEmptyString('redis.keyPrefix', r.keyPrefix) };
 }
 
+/** Account ids as the admin service accepts them: 1–200 characters, no control characters. */
+const ACCOUNT_ID = /^[^\x00-\x1f\x7f]{1,200}$/;
+
+function accounts(value: unknown): Record<string, { credits: number }> {
+  if (value === undefined) return {};
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('accounts', 'expected { [accountId]: { credits } }');
+  const result: Record<string, { credits: number }> = {};
+  for (const [id, account] of Object.entries(value)) {
+    if (!ACCOUNT_ID.test(id)) throw invalid('accounts', `account ids are 1–200 characters without control characters, got ${shown(id)}`);
+    const a = object(`accounts.${id}`, account, ['credits'], '{ credits }');
+    result[id] = { credits: wholeNumber(`accounts.${id}.credits`, a.credits, Number.MAX_SAFE_INTEGER) };
+  }
+  return result;
+}
+
 function absoluteUrl(field: string, value: unknown): string {
   const url = nonEmptyString(field, value);
   try {
@@ -188,6 +203,7 @@ export function resolveWebhookTriggerOptions(
     throw invalid('keySecret', 'expected a string of at least 16 characters');
   }
   const limits = o.rateLimits === undefined ? {} : object('rateLimits', o.rateLimits, ['perTrigger', 'perAccount'], '{ perTrigger?, perAccount? }');
+  const maxConcurrentRuns = positiveInt('maxConcurrentRuns', o.maxConcurrentRuns ?? DEFAULTS.maxConcurrentRuns, 10_000);
   const resolved: ResolvedWebhookTriggerOptions = {
     syncTimeoutMs: positiveInt('syncTimeoutMs', o.syncTimeoutMs ?? DEFAULTS.syncTimeoutMs, MAX_TIMER_MS),
     rateLimits: {
@@ -195,12 +211,17 @@ export function resolveWebhookTriggerOptions(
       perAccount: rateLimit('rateLimits.perAccount', limits.perAccount, DEFAULTS.rateLimits.perAccount),
     },
     maxBodyBytes: positiveInt('maxBodyBytes', o.maxBodyBytes ?? DEFAULTS.maxBodyBytes),
+    bodyTimeoutMs: positiveInt('bodyTimeoutMs', o.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs, MAX_TIMER_MS),
+    maxJsonDepth: positiveInt('maxJsonDepth', o.maxJsonDepth ?? DEFAULTS.maxJsonDepth, 10_000),
+    maxOutputBytes: positiveInt('maxOutputBytes', o.maxOutputBytes ?? DEFAULTS.maxOutputBytes),
     keySecret: o.keySecret as string | undefined,
     database: database(o.database),
     migrationsRun: boolean('migrationsRun', o.migrationsRun ?? DEFAULTS.migrationsRun),
     defaultAccountId: nonEmptyString('defaultAccountId', o.defaultAccountId ?? DEFAULTS.defaultAccountId),
     publicBaseUrl: absoluteUrl('publicBaseUrl', o.publicBaseUrl ?? DEFAULTS.publicBaseUrl),
-    maxConcurrentRuns: positiveInt('maxConcurrentRuns', o.maxConcurrentRuns ?? DEFAULTS.maxConcurrentRuns, 10_000),
+    maxConcurrentRuns,
+    maxConcurrentRunsPerAccount: positiveInt('maxConcurrentRunsPerAccount', o.maxConcurrentRunsPerAccount ?? runsPerAccount(maxConcurrentRuns), 10_000),
+    accounts: accounts(o.accounts),
     idempotencyTtlMs: positiveInt('idempotencyTtlMs', o.idempotencyTtlMs ?? DEFAULTS.idempotencyTtlMs),
     botTimeoutMs: positiveInt('botTimeoutMs', o.botTimeoutMs ?? DEFAULTS.botTimeoutMs, MAX_TIMER_MS),
     shutdownGraceMs: wholeNumber('shutdownGraceMs', o.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs, MAX_TIMER_MS),

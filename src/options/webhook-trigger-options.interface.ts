@@ -51,6 +51,19 @@ export interface WebhookTriggerModuleOptions {
    */
   maxBodyBytes?: number;
   /**
+   * Longest a trigger body may take to arrive once its request was authenticated; a slower one gets 408
+   * and its connection is closed. @default 10000
+   */
+  bodyTimeoutMs?: number;
+  /** Deepest nesting of arrays and objects accepted in a trigger body; deeper bodies get 400. @default 64 */
+  maxJsonDepth?: number;
+  /**
+   * Largest total size of one run's outputs (JSON, in bytes); a bot that returns more fails its run
+   * (`outputs_too_large`). History lists carry outputs up to a smaller bound and flag the rest as
+   * truncated; a single run's view carries them whole. @default 1048576 (1 MiB)
+   */
+  maxOutputBytes?: number;
+  /**
    * Secret used to encrypt trigger keys at rest (AES-256-GCM) so that `view` can show a key again.
    * Any string of at least 16 characters; without it keys are stored as hashes only and can be shown
    * once, at creation or rotation.
@@ -85,6 +98,18 @@ export interface WebhookTriggerModuleOptions {
    * @default 16
    */
   maxConcurrentRuns?: number;
+  /**
+   * Runs of one account executing at once (in this process with the in-process runner; across all
+   * workers with `BullMqBotRunner`), so one account's runs never hold every slot; its further runs wait
+   * `queued` while other accounts' runs go ahead. @default half of `maxConcurrentRuns`, rounded up
+   */
+  maxConcurrentRunsPerAccount?: number;
+  /**
+   * Accounts to open at startup with these credits, when they do not exist yet (an existing balance is
+   * never changed), e.g. `{ default: { credits: 100 } }` so the first trigger runs at once.
+   * @default {}
+   */
+  accounts?: Record<string, { credits: number }>;
   /** How long an idempotency key is remembered. @default 86400000 (24 h) */
   idempotencyTtlMs?: number;
   /**
@@ -150,8 +175,10 @@ export interface ResolvedWebhookTriggerOptions
       | 'rateLimits'
       | 'failedKeyLimit'
       | 'redis'
+      | 'accounts'
     >
   > {
+  accounts: Record<string, { credits: number }>;
   keySecret: string | undefined;
   rateLimits: { perTrigger: WebhookRateLimit; perAccount: WebhookRateLimit };
   failedKeyLimit: WebhookRateLimit;
