@@ -1,4 +1,5 @@
 import {
+  BodyTimeoutError,
   BotNotRegisteredError,
   IdempotencyKeyReusedError,
   InvalidKeyError,
@@ -26,6 +27,7 @@ const HTTP_STATUS = new Map<abstract new (...args: never[]) => WebhookTriggerErr
   [UnknownInvocationError, 404],
   [BotNotRegisteredError, 404],
   [SyncTimeoutError, 408],
+  [BodyTimeoutError, 408],
   [InvocationAlreadyFinishedError, 409],
   [PayloadTooLargeError, 413],
   [UnsupportedMediaTypeError, 415],

@@ -2,6 +2,7 @@ import {
   ALREADY_FINISHED,
   BOT_NOT_REGISTERED,
   BODY_NOT_JSON_TYPE,
+  BODY_TIMEOUT,
   BODY_TOO_LARGE,
   IDEMPOTENCY_KEY_REUSED,
   INVALID_KEY,
@@ -64,6 +65,20 @@ export class RateLimitedError extends WebhookTriggerError {
 export class PayloadTooLargeError extends WebhookTriggerError {
   constructor(limit: number) {
     super(BODY_TOO_LARGE(limit));
+  }
+}
+
+/** 408: the body did not arrive in time (`bodyTimeoutMs`); the connection is closed with the answer. */
+export class BodyTimeoutError extends WebhookTriggerError {
+  constructor(timeoutMs: number) {
+    super(BODY_TIMEOUT(timeoutMs));
+  }
+}
+
+/** The client went away before its request was read: nobody to answer, and not an error of ours. */
+export class ClientGoneError extends WebhookTriggerError {
+  constructor() {
+    super('The client closed the connection before its request was read');
   }
 }
 

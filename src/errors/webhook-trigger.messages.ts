@@ -12,6 +12,8 @@ export const BODY_NOT_JSON_TYPE = (type: string | undefined) => `Content-Type mu
 export const BODY_MALFORMED = 'The request body is not valid JSON';
 export const BODY_NOT_OBJECT = 'The request body must be a JSON object';
 export const BODY_TOO_LARGE = (limit: number) => `The request body exceeds ${limit} bytes`;
+export const BODY_TOO_DEEP = (depth: number) => `The request body nests arrays and objects deeper than ${depth} levels`;
+export const BODY_TIMEOUT = (ms: number) => `The request body did not arrive within ${ms} ms`;
 export const BAD_IDEMPOTENCY_KEY = 'Idempotency-Key must be 1–255 visible ASCII characters';
 export const IDEMPOTENCY_KEY_REUSED =
   'This Idempotency-Key was already used on this trigger with a different request body; use a new key for a new request';

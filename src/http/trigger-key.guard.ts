@@ -1,13 +1,13 @@
 import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
-import type { ResolvedWebhookTriggerOptions, WebhookRateLimit } from '../options/webhook-trigger-options.interface.js';
-import { verifyTriggerKey } from '../keys/trigger-keys.js';
-import { TriggerRepository } from '../persistence/trigger.repository.js';
-import { RESOLVED_OPTIONS } from '../options/module.constants.js';
-import { TRIGGER_ID_PATTERN } from '../keys/ids.js';
-import { AUTHENTICATED_TRIGGER, type RawRequest, rawRequestOf } from './http.types.js';
 import { InvalidKeyError, RateLimitedError, UnknownTriggerError } from '../errors/webhook-trigger.errors.js';
 import { TOO_MANY_FAILED_KEYS } from '../errors/webhook-trigger.messages.js';
+import { TRIGGER_ID_PATTERN } from '../keys/ids.js';
+import { verifyTriggerKey } from '../keys/trigger-keys.js';
+import { RESOLVED_OPTIONS } from '../options/module.constants.js';
+import type { ResolvedWebhookTriggerOptions, WebhookRateLimit } from '../options/webhook-trigger-options.interface.js';
+import { TriggerRepository } from '../persistence/trigger.repository.js';
 import { RateLimitStorage } from '../rate-limits/rate-limit.storage.js';
+import { AUTHENTICATED_TRIGGER, type RawRequest, rawRequestOf } from './http.types.js';
 
 /** Express and Fastify both expose `ip` (honouring their trust-proxy settings); else the socket's address. */
 function clientIp(request: unknown, raw: RawRequest): string {
@@ -17,8 +17,11 @@ function clientIp(request: unknown, raw: RawRequest): string {
 
 /**
  * `:triggerId` → the trigger (404), `X-Key` → checked in constant time (401); leaves the trigger on the
- * request. A client IP with too many failed key checks gets 429 before its key is even looked at:
- * refusing only wrong keys would still tell a guesser when it found the right one.
+ * request. Decided from the path and headers alone: the trigger's body is read only after every guard
+ * passed. The failed-key limit per client IP is one atomic step after the key is judged
+ * (`RateLimitStorage.checkFailures`): once the IP has `limit` failures in the window, every request from
+ * it gets 429, whether its key is right or wrong, so a guesser learns nothing from it; and N concurrent
+ * wrong keys get exactly `limit` answers that depend on the key, on every node.
  */
 @Injectable()
 export class TriggerKeyGuard implements CanActivate {
@@ -40,15 +43,12 @@ export class TriggerKeyGuard implements CanActivate {
     if (!trigger) throw new UnknownTriggerError(triggerId);
     const raw = rawRequestOf(request);
     const presented = raw.headers['x-key']; // Node lower-cases header names: any spelling works
-    const { limit, ttlMs } = this.failedKeyLimit;
-    const tracker = `failed-key:${clientIp(request, raw)}`;
-    const wait = await this.failures.retryAfter(tracker, ttlMs, limit);
-    if (wait > 0) throw new RateLimitedError('client', wait, TOO_MANY_FAILED_KEYS);
     const missing = typeof presented !== 'string' || presented === '';
-    if (missing || !verifyTriggerKey(presented, trigger.keyHash)) {
-      await this.failures.increment(tracker, ttlMs, limit);
-      throw new InvalidKeyError(missing);
-    }
+    const valid = !missing && verifyTriggerKey(presented, trigger.keyHash);
+    const { limit, ttlMs } = this.failedKeyLimit;
+    const wait = await this.failures.checkFailures(`failed-key:${clientIp(request, raw)}`, ttlMs, limit, !valid);
+    if (wait > 0) throw new RateLimitedError('client', wait, TOO_MANY_FAILED_KEYS);
+    if (!valid) throw new InvalidKeyError(missing);
     raw[AUTHENTICATED_TRIGGER] = trigger;
     return true;
   }

@@ -2,9 +2,10 @@ import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, HttpSta
 import { HttpAdapterHost } from '@nestjs/core';
 import { STATUS_CODES } from 'node:http';
 import { httpStatusOf, retryAfterOf } from '../errors/error-status.js';
-import { SyncTimeoutError } from '../errors/webhook-trigger.errors.js';
+import { ClientGoneError, SyncTimeoutError } from '../errors/webhook-trigger.errors.js';
 import { INTERNAL_ERROR } from '../errors/webhook-trigger.messages.js';
 import { LOG_CONTEXT } from '../options/module.constants.js';
+import { rawRequestOf } from './http.types.js';
 
 /** Body of every non-2xx answer of the webhook API. */
 export interface WebhookErrorBody {
@@ -20,6 +21,8 @@ export interface WebhookErrorBody {
  * Every failure of the webhook routes becomes `{ success: false, statusCode, error, message }`; never a
  * stack. The module's errors carry their own message, and their status comes from one table
  * (`errors/error-status.ts`); Nest's own HTTP exceptions keep theirs; anything else is a logged 500.
+ * A client that went away is not an error (a debug line). An answer given while the request's body has
+ * not fully arrived (refused before or while reading it) closes the connection, so the rest is never read.
  */
 @Catch()
 export class WebhookExceptionFilter implements ExceptionFilter {
@@ -30,7 +33,13 @@ export class WebhookExceptionFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const { httpAdapter } = this.adapterHost;
     const response = host.switchToHttp().getResponse<unknown>();
+    const raw = rawRequestOf(host.switchToHttp().getRequest<unknown>());
+    if (exception instanceof ClientGoneError) {
+      this.logger.debug(`${raw.method} ${raw.url}: the client went away before its request was read`);
+      return;
+    }
     const [status, message] = this.describe(exception);
+    if (!raw.complete) httpAdapter.setHeader(response, 'Connection', 'close');
     const retryAfter = retryAfterOf(exception);
     if (retryAfter !== undefined) httpAdapter.setHeader(response, 'Retry-After', String(retryAfter));
     const body: WebhookErrorBody = { success: false, statusCode: status, error: STATUS_CODES[status] ?? 'Error', message };

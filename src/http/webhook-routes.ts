@@ -10,15 +10,18 @@ export const WEBHOOK_ROUTES = {
   cancel: ':triggerId/trigger/invocation/:invocationId/cancel',
 } as const;
 
-/** A route of the table as a pattern over a request PATH (never the query): any global prefix, one segment per parameter. */
+/**
+ * A route of the table as a pattern over a request PATH (never the query): any global prefix, one
+ * segment per parameter, captured in order. Case-insensitive because Express routes case-insensitively
+ * by default: a request it routes to one of these handlers must be recognised here too.
+ */
 function pathPattern(route: string): RegExp {
-  const segments = `${WEBHOOKS_PATH}/${route}`.split('/').map((s) => (s.startsWith(':') ? '[^/]+' : s));
-  // Case-insensitive because Express routes case-insensitively by default: a request it routes to one
-  // of these handlers must be recognised here too.
+  const segments = `${WEBHOOKS_PATH}/${route}`.split('/').map((s) => (s.startsWith(':') ? '([^/]+)' : s));
   return new RegExp(`/${segments.join('/')}/?$`, 'i');
 }
 
-/** POST routes whose body the module reads itself, ahead of the host's body parser. */
+const PATTERNS = Object.values(WEBHOOK_ROUTES).map(pathPattern);
+/** POST routes whose body the module keeps from the host's body parser. */
 const OWN_BODY_ROUTES = [pathPattern(WEBHOOK_ROUTES.trigger), pathPattern(WEBHOOK_ROUTES.cancel)];
 
 /** The path of a request URL: everything before `?` or `#`. */
@@ -32,4 +35,32 @@ export function readsOwnBody(method: string | undefined, url: string | undefined
   if (method !== 'POST' || url === undefined) return false;
   const path = pathOf(url);
   return OWN_BODY_ROUTES.some((pattern) => pattern.test(path));
+}
+
+/**
+ * For a request to one of the webhook routes whose id segment is not valid percent-encoding (`%zz`):
+ * which id it is. Routers answer such paths 400 before any guard runs; an id that cannot be decoded
+ * cannot exist, so the module answers 404 like for any other impossible id.
+ */
+export function undecodableId(url: string | undefined): { kind: 'trigger' | 'invocation'; id: string } | null {
+  if (url === undefined || !url.includes('%')) return null;
+  const path = pathOf(url);
+  for (const pattern of PATTERNS) {
+    const match = pattern.exec(path);
+    if (!match) continue;
+    const [, triggerId, invocationId] = match;
+    if (!decodes(triggerId)) return { kind: 'trigger', id: triggerId };
+    if (invocationId !== undefined && !decodes(invocationId)) return { kind: 'invocation', id: invocationId };
+    return null;
+  }
+  return null;
+}
+
+function decodes(segment: string): boolean {
+  try {
+    decodeURIComponent(segment);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -13,8 +13,9 @@ import { InvalidRequestError, SyncTimeoutError, UnknownInvocationError } from '.
 import { BAD_IDEMPOTENCY_KEY, BAD_TIMEOUT } from '../errors/webhook-trigger.messages.js';
 import { statusBody, syncBody } from './invocation-responses.js';
 import { CurrentTrigger } from './current-trigger.decorator.js';
-import { CAPTURED_BODY, rawRequestOf } from './http.types.js';
-import { parseTriggerBody } from './webhook-body.parser.js';
+import { readBody } from './body-capture/read-body.js';
+import { deferredBodyOf, rawRequestOf } from './http.types.js';
+import { checkJsonContentType, parseTriggerBody } from './webhook-body.parser.js';
 import { WebhookExceptionFilter } from './webhook-exception.filter.js';
 import { BotOutputDto, StatusResponseDto, SyncResponseDto, TriggerResponseDto, WebhookErrorDto } from './webhook-trigger.dto.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
@@ -48,20 +49,25 @@ export class WebhookTriggerController {
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Repeats with the same key on this trigger within 24 h return the first invocation and charge nothing.' })
   @ApiBody({ schema: { type: 'object', additionalProperties: true }, description: 'Bot inputs: any JSON object.' })
   @ApiResponse({ status: 200, type: TriggerResponseDto, description: 'The run was accepted.' })
-  @ApiResponse({ status: 400, type: WebhookErrorDto, description: 'Malformed JSON, or not a JSON object.' })
+  @ApiResponse({ status: 400, type: WebhookErrorDto, description: 'Malformed JSON, not a JSON object, nested deeper than maxJsonDepth, or a bad Idempotency-Key.' })
+  @ApiResponse({ status: 408, type: WebhookErrorDto, description: 'The body did not arrive within bodyTimeoutMs; the connection is closed.' })
   @ApiResponse({ status: 402, type: WebhookErrorDto, description: 'The owning account has too few credits; nothing runs.' })
-  @ApiResponse({ status: 413, type: WebhookErrorDto, description: 'Body larger than maxBodyBytes.' })
+  @ApiResponse({ status: 413, type: WebhookErrorDto, description: 'Body (or its declared Content-Length) larger than maxBodyBytes; the connection is closed.' })
   @ApiResponse({ status: 415, type: WebhookErrorDto, description: 'Content-Type is not application/json.' })
   @ApiResponse({ status: 422, type: WebhookErrorDto, description: 'The Idempotency-Key was used before with a different body.' })
   @ApiResponse({ status: 503, type: WebhookErrorDto, description: 'The application is shutting down; see Retry-After.' })
   async trigger(@CurrentTrigger() trigger: TriggerRecord, @Req() request: unknown): Promise<TriggerResponseDto> {
+    // The guards passed (trigger, key, limits); what the headers say is judged before a byte is read.
     const raw = rawRequestOf(request);
-    const inputs = parseTriggerBody(raw[CAPTURED_BODY], this.options.maxBodyBytes);
+    const body = deferredBodyOf(raw);
+    checkJsonContentType(body.contentType);
     const idempotencyKey = raw.headers[IDEMPOTENCY_HEADER];
     if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY.test(idempotencyKey))) {
       throw new InvalidRequestError(BAD_IDEMPOTENCY_KEY);
     }
-    const requestHash = idempotencyKey === undefined ? undefined : createHash('sha256').update(raw[CAPTURED_BODY]!.bytes!).digest('hex');
+    const bytes = await readBody(body, this.options.maxBodyBytes, this.options.bodyTimeoutMs);
+    const inputs = parseTriggerBody(bytes, this.options.maxJsonDepth);
+    const requestHash = idempotencyKey === undefined ? undefined : createHash('sha256').update(bytes).digest('hex');
     const started = await this.invocations.start(trigger, inputs, { idempotencyKey, requestHash });
     return { success: true, invocation: { id: started.id } };
   }

@@ -58,18 +58,25 @@ describe('InMemoryRateLimitStorage', () => {
     expect(await storage.increment('k', 60_000, 1)).toMatchObject({ isBlocked: false, totalHits: 1, timeToBlockExpire: 0 });
   });
 
-  it('retryAfter answers the seconds to wait without recording a hit', async () => {
-    expect(await storage.retryAfter('k', 60_000, 2)).toBe(0);
+  it('checkFailures counts only failures and, once `limit` are in the window, refuses without counting', async () => {
     now = 0;
-    await storage.increment('k', 60_000, 2);
+    expect(await storage.checkFailures('k', 60_000, 2, false)).toBe(0); // a right key counts nothing
+    expect(await storage.checkFailures('k', 60_000, 2, true)).toBe(0);
     now = 1_000;
-    expect(await storage.retryAfter('k', 60_000, 2)).toBe(0);
-    expect(await storage.retryAfter('k', 60_000, 2)).toBe(0); // the reads counted nothing
-    await storage.increment('k', 60_000, 2);
+    expect(await storage.checkFailures('k', 60_000, 2, false)).toBe(0);
+    expect(await storage.checkFailures('k', 60_000, 2, true)).toBe(0); // the second failure: still answered
     now = 30_500;
-    expect(await storage.retryAfter('k', 60_000, 2)).toBe(30);
+    expect(await storage.checkFailures('k', 60_000, 2, false)).toBe(30); // full: even a right key waits
+    expect(await storage.checkFailures('k', 60_000, 2, true)).toBe(30); // and a refused one is not counted
     now = 60_000;
-    expect(await storage.retryAfter('k', 60_000, 2)).toBe(0);
+    expect(await storage.checkFailures('k', 60_000, 2, true)).toBe(0); // the failure at 0 left the window
+    expect(await storage.checkFailures('k', 60_000, 2, true)).toBe(1); // full again until 61_000
+  });
+
+  it('checkFailures is exact under concurrency: of 1,000 failures at once, exactly `limit` are answered', async () => {
+    const waits = await Promise.all(Array.from({ length: 1000 }, () => storage.checkFailures('ip', 60_000, 30, true)));
+    expect(waits.filter((w) => w === 0)).toHaveLength(30);
+    expect(waits.filter((w) => w === 60)).toHaveLength(970);
   });
 
   it('keeps keys apart', async () => {

@@ -30,33 +30,42 @@ export class InMemoryRateLimitStorage extends RateLimitStorage implements OnModu
   }
 
   async increment(key: string, ttl: number, limit: number, _blockDuration?: number, _throttlerName?: string): Promise<RateLimitRecord> {
+    const retryMs = this.hit(key, ttl, limit, true);
+    if (retryMs > 0) {
+      return { totalHits: limit + 1, timeToExpire: Math.ceil(retryMs / 1000), isBlocked: true, timeToBlockExpire: Math.max(1, Math.ceil(retryMs / 1000)) };
+    }
+    return { totalHits: this.windows.get(key)!.hits.length, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 };
+  }
+
+  /** See `RateLimitStorage.checkFailures`: synchronous inside, so atomic in this process. */
+  async checkFailures(key: string, ttl: number, limit: number, failed: boolean): Promise<number> {
+    const retryMs = this.hit(key, ttl, limit, failed);
+    return retryMs > 0 ? Math.max(1, Math.ceil(retryMs / 1000)) : 0;
+  }
+
+  /**
+   * The ms until `key` accepts a hit again when its window is full (nothing recorded then); otherwise 0,
+   * after recording the hit when `record` is true.
+   */
+  private hit(key: string, ttl: number, limit: number, record: boolean): number {
     const now = Date.now();
     let w = this.windows.get(key);
     if (!w || w.limit !== limit || w.ttl !== ttl) {
+      if (!record) return 0;
       w = { hits: [], limit, next: 0, ttl };
       this.windows.set(key, w);
     }
     const full = w.hits.length === limit;
     // When the ring is full, `next` points at the oldest accepted hit.
-    if (full && now - w.hits[w.next] < ttl) {
-      const retryMs = w.hits[w.next] + ttl - now;
-      return { totalHits: limit + 1, timeToExpire: Math.ceil(retryMs / 1000), isBlocked: true, timeToBlockExpire: Math.max(1, Math.ceil(retryMs / 1000)) };
-    }
+    if (full && now - w.hits[w.next] < ttl) return w.hits[w.next] + ttl - now;
+    if (!record) return 0;
     if (full) {
       w.hits[w.next] = now;
       w.next = (w.next + 1) % limit;
     } else {
       w.hits.push(now);
     }
-    return { totalHits: w.hits.length, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 };
-  }
-
-  /** Seconds until `key` may be hit again (0 if it may now), without recording a hit. */
-  async retryAfter(key: string, ttl: number, limit: number, now = Date.now()): Promise<number> {
-    const w = this.windows.get(key);
-    if (!w || w.limit !== limit || w.ttl !== ttl || w.hits.length < limit) return 0;
-    const retryMs = w.hits[w.next] + ttl - now;
-    return retryMs > 0 ? Math.max(1, Math.ceil(retryMs / 1000)) : 0;
+    return 0;
   }
 
   /** Drops keys whose newest hit has left its window. */

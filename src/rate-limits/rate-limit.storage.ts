@@ -23,6 +23,11 @@ export abstract class RateLimitStorage implements ThrottlerStorage {
   /** Records one hit on `key` unless it is over the limit (@nestjs/throttler's `ThrottlerStorage`). */
   abstract increment(key: string, ttl: number, limit: number, blockDuration?: number, throttlerName?: string): Promise<RateLimitRecord>;
 
-  /** Seconds until `key` may be hit again (0 if it may now), without recording a hit. */
-  abstract retryAfter(key: string, ttl: number, limit: number): Promise<number>;
+  /**
+   * The failed-key limit, as ONE atomic step: when `key` already holds `limit` failures within the
+   * last `ttl` ms, answers the seconds to wait (≥ 1) and records nothing; otherwise records one failure
+   * if `failed` is true and answers 0. The caller judges the key first (in constant time) and lets this
+   * decide, so N concurrent wrong keys from one client get exactly `limit` answers that depend on the key.
+   */
+  abstract checkFailures(key: string, ttl: number, limit: number, failed: boolean): Promise<number>;
 }

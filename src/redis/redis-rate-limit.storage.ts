@@ -43,21 +43,32 @@ local first = redis.call('ZRANGE', key, count - limit, count - limit, 'WITHSCORE
 return { 0, count, tonumber(first[2]) + ttl - now }
 `;
 
-/** The ms to wait before `KEYS[1]` accepts a hit again (0 if it would now), without recording one. */
-const RETRY_AFTER = `${NOW}
+/**
+ * The failed-key limit in one atomic step (see `RateLimitStorage.checkFailures`): when the window already
+ * holds `limit` failures, answer the ms until the oldest that matters leaves and record nothing;
+ * otherwise record this failure when ARGV[4] is 1 and answer 0.
+ * KEYS[1] the sorted set; ARGV ttl ms, limit, a unique member, failed 1|0.
+ */
+const CHECK_FAILURES = `${NOW}
 local key = KEYS[1]
 local ttl = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
-local from = string.format('(%d', now - ttl)
-local count = redis.call('ZCOUNT', key, from, '+inf')
-if count < limit then return 0 end
-local first = redis.call('ZRANGEBYSCORE', key, from, '+inf', 'WITHSCORES', 'LIMIT', count - limit, 1)
-return tonumber(first[2]) + ttl - now
+redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - ttl))
+local count = redis.call('ZCARD', key)
+if count >= limit then
+  local first = redis.call('ZRANGE', key, count - limit, count - limit, 'WITHSCORES')
+  return tonumber(first[2]) + ttl - now
+end
+if ARGV[4] == '1' then
+  redis.call('ZADD', key, string.format('%d', now), ARGV[3])
+  redis.call('PEXPIRE', key, ttl)
+end
+return 0
 `;
 
 type ScriptedRedis = RedisClient & {
   webhookRateIncrement(key: string, ttl: number, limit: number, member: string): Promise<[number, number, number]>;
-  webhookRateRetryAfter(key: string, ttl: number, limit: number): Promise<number>;
+  webhookCheckFailures(key: string, ttl: number, limit: number, member: string, failed: '1' | '0'): Promise<number>;
 };
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
@@ -113,7 +124,7 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
       this.degraded = false;
     });
     this.redis.defineCommand('webhookRateIncrement', { numberOfKeys: 1, lua: INCREMENT });
-    this.redis.defineCommand('webhookRateRetryAfter', { numberOfKeys: 1, lua: RETRY_AFTER, readOnly: true });
+    this.redis.defineCommand('webhookCheckFailures', { numberOfKeys: 1, lua: CHECK_FAILURES });
   }
 
   /** Connects at bootstrap, so an unreachable Redis stops the app instead of failing its first requests. */
@@ -128,10 +139,9 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
   }
 
   async increment(key: string, ttl: number, limit: number, blockDuration?: number, throttlerName?: string): Promise<RateLimitRecord> {
-    const member = `${this.node}:${(this.sequence = (this.sequence + 1) % Number.MAX_SAFE_INTEGER)}`;
     let result: [number, number, number];
     try {
-      result = await this.redis.webhookRateIncrement(this.keyPrefix + key, ttl, limit, member);
+      result = await this.redis.webhookRateIncrement(this.keyPrefix + key, ttl, limit, this.nextMember());
     } catch (error) {
       this.degrade(error);
       return this.local.increment(key, ttl, limit, blockDuration, throttlerName);
@@ -141,15 +151,19 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
     return { totalHits: limit + 1, timeToExpire: Math.ceil(waitMs / 1000), isBlocked: true, timeToBlockExpire: seconds(waitMs) };
   }
 
-  async retryAfter(key: string, ttl: number, limit: number): Promise<number> {
+  async checkFailures(key: string, ttl: number, limit: number, failed: boolean): Promise<number> {
     let waitMs: number;
     try {
-      waitMs = Number(await this.redis.webhookRateRetryAfter(this.keyPrefix + key, ttl, limit));
+      waitMs = Number(await this.redis.webhookCheckFailures(this.keyPrefix + key, ttl, limit, this.nextMember(), failed ? '1' : '0'));
     } catch (error) {
       this.degrade(error);
-      return this.local.retryAfter(key, ttl, limit);
+      return this.local.checkFailures(key, ttl, limit, failed);
     }
     return waitMs > 0 ? seconds(waitMs) : 0;
+  }
+
+  private nextMember(): string {
+    return `${this.node}:${(this.sequence = (this.sequence + 1) % Number.MAX_SAFE_INTEGER)}`;
   }
 
   private degrade(error: unknown): void {

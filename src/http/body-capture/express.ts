@@ -1,23 +1,30 @@
-import { CAPTURED_BODY, type RawRequest } from '../http.types.js';
+import type { ServerResponse } from 'node:http';
+import { DEFERRED_BODY, type RawRequest } from '../http.types.js';
 import { readsOwnBody } from '../webhook-routes.js';
-import { readBody } from './read-body.js';
+import { answerUndecodableId } from './answer-raw.js';
 
 type ExpressRequest = RawRequest & { _body?: boolean };
-type Middleware = (req: ExpressRequest, res: unknown, next: (error?: unknown) => void) => void;
+type Middleware = (req: ExpressRequest, res: ServerResponse, next: (error?: unknown) => void) => void;
 export interface ExpressApp {
   use: (fn: Middleware) => void;
   router?: { stack: unknown[] };
 }
 
-/** Express: a middleware in front of Nest's body parsers (which were registered before module init). */
-export function captureExpressBodies(app: ExpressApp, maxBodyBytes: number): void {
-  const capture: Middleware = (req, _res, next) => {
+/**
+ * Express: a middleware in front of Nest's body parsers (registered before module init). For the
+ * trigger and cancel routes it marks the body as handled so the host's parsers skip it, and leaves the
+ * bytes unread for the trigger handler, after the guards.
+ */
+export function captureExpressBodies(app: ExpressApp): void {
+  const capture: Middleware = (req, res, next) => {
+    if (answerUndecodableId(req.url, res)) return;
     if (!readsOwnBody(req.method, req.url)) return next();
-    readBody(req, maxBodyBytes).then((body) => {
-      req[CAPTURED_BODY] = body;
-      req._body = true; // body-parser skips requests marked as parsed
-      next();
-    }, next);
+    req[DEFERRED_BODY] = { stream: req, contentType: req.headers['content-type'], contentLength: req.headers['content-length'] };
+    // Body parsers skip a request whose Content-Type they do not handle (body-parser 2 no longer honours
+    // `_body`, which body-parser 1 did): the type is kept on the deferred body instead.
+    delete req.headers['content-type'];
+    req._body = true;
+    next();
   };
   app.use(capture);
   // Nest registered its body parsers before module init; move ours in front of them.

@@ -1,23 +1,38 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
-import { CAPTURED_BODY, type RawRequest } from '../http.types.js';
+import { DEFERRED_BODY, type RawRequest } from '../http.types.js';
 import { readsOwnBody } from '../webhook-routes.js';
-import { readBody } from './read-body.js';
+import { answerUndecodableId } from './answer-raw.js';
 
 type PreParsingHook = (request: { raw: RawRequest; method: string; url: string }, reply: unknown, payload: Readable) => Promise<Readable>;
+type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 export interface FastifyApp {
   addHook: (name: 'preParsing', hook: PreParsingHook) => void;
+  server?: Server;
 }
 
-/** Fastify: a preParsing hook that takes the payload and hands Fastify an empty body instead. */
-export function captureFastifyBodies(fastify: FastifyApp, maxBodyBytes: number): void {
+/**
+ * Fastify: a preParsing hook keeps the trigger and cancel bodies from Fastify's parsers, unread, for the
+ * trigger handler (after the guards). Fastify's router answers an undecodable path 400 before any hook,
+ * so the server's request listener is wrapped to answer those webhook paths 404 first.
+ */
+export function captureFastifyBodies(fastify: FastifyApp): void {
   fastify.addHook('preParsing', async (request, _reply, payload) => {
     if (!readsOwnBody(request.method, request.url)) return payload;
-    request.raw[CAPTURED_BODY] = await readBody(payload, maxBodyBytes, request.raw.headers['content-type']);
-    // Present an empty body so Fastify's content-type parsers (and their 415/413) stay out of it.
     const headers = request.raw.headers;
+    request.raw[DEFERRED_BODY] = { stream: payload, contentType: headers['content-type'], contentLength: headers['content-length'] };
+    // Present an empty body so Fastify's content-type parsers (and their 415/413) stay out of it.
     delete headers['content-type'];
     delete headers['transfer-encoding'];
     headers['content-length'] = '0';
     return Readable.from([]);
   });
+  const server = fastify.server;
+  if (!server) return;
+  for (const listener of server.listeners('request') as RequestListener[]) {
+    server.removeListener('request', listener);
+    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+      if (!answerUndecodableId(req.url, res)) listener(req, res);
+    });
+  }
 }

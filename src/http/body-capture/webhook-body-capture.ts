@@ -1,34 +1,29 @@
-import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { RESOLVED_OPTIONS } from '../../options/module.constants.js';
-import type { ResolvedWebhookTriggerOptions } from '../../options/webhook-trigger-options.interface.js';
 import { captureExpressBodies, type ExpressApp } from './express.js';
 import { captureFastifyBodies, type FastifyApp } from './fastify.js';
 
 /**
- * Reads the trigger endpoint's body itself, before the host's body parser can.
+ * Keeps the trigger endpoint's body from the host's body parser, unread.
  *
- * Why: the host's parser runs before routing with the host's limit (100 kB on Express) and answers
- * parse errors in the host's error format through global filters. The trigger endpoint promises its
- * own limit (`maxBodyBytes`) and its own JSON errors, and must check the key before judging the body.
- * So the bytes are captured here, the host parser is told to skip the request, and the controller
- * decides 400/413/415 after the guards have run. The cancel endpoint takes no body: its body is drained
- * the same way and ignored, so a client that sends `Content-Type: application/json` with an empty (or any)
- * body is not refused by the host parser in the host's error format. Requests to other routes (judged by
- * their path, never the query string; see `webhook-routes.ts`) are not touched.
+ * Why: the host's parser runs before routing, with the host's limit (100 kB on Express), reads the
+ * whole body before anything is decided, and answers parse errors in the host's error format. The
+ * trigger endpoint decides 404/401/429 from the path and headers alone, BEFORE a byte of the body is
+ * read (a stranger cannot make a node read or hold a body), then reads it with its own limits
+ * (`maxBodyBytes`, `bodyTimeoutMs`, `maxJsonDepth`) and answers in its own JSON error shape. The cancel
+ * endpoint takes no body: whatever a client sends is never read (and never judged by the host's parser).
+ * Requests to other routes (judged by their path, never the query string; see `webhook-routes.ts`) are
+ * not touched, except a webhook path with an undecodable id (`%zz`), answered 404 before the router.
  */
 @Injectable()
 export class WebhookBodyCapture implements OnModuleInit {
-  constructor(
-    private readonly adapterHost: HttpAdapterHost,
-    @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
-  ) {}
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
 
   onModuleInit(): void {
     const adapter = this.adapterHost?.httpAdapter;
     if (!adapter) return; // not an HTTP application
     const instance: unknown = adapter.getInstance();
-    if (adapter.getType() === 'fastify') captureFastifyBodies(instance as FastifyApp, this.options.maxBodyBytes);
-    else captureExpressBodies(instance as ExpressApp, this.options.maxBodyBytes);
+    if (adapter.getType() === 'fastify') captureFastifyBodies(instance as FastifyApp);
+    else captureExpressBodies(instance as ExpressApp);
   }
 }
