@@ -51,3 +51,4 @@ export { CompletionBus } from './completion/completion-bus.js';
 export { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
 export type { RateLimitRecord } from './rate-limits/rate-limit.storage.js';
 export type { WebhookErrorBody } from './http/webhook-exception.filter.js';
+export { addWebhookKeyScheme, WEBHOOK_KEY_SCHEME } from './http/openapi.js';

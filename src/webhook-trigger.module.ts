@@ -15,6 +15,7 @@ import { GracefulShutdown } from './lifecycle/graceful-shutdown.js';
 import { HistoryRetention } from './lifecycle/history-retention.js';
 import { InterruptedRuns } from './lifecycle/interrupted-runs.js';
 import { LeaseRecovery } from './lifecycle/lease-recovery.js';
+import { OpenAccounts } from './lifecycle/open-accounts.js';
 import { ShutdownState } from './lifecycle/shutdown.state.js';
 import { RESOLVED_OPTIONS } from './options/module.constants.js';
 import { CreditAccounts } from './persistence/credit-accounts.js';
@@ -49,6 +50,7 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     InterruptedRuns,
     HistoryRetention,
     GracefulShutdown,
+    OpenAccounts,
     TriggerKeyGuard,
     WebhookThrottlerGuard,
     WebhookBodyCapture,

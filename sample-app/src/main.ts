@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Client } from 'pg';
+import { addWebhookKeyScheme } from '../../src/index.js';
 import { AppModule } from './app.module.js';
 import { ConfigError, ensureDatabaseDir, loadConfig, type SampleConfig } from './config.js';
 import { type DemoState, DemoSeeder } from './demo-seeder.js';
@@ -29,13 +30,12 @@ async function bootstrap(): Promise<void> {
 
   const document = SwaggerModule.createDocument(
     app,
-    new DocumentBuilder()
+    addWebhookKeyScheme(new DocumentBuilder())
       .setTitle('Webhook Triggers')
       .setDescription('Start a bot run with POST …/trigger, then wait for its outputs with GET …/sync. Every call needs the trigger key in X-Key.')
       .setOpenAPIVersion('3.0.3')
       .setVersion('1.0.0')
       .addServer(config.publicBaseUrl)
-      .addApiKey({ type: 'apiKey', in: 'header', name: 'X-Key', description: "The trigger's key" }, 'X-Key')
       .build(),
   );
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', yamlDocumentUrl: 'openapi.yaml' });

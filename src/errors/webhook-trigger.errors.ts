@@ -1,4 +1,5 @@
 import {
+  ACCOUNT_NOT_FUNDED,
   ALREADY_FINISHED,
   BOT_NOT_REGISTERED,
   BODY_NOT_JSON_TYPE,
@@ -88,12 +89,14 @@ export class UnsupportedMediaTypeError extends WebhookTriggerError {
   }
 }
 
+/** 402: the account cannot pay for the run (or was never opened: `funded` false). */
 export class NotEnoughCreditsError extends WebhookTriggerError {
   constructor(
     readonly accountId: string,
     readonly cost: number,
+    readonly funded = true,
   ) {
-    super(NOT_ENOUGH_CREDITS(accountId, cost));
+    super(funded ? NOT_ENOUGH_CREDITS(cost) : ACCOUNT_NOT_FUNDED(cost));
   }
 }
 

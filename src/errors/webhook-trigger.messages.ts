@@ -7,7 +7,10 @@ export const MISSING_KEY = 'The X-Key header is required';
 export const INVALID_KEY = 'The X-Key header does not match this trigger';
 export const RATE_LIMITED = (scope: string) => `Too many requests for this ${scope}; retry later`;
 export const TOO_MANY_FAILED_KEYS = 'Too many requests with a wrong X-Key from this address; retry later';
-export const NOT_ENOUGH_CREDITS = (accountId: string, cost: number) => `Account "${accountId}" has fewer than ${cost} credit(s) left`;
+// Callers of the webhook API never see internal ids (the account behind a trigger).
+export const NOT_ENOUGH_CREDITS = (cost: number) => `The bot's account has fewer than ${cost} credit(s) left; nothing was run`;
+export const ACCOUNT_NOT_FUNDED = (cost: number) =>
+  `The bot's account has not been funded yet (a run costs ${cost} credit(s)); nothing was run. Its owner opens it with credits (the "accounts" option or WebhookTriggersAdmin.setCredits)`;
 export const BODY_NOT_JSON_TYPE = (type: string | undefined) => `Content-Type must be application/json${type ? `, got "${type}"` : ''}`;
 export const BODY_MALFORMED = 'The request body is not valid JSON';
 export const BODY_NOT_OBJECT = 'The request body must be a JSON object';
@@ -26,6 +29,7 @@ export const SHUTTING_DOWN = 'The application is shutting down; retry shortly (a
 export const INTERNAL_ERROR = 'Internal server error';
 
 // How a run ends when it does not end by its own outcome
+export const OUTPUTS_TOO_LARGE = (bytes: number, max: number) => `The bot's outputs are ${bytes} bytes of JSON, over the limit of ${max} (maxOutputBytes)`;
 export const INVALID_OUTPUTS = 'The bot returned invalid outputs: expected an array of { title: string, message: string }';
 export const RUN_TIMED_OUT = (ms: number) => `The bot did not finish within ${ms} ms`;
 export const RUN_CANCELLED = 'The run was cancelled';
@@ -35,7 +39,8 @@ export const RUN_UNSUCCESSFUL = 'The run did not succeed';
 // Admin service
 export const UNKNOWN_BOT = (id: string) => `Bot "${id}" is not registered`;
 export const TRIGGER_TYPE_UNSUPPORTED = (type: string) => `Trigger type "${type}" is not supported; use "webhook"`;
-export const BAD_TRIGGER_NAME = 'Trigger name must be 1–200 characters';
+export const BAD_TRIGGER_NAME = 'Trigger name must be 1–200 characters without control characters';
+export const BAD_ACCOUNT_ID = 'Account ids are 1–200 characters without control characters';
 export const BAD_CREDITS = 'credits must be a whole number ≥ 0';
 
 // Startup
@@ -48,6 +53,14 @@ export const BOT_NOT_EXTENDING_BASE = (name: string) =>
   `${name} is decorated with @WebhookBot() but does not extend WebhookBotHost; declare it as "class ${name} extends WebhookBotHost" and implement main()`;
 export const HOST_DATA_SOURCE_ENTITIES = (name: string) =>
   `WebhookTriggerModule: DataSource "${name}" does not include WEBHOOK_TRIGGER_ENTITIES; add them to its "entities"`;
+export const HOST_DATA_SOURCE_MISSING = (name: string) =>
+  `WebhookTriggerModule: "dataSourceName" is "${name}" but no TypeORM DataSource of that name exists here: import TypeOrmModule.forRoot(${name === 'default' ? '' : `{ name: '${name}', … }`}) in the same module as WebhookTriggerModule (or in a global module)`;
+export const HOST_DATA_SOURCE_MIGRATIONS = (name: string, problem: string) =>
+  `WebhookTriggerModule: DataSource "${name}" lacks the module's tables (${problem}); add WEBHOOK_TRIGGER_MIGRATIONS to its "migrations" and set "migrationsRun: true" (or run them with your migration tooling)`;
+export const HOST_DATA_SOURCE_SYNCHRONIZE = (name: string) =>
+  `WebhookTriggerModule: DataSource "${name}" has "synchronize: true", which rewrites the module's tables from the entities and drops what only the migrations create (the CHECK that credits never go below 0); set synchronize: false and run WEBHOOK_TRIGGER_MIGRATIONS`;
+export const SHUTDOWN_HOOKS_OFF =
+  'WebhookTriggerModule: shutdown hooks are not enabled, so on SIGTERM waiting sync requests get an empty reply and running bots are cut off, left "running" until the next start recovers them; call app.enableShutdownHooks() before app.listen()';
 export const HOST_DATA_SOURCE_SQLITE = (name: string, type: string) =>
   `WebhookTriggerModule: DataSource "${name}" is ${type}; the module's SQLite writes are grouped into shared transactions on one connection, ` +
   `which would interleave with your own writes on it. Use the module's own SQLite file (the "database" option, without "dataSourceName") ` +

@@ -8,6 +8,7 @@ import { InvocationWaiter } from '../invocations/invocation.waiter.js';
 import type { TriggerRecord } from '../persistence/records.js';
 import { INVOCATION_ID_PATTERN } from '../keys/ids.js';
 import { RESOLVED_OPTIONS } from '../options/module.constants.js';
+import { WEBHOOK_KEY_SCHEME } from './openapi.js';
 import { WEBHOOK_ROUTES, WEBHOOKS_PATH } from './webhook-routes.js';
 import { InvalidRequestError, SyncTimeoutError, UnknownInvocationError } from '../errors/webhook-trigger.errors.js';
 import { BAD_IDEMPOTENCY_KEY, BAD_TIMEOUT } from '../errors/webhook-trigger.messages.js';
@@ -26,7 +27,7 @@ const IDEMPOTENCY_HEADER = 'idempotency-key';
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 @ApiTags('webhooks')
-@ApiSecurity('X-Key')
+@ApiSecurity(WEBHOOK_KEY_SCHEME)
 @ApiExtraModels(BotOutputDto)
 @ApiHeader({ name: 'X-Key', required: true, description: "The trigger's key (header name is case-insensitive)." })
 @ApiParam({ name: 'triggerId', description: 'The trigger identifier from its URL.' })
@@ -74,6 +75,7 @@ export class WebhookTriggerController {
 
   @Get(WEBHOOK_ROUTES.sync)
   @ApiOperation({
+    operationId: 'waitForBotExecution',
     summary: 'Wait for bot execution to complete',
     description: 'Blocks until the run finishes, or answers 408 after the wait (5 minutes by default, or ?timeout seconds); call again to keep waiting.',
   })
@@ -117,7 +119,7 @@ export class WebhookTriggerController {
   }
 
   @Get(WEBHOOK_ROUTES.status)
-  @ApiOperation({ summary: 'Get the status of a run', description: 'Answers at once with the run\'s state, and its outputs or error once finished.' })
+  @ApiOperation({ operationId: 'getInvocationStatus', summary: 'Get the status of a run', description: 'Answers at once with the run\'s state, and its outputs or error once finished.' })
   @ApiParam({ name: 'invocationId', description: 'The invocation.id returned by the trigger endpoint.' })
   @ApiResponse({ status: 200, type: StatusResponseDto, description: 'The run; success is false once it ended without success.' })
   async status(@CurrentTrigger() trigger: TriggerRecord, @Param('invocationId') invocationId: string): Promise<StatusResponseDto> {
@@ -130,6 +132,7 @@ export class WebhookTriggerController {
   @Post(WEBHOOK_ROUTES.cancel)
   @HttpCode(200)
   @ApiOperation({
+    operationId: 'cancelInvocation',
     summary: 'Cancel a run',
     description: 'A queued run is cancelled and its credits refunded; a running one is cancelled (no refund) and its bot is signalled to stop.',
   })

@@ -3,6 +3,7 @@ import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 import type { BotInputs } from '../bots/bot.types.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { newInvocationId } from '../keys/ids.js';
+import { CreditAccounts } from '../persistence/credit-accounts.js';
 import { CreditLedger } from '../persistence/credit-ledger.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import type { InvocationRecord, TriggerRecord } from '../persistence/records.js';
@@ -46,6 +47,7 @@ export class InvocationService {
     private readonly unitOfWork: WebhookUnitOfWork,
     private readonly invocations: InvocationRepository,
     private readonly ledger: CreditLedger,
+    private readonly accounts: CreditAccounts,
     private readonly registry: WebhookBotRegistry,
     private readonly runner: BotRunner,
     private readonly events: InvocationEvents,
@@ -140,6 +142,7 @@ export class InvocationService {
         return { id: record.id, replayed: false };
       });
     } catch (error) {
+      if (error instanceof NotEnoughCreditsError) throw await this.explainRefusal(error);
       // A concurrent request with the same key committed first; its transaction, and so its charge, won.
       if (!(error instanceof IdempotencyKeyTakenError) || idempotencyKey === undefined) throw error;
       const earlier = await this.invocations.findByIdempotencyKey(trigger.id, idempotencyKey, since);
@@ -152,5 +155,11 @@ export class InvocationService {
       await this.runner.dispatch(record.id);
     }
     return started;
+  }
+
+  /** A refused debit on an account that was never opened says so (the first-use surprise), read after the rollback. */
+  private async explainRefusal(error: NotEnoughCreditsError): Promise<NotEnoughCreditsError> {
+    const balance = await this.accounts.getBalance(error.accountId).catch(() => 0);
+    return balance === null ? new NotEnoughCreditsError(error.accountId, error.cost, false) : error;
   }
 }

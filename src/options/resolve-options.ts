@@ -1,5 +1,6 @@
 import { INVALID_OPTION, UNKNOWN_OPTION } from '../errors/webhook-trigger.messages.js';
 import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
+import { ACCOUNT_ID_PATTERN } from '../keys/ids.js';
 import { DEFAULTS, MAX_TIMER_MS, REDIS_DEFAULTS, runsPerAccount } from './defaults.js';
 import type {
   ResolvedWebhookTriggerOptions,
@@ -105,15 +106,12 @@ function redis(value: unknown): ResolvedWebhookTriggerOptions['redis'] {
   return { url, keyPrefix: r.keyPrefix === undefined ? REDIS_DEFAULTS.keyPrefix : nonEmptyString('redis.keyPrefix', r.keyPrefix) };
 }
 
-/** Account ids as the admin service accepts them: 1–200 characters, no control characters. */
-const ACCOUNT_ID = /^[^\x00-\x1f\x7f]{1,200}$/;
-
 function accounts(value: unknown): Record<string, { credits: number }> {
   if (value === undefined) return {};
   if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('accounts', 'expected { [accountId]: { credits } }');
   const result: Record<string, { credits: number }> = {};
   for (const [id, account] of Object.entries(value)) {
-    if (!ACCOUNT_ID.test(id)) throw invalid('accounts', `account ids are 1–200 characters without control characters, got ${shown(id)}`);
+    if (!ACCOUNT_ID_PATTERN.test(id)) throw invalid('accounts', `account ids are 1–200 characters without control characters, got ${shown(id)}`);
     const a = object(`accounts.${id}`, account, ['credits'], '{ credits }');
     result[id] = { credits: wholeNumber(`accounts.${id}.credits`, a.credits, Number.MAX_SAFE_INTEGER) };
   }

@@ -47,6 +47,10 @@ export abstract class InvocationRepository {
   abstract deleteFinishedBefore(before: Date): Promise<number>;
   /** Ids of invocations in `status` (created before `createdBefore`, when given), oldest first. */
   abstract listIdsByStatus(status: InvocationStatus, limit: number, createdBefore?: Date): Promise<string[]>;
-  /** A bot's invocations, newest first. */
-  abstract listByBot(botId: string, limit: number): Promise<InvocationRecord[]>;
+  /**
+   * A bot's invocations, newest first, for history lists: a run whose outputs are longer than
+   * `outputsUpTo` characters of JSON comes back with `outputs: null` and `outputsTruncated: true`, so a
+   * page of history never carries megabytes (`findById` gives a run whole).
+   */
+  abstract listByBot(botId: string, limit: number, outputsUpTo: number): Promise<InvocationRecord[]>;
 }

@@ -25,7 +25,7 @@ export interface TriggerRecord {
 
 export interface InvocationError {
   message: string;
-  /** Why the run ended without success, when it was not the bot's own error: `timeout`, `cancelled`, `interrupted`, `invalid_outputs`, `bot_not_registered`. */
+  /** Why the run ended without success, when it was not the bot's own error: `timeout`, `cancelled`, `interrupted`, `invalid_outputs`, `outputs_too_large`, `bot_not_registered`. */
   code?: string;
 }
 
@@ -48,6 +48,8 @@ export interface InvocationRecord {
   finishedAt: Date | null;
   /** The process that claimed it (`InvocationExecutor.owner`), while it is `running`. */
   owner?: string | null;
+  /** Set by history lists when the outputs were too long to list (they are `null` there; read the run by id). */
+  outputsTruncated?: boolean;
 }
 
 export type NewInvocation = Omit<InvocationRecord, 'status' | 'outputs' | 'error' | 'startedAt' | 'finishedAt' | 'owner'>;

@@ -8,7 +8,7 @@ import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-o
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import type { InvocationError, InvocationRecord, InvocationStatus } from '../persistence/records.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
-import { BOT_NOT_REGISTERED, INVALID_OUTPUTS } from '../errors/webhook-trigger.messages.js';
+import { BOT_NOT_REGISTERED, INVALID_OUTPUTS, OUTPUTS_TOO_LARGE } from '../errors/webhook-trigger.messages.js';
 import { InvocationEvents } from '../events/invocation.events.js';
 import { RunStop } from './run-stop.reasons.js';
 
@@ -121,7 +121,13 @@ export class InvocationExecutor {
       ]);
       if (controller.signal.aborted) return this.stopped(controller.signal.reason);
       if (!isValidOutputs(result)) return { status: 'failed', outputs: [], error: { message: INVALID_OUTPUTS, code: 'invalid_outputs' } };
-      return { status: 'succeeded', outputs: cleanOutputs(result), error: null };
+      const outputs = cleanOutputs(result);
+      // Outputs are stored, listed and sent to every waiter: their size is bounded like a request body's.
+      const bytes = Buffer.byteLength(JSON.stringify(outputs));
+      if (bytes > this.options.maxOutputBytes) {
+        return { status: 'failed', outputs: [], error: { message: OUTPUTS_TOO_LARGE(bytes, this.options.maxOutputBytes), code: 'outputs_too_large' } };
+      }
+      return { status: 'succeeded', outputs, error: null };
     } catch (thrown: unknown) {
       // A bot that rejects because its signal fired ends the way the signal says, not as its own failure.
       if (controller.signal.aborted) return this.stopped(controller.signal.reason);

@@ -141,17 +141,24 @@ if (!redisUrl) {
       expect(blocked.timeToBlockExpire).toBeLessThanOrEqual(60);
     });
 
-    it('retryAfter reads without recording a hit', async () => {
+    it('checkFailures counts only failures, and once the window is full refuses every check without counting it', async () => {
       const key = freshKey();
-      expect(await storage.retryAfter(key, 60_000, 2)).toBe(0);
-      await hit(key, 60_000, 2);
-      expect(await storage.retryAfter(key, 60_000, 2)).toBe(0);
-      expect(await storage.retryAfter(key, 60_000, 2)).toBe(0); // still one hit: the reads counted nothing
-      await hit(key, 60_000, 2);
-      const wait = await storage.retryAfter(key, 60_000, 2);
+      expect(await storage.checkFailures(key, 60_000, 2, false)).toBe(0); // a right key counts nothing
+      expect(await storage.checkFailures(key, 60_000, 2, true)).toBe(0);
+      expect(await storage.checkFailures(key, 60_000, 2, false)).toBe(0); // still one failure
+      expect(await storage.checkFailures(key, 60_000, 2, true)).toBe(0);
+      const wait = await storage.checkFailures(key, 60_000, 2, false); // full: even a right key waits
       expect(wait).toBeGreaterThanOrEqual(59);
       expect(wait).toBeLessThanOrEqual(60);
-      expect(await storage.retryAfter(freshKey(), 500, 1)).toBe(0);
+      expect(await storage.checkFailures(freshKey(), 500, 1, false)).toBe(0);
+    });
+
+    it('checkFailures is one atomic step across nodes: of 1,000 concurrent failures from two clients of Redis, exactly `limit` are answered', async () => {
+      const key = freshKey();
+      const other = await node(); // a second API node
+      const waits = await Promise.all(Array.from({ length: 1000 }, (_, i) => (i % 2 ? storage : other).checkFailures(key, 60_000, 30, true)));
+      expect(waits.filter((w) => w === 0)).toHaveLength(30);
+      expect(waits.filter((w) => w > 0)).toHaveLength(970);
     });
 
     it('reloads its script when Redis has forgotten it (SCRIPT FLUSH, a restart, a failover)', async () => {
@@ -161,7 +168,7 @@ if (!redisUrl) {
       await redis.script('FLUSH');
       await redis.quit();
       expect(await hit(key, 1000, 1)).toBe(false);
-      expect(await storage.retryAfter(key, 1000, 1)).toBe(1);
+      expect(await storage.checkFailures(key, 1000, 1, true)).toBe(1);
     });
 
     it('while Redis does not answer, counts in this process (same limit, fails nothing), and goes back to Redis once it answers', async () => {
@@ -217,7 +224,7 @@ if (!redisUrl) {
       const spy = jest.spyOn(Date, 'now').mockReturnValue(Date.now() + 3_600_000); // this node is an hour ahead
       try {
         expect(await hit(key, 1000, 1)).toBe(false);
-        expect(await storage.retryAfter(key, 1000, 1)).toBe(1);
+        expect(await storage.checkFailures(key, 1000, 1, false)).toBe(1);
       } finally {
         spy.mockRestore();
       }

@@ -38,6 +38,11 @@ export class SqlCreditAccounts extends CreditAccounts {
     return rows[0] ? Number(rows[0].credits) : null;
   }
 
+  async openAccount(accountId: string, credits: number): Promise<boolean> {
+    const { changes } = await this.db.write(`INSERT INTO webhook_accounts (id, credits) VALUES (?, ?) ON CONFLICT (id) DO NOTHING`, [accountId, credits]);
+    return changes === 1;
+  }
+
   async setBalance(accountId: string, credits: number): Promise<void> {
     await this.db.write(
       `INSERT INTO webhook_accounts (id, credits) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET credits = excluded.credits`,

@@ -12,6 +12,11 @@ import type { WebhookTransaction } from '../unit-of-work.js';
 import { INVOCATION_COLUMNS, isUniqueViolation, toInvocation } from './sql-rows.js';
 import { SqlExecutor } from './sql-executor.js';
 
+/** Every column but the outputs, which a list bounds. */
+const LIST_COLUMNS = INVOCATION_COLUMNS.split(', ')
+  .filter((c) => c !== 'outputs')
+  .join(', ');
+
 /** The terminal statuses as a SQL list. */
 const FINISHED = [...TERMINAL_STATUSES].map((s) => `'${s}'`).join(', ');
 
@@ -142,11 +147,14 @@ export class SqlInvocationRepository extends InvocationRepository {
     return rows.map((r) => String(r.id));
   }
 
-  async listByBot(botId: string, limit: number): Promise<InvocationRecord[]> {
+  async listByBot(botId: string, limit: number, outputsUpTo: number): Promise<InvocationRecord[]> {
+    // The bound is applied in SQL, so an oversized run's outputs never leave the database for a list.
     const { rows } = await this.db.read(
-      `SELECT ${INVOCATION_COLUMNS} FROM webhook_invocations WHERE bot_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`,
-      [botId, limit],
+      `SELECT ${LIST_COLUMNS}, CASE WHEN length(outputs) > ? THEN NULL ELSE outputs END AS outputs, ` +
+        `CASE WHEN length(outputs) > ? THEN 1 ELSE 0 END AS outputs_truncated ` +
+        `FROM webhook_invocations WHERE bot_id = ? ORDER BY created_at DESC, id DESC LIMIT ?`,
+      [outputsUpTo, outputsUpTo, botId, limit],
     );
-    return rows.map(toInvocation);
+    return rows.map((row) => ({ ...toInvocation(row), outputsTruncated: Number(row.outputs_truncated) === 1 }));
   }
 }

@@ -1,7 +1,13 @@
-import { Inject, Injectable, Logger, type OnApplicationShutdown, type Provider } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationShutdown, type Provider } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { HOST_DATA_SOURCE_ENTITIES, HOST_DATA_SOURCE_SQLITE } from '../../errors/webhook-trigger.messages.js';
+import {
+  HOST_DATA_SOURCE_ENTITIES,
+  HOST_DATA_SOURCE_MIGRATIONS,
+  HOST_DATA_SOURCE_MISSING,
+  HOST_DATA_SOURCE_SQLITE,
+  HOST_DATA_SOURCE_SYNCHRONIZE,
+} from '../../errors/webhook-trigger.messages.js';
 import { WebhookConfigurationError } from '../../errors/webhook-trigger.errors.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../../options/webhook-trigger-options.interface.js';
@@ -60,10 +66,30 @@ export async function openOwnedDataSource(options: ResolvedWebhookTriggerOptions
   return dataSource;
 }
 
-/** A host DataSource must be PostgreSQL and carry the module's entities. */
-export function checkHostDataSource(dataSource: DataSource, name: string): DataSource {
+/** Each table the module uses with the newest column its migrations add: missing means a migration did not run. */
+const SCHEMA_PROBES = [
+  'SELECT id, credits FROM webhook_accounts WHERE 1 = 0',
+  'SELECT id, key_ciphertext, deleted_at FROM webhook_triggers WHERE 1 = 0',
+  'SELECT id, owner, lease_expires_at, request_hash FROM webhook_invocations WHERE 1 = 0',
+];
+
+/**
+ * A host DataSource must exist, be PostgreSQL, carry the module's entities, leave the schema to the
+ * migrations (no `synchronize`) and have run them. Checked at startup, each failure naming the fix,
+ * instead of failing at the first trigger.
+ */
+export async function checkHostDataSource(dataSource: DataSource | undefined, name: string): Promise<DataSource> {
+  if (!dataSource) throw new WebhookConfigurationError(HOST_DATA_SOURCE_MISSING(name));
   if (dataSource.options.type !== 'postgres') throw new WebhookConfigurationError(HOST_DATA_SOURCE_SQLITE(name, dataSource.options.type));
   if (!dataSource.hasMetadata(WebhookTriggerEntity)) throw new WebhookConfigurationError(HOST_DATA_SOURCE_ENTITIES(name));
+  if (dataSource.options.synchronize) throw new WebhookConfigurationError(HOST_DATA_SOURCE_SYNCHRONIZE(name));
+  for (const probe of SCHEMA_PROBES) {
+    try {
+      await dataSource.query(probe);
+    } catch (error) {
+      throw new WebhookConfigurationError(HOST_DATA_SOURCE_MIGRATIONS(name, (error as Error).message));
+    }
+  }
   return dataSource;
 }
 
@@ -91,8 +117,9 @@ export function dataSourceProviders(dataSourceName: string | undefined): Provide
       {
         provide: WEBHOOK_DATA_SOURCE,
         // RESOLVED_OPTIONS first: a bad combination of options is reported before the DataSource is judged.
-        inject: [RESOLVED_OPTIONS, getDataSourceToken(dataSourceName === 'default' ? undefined : dataSourceName)],
-        useFactory: (_options: ResolvedWebhookTriggerOptions, dataSource: DataSource) => checkHostDataSource(dataSource, dataSourceName),
+        // Optional, so a missing TypeOrmModule gets our message rather than Nest's "can't resolve dependencies".
+        inject: [RESOLVED_OPTIONS, { token: getDataSourceToken(dataSourceName === 'default' ? undefined : dataSourceName), optional: true }],
+        useFactory: (_options: ResolvedWebhookTriggerOptions, dataSource: DataSource | undefined) => checkHostDataSource(dataSource, dataSourceName),
       },
     ];
   }
@@ -109,6 +136,3 @@ export function dataSourceProviders(dataSourceName: string | undefined): Provide
     },
   ];
 }
-
-/** Keeps `Inject` referenced for decorators metadata in hosts that re-export this file's classes. */
-export const InjectWebhookDataSource = (): ParameterDecorator => Inject(WEBHOOK_DATA_SOURCE);
