@@ -1,0 +1,34 @@
+import { pathOf, readsOwnBody, undecodableId } from './webhook-routes.js';
+
+describe('webhook routes', () => {
+  it.each([
+    ['POST', '/webhooks/trg_AAAAAAAAAAAAAAAA/trigger', true],
+    ['POST', '/api/v1/webhooks/trg_AAAAAAAAAAAAAAAA/trigger', true], // any global prefix
+    ['POST', '/webhooks/trg_AAAAAAAAAAAAAAAA/trigger?x=1', true],
+    ['POST', '/WEBHOOKS/trg_AAAAAAAAAAAAAAAA/TRIGGER', true], // Express routes case-insensitively
+    ['POST', '/webhooks/trg_AAAAAAAAAAAAAAAA/trigger/invocation/inv_x/cancel', true],
+    ['GET', '/webhooks/trg_AAAAAAAAAAAAAAAA/trigger', false],
+    ['POST', '/webhooks/trg_AAAAAAAAAAAAAAAA/trigger/invocation/inv_x/sync', false],
+    // The pattern once matched inside the query string, so this host route skipped the host's body parser.
+    ['POST', '/admin/api/bots/echo/triggers?/webhooks/x/trigger', false],
+    ['POST', '/admin/api/bots/echo/triggers#/webhooks/x/trigger', false],
+    ['POST', '/webhooks/a/b/trigger', false],
+  ])('%s %s reads its own body: %s', (method, url, expected) => {
+    expect(readsOwnBody(method, url)).toBe(expected);
+  });
+
+  it('takes the path of a URL (before ? or #)', () => {
+    expect(pathOf('/a/b?c=/d#e')).toBe('/a/b');
+    expect(pathOf('/a/b#e?x')).toBe('/a/b');
+    expect(pathOf('/a/b')).toBe('/a/b');
+  });
+
+  it('finds an undecodable id on any webhook route, and nothing elsewhere', () => {
+    expect(undecodableId('/webhooks/%zz/trigger')).toEqual({ kind: 'trigger', id: '%zz' });
+    expect(undecodableId('/api/webhooks/abc%/trigger/invocation/inv_x/sync')).toEqual({ kind: 'trigger', id: 'abc%' });
+    expect(undecodableId('/webhooks/trg_AAAAAAAAAAAAAAAA/trigger/invocation/%E0%A4%A/sync')).toEqual({ kind: 'invocation', id: '%E0%A4%A' });
+    expect(undecodableId('/webhooks/%41/trigger')).toBeNull(); // valid encoding: left to the route (404 there)
+    expect(undecodableId('/other/%zz')).toBeNull();
+    expect(undecodableId('/webhooks/trg_x/trigger?q=%zz')).toBeNull(); // the query is not ours
+  });
+});

@@ -1,0 +1,191 @@
+/**
+ * A new user's first hour, as the README tells it: an account opened by the `accounts` option runs at
+ * once, a 402 for an account never opened says so, trigger URLs carry the global prefix, the X-Key
+ * scheme and operation ids reach the OpenAPI document, a missing enableShutdownHooks() is warned about,
+ * and a host DataSource that cannot work stops startup naming the fix.
+ */
+import { Module, type INestApplication, type LoggerService } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { Test } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import {
+  WEBHOOK_TRIGGER_ENTITIES,
+  WEBHOOK_TRIGGER_MIGRATIONS,
+  WebhookBot,
+  WebhookBotHost,
+  WebhookTriggerModule,
+  WebhookTriggersAdmin,
+  addWebhookKeyScheme,
+  type BotOutput,
+} from '../../src/index.js';
+import { SHUTDOWN_HOOKS_OFF } from '../../src/errors/webhook-trigger.messages.js';
+import { EchoBot } from '../fixtures/bots.js';
+import { storedCredits } from '../helpers/db.js';
+import { expectError, syncInvocation, triggerBot } from '../helpers/http.js';
+import { freePort } from '../helpers/process.js';
+import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
+import { ADAPTERS, UNTHROTTLED, createTrigger, startWebhookApp, triggerOn } from '../helpers/webhook-app.js';
+
+@WebhookBot({ id: 'unfunded', accountId: 'never-opened' })
+class UnfundedBot extends WebhookBotHost {
+  async main(): Promise<BotOutput[]> {
+    return [{ title: 'ran', message: 'yes' }];
+  }
+}
+
+/** A logger that remembers every warning. */
+function warnings(): LoggerService & { lines: string[] } {
+  const lines: string[] = [];
+  const quiet = () => undefined;
+  return { lines, log: quiet, debug: quiet, verbose: quiet, error: quiet, warn: (m: unknown) => void lines.push(String(m)) };
+}
+
+describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
+  it('runs the first trigger at once when the account is opened by the accounts option, and never overwrites a balance', async () => {
+    const t = await startWebhookApp(makeAdapter, { options: { rateLimits: UNTHROTTLED, accounts: { acct: { credits: 5 } } } });
+    const file = t.store;
+    try {
+      const echo = await createTrigger(t, 'echo');
+      const res = await triggerBot(echo, { hello: 'world' });
+      expect(res.status).toBe(200);
+      expect((await syncInvocation(echo, res.body.invocation.id)).body).toEqual({ success: true, outputs: [{ title: 'hello', message: 'world' }] });
+      expect(await storedCredits(t.store, 'acct')).toBe(4);
+    } finally {
+      await t.close();
+    }
+    // The same options on the next start: the spent credit stays spent.
+    const again = await startWebhookApp(makeAdapter, { store: file, options: { accounts: { acct: { credits: 5 } } } });
+    try {
+      expect(await storedCredits(again.store, 'acct')).toBe(4);
+    } finally {
+      await again.close();
+    }
+  });
+
+  it('answers 402 saying the account was never opened (without naming it), and 200 once it is', async () => {
+    const t = await startWebhookApp(makeAdapter, { providers: [UnfundedBot], options: { rateLimits: UNTHROTTLED } });
+    try {
+      const trigger = await createTrigger(t, 'unfunded');
+      const refused = await triggerBot(trigger, {});
+      expectError(refused, 402);
+      expect(refused.body.message).toMatch(/has not been funded yet/);
+      expect(refused.body.message).not.toContain('never-opened');
+      await t.admin.setCredits('never-opened', 1);
+      expect((await triggerBot(trigger, {})).status).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('builds trigger URLs with the global prefix, and they answer', async () => {
+    const port = await freePort();
+    const moduleRef = await Test.createTestingModule({
+      imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' }, publicBaseUrl: `http://127.0.0.1:${port}`, accounts: { acct: { credits: 1 } } })],
+      providers: [EchoBot],
+    }).compile();
+    const adapter = makeAdapter();
+    const app: INestApplication = adapter ? moduleRef.createNestApplication(adapter, { logger: false }) : moduleRef.createNestApplication({ logger: false });
+    app.setGlobalPrefix('api');
+    await app.listen(port, '127.0.0.1');
+    try {
+      const created = await app.get(WebhookTriggersAdmin).createTrigger('echo', { name: 'prefixed' });
+      expect(created.url).toBe(`http://127.0.0.1:${port}/api/webhooks/${created.id}/trigger`);
+      const res = await triggerBot({ url: created.url, key: created.key! }, { a: '1' });
+      expect(res.status).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('warns at startup when shutdown hooks are off, and not when they are on', async () => {
+    for (const hooks of [false, true]) {
+      const log = warnings();
+      const moduleRef = await Test.createTestingModule({
+        imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' } })],
+        providers: [EchoBot],
+      }).compile();
+      const adapter = makeAdapter();
+      const app = adapter ? moduleRef.createNestApplication(adapter, { logger: log }) : moduleRef.createNestApplication({ logger: log });
+      if (hooks) app.enableShutdownHooks();
+      await app.init();
+      await app.close();
+      expect(log.lines.includes(SHUTDOWN_HOOKS_OFF)).toBe(!hooks);
+    }
+  });
+
+  it('puts an operationId on every operation and, with addWebhookKeyScheme(), the X-Key scheme they all require', async () => {
+    const t = await startWebhookApp(makeAdapter, {});
+    try {
+      const doc = SwaggerModule.createDocument(t.app, addWebhookKeyScheme(new DocumentBuilder().setOpenAPIVersion('3.0.3')).build());
+      const operations = Object.values(doc.paths).flatMap((item) => Object.values(item as Record<string, { operationId?: string; security?: unknown }>));
+      expect(operations.map((o) => o.operationId).sort()).toEqual(['cancelInvocation', 'getInvocationStatus', 'triggerBot', 'waitForBotExecution']);
+      for (const op of operations) expect(op.security).toEqual([{ 'X-Key': [] }]);
+      expect(doc.components?.securitySchemes?.['X-Key']).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-Key' }));
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('keeps a trigger URL usable on another node of the same database (triggerOn)', async () => {
+    const t = await startWebhookApp(makeAdapter, { options: { accounts: { acct: { credits: 1 } } } });
+    try {
+      const created = await t.admin.createTrigger('echo', { name: 'n' });
+      expect((await triggerBot(triggerOn(t, { id: created.id, key: created.key!, botId: 'echo' }), {})).status).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
+
+describe("a host DataSource that cannot work stops startup, naming the fix", () => {
+  if (!postgresUrl) {
+    it.todo('NOT RUN: set WEBHOOK_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test');
+    return;
+  }
+  let db: { url: string; drop: () => Promise<void> };
+  beforeEach(async () => {
+    db = await createScratchDatabase(postgresUrl);
+  });
+  afterEach(() => db.drop());
+
+  const compile = (imports: unknown[]) => Test.createTestingModule({ imports: imports as never[], providers: [EchoBot] }).compile();
+
+  it('without the migrations (only the entities): names WEBHOOK_TRIGGER_MIGRATIONS', async () => {
+    await expect(
+      compile([
+        TypeOrmModule.forRoot({ type: 'postgres', url: db.url, entities: WEBHOOK_TRIGGER_ENTITIES, logging: false }),
+        WebhookTriggerModule.forRoot({ dataSourceName: 'default' }),
+      ]),
+    ).rejects.toThrow(/lacks the module's tables .*add WEBHOOK_TRIGGER_MIGRATIONS to its "migrations"/);
+  });
+
+  it('with synchronize: true: refused, since it drops the CHECK that credits never go below 0', async () => {
+    await expect(
+      compile([
+        TypeOrmModule.forRoot({ type: 'postgres', url: db.url, entities: WEBHOOK_TRIGGER_ENTITIES, synchronize: true, logging: false }),
+        WebhookTriggerModule.forRoot({ dataSourceName: 'default' }),
+      ]),
+    ).rejects.toThrow(/"synchronize: true".*set synchronize: false and run WEBHOOK_TRIGGER_MIGRATIONS/);
+  });
+
+  it('with no TypeORM module at all: says to import TypeOrmModule.forRoot(), not "can\'t resolve dependencies"', async () => {
+    await expect(compile([WebhookTriggerModule.forRoot({ dataSourceName: 'default' })])).rejects.toThrow(
+      /no TypeORM DataSource of that name exists here: import TypeOrmModule\.forRoot\(\)/,
+    );
+  });
+
+  it('with the migrations: starts', async () => {
+    @Module({})
+    class Empty {}
+    const moduleRef = await compile([
+      Empty,
+      TypeOrmModule.forRoot({ type: 'postgres', url: db.url, entities: WEBHOOK_TRIGGER_ENTITIES, migrations: WEBHOOK_TRIGGER_MIGRATIONS, migrationsRun: true, logging: false }),
+      WebhookTriggerModule.forRoot({ dataSourceName: 'default' }),
+    ]);
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    await app.close();
+  });
+});

@@ -1,0 +1,185 @@
+/**
+ * What an unauthenticated or hostile client can make a node do: nothing of the body is read before the
+ * trigger, the key and the limits are judged; a body is bounded in size, time and depth; a client that
+ * drops is not an error; wrong keys are counted exactly; impossible ids are 404.
+ */
+import type { LoggerService } from '@nestjs/common';
+import { connect, type Socket } from 'node:net';
+import { BODY_TOO_DEEP, TOO_MANY_FAILED_KEYS } from '../../src/errors/webhook-trigger.messages.js';
+import { expectNothingStored, storedCredits } from '../helpers/db.js';
+import { expectError, rawRequest, sleep, triggerBot } from '../helpers/http.js';
+import { UNTHROTTLED, createTrigger, describeOnEveryAdapterAndDatabase, startWebhookApp, type TestTrigger, type WebhookTestApp } from '../helpers/webhook-app.js';
+
+const ACCOUNT = 'acct';
+
+/** A logger that remembers every line at warn level or above. */
+function recordingLogger(): LoggerService & { loud: string[] } {
+  const loud: string[] = [];
+  const keep = (level: string) => (message: unknown, ...rest: unknown[]) => loud.push(`${level}: ${String(message)} ${rest.map(String).join(' ')}`);
+  return { loud, log: () => undefined, debug: () => undefined, verbose: () => undefined, warn: keep('warn'), error: keep('error'), fatal: keep('fatal') };
+}
+
+/** A raw HTTP/1.1 exchange: what the server answers (status line, headers, body) and when it closes the socket. */
+interface RawExchange {
+  socket: Socket;
+  /** Resolves with the whole answer once the server closed the connection (or after `ms`). */
+  answer(ms?: number): Promise<{ status: number; head: string; body: string; closedByServer: boolean; at: number }>;
+}
+
+function openRaw(baseUrl: string, head: string, firstBytes = ''): RawExchange {
+  const { hostname, port } = new URL(baseUrl);
+  const socket = connect(Number(port), hostname);
+  const started = Date.now();
+  let data = '';
+  let closedByServer = false;
+  socket.on('data', (d: Buffer) => (data += d.toString('utf8')));
+  socket.on('end', () => (closedByServer = true));
+  socket.on('error', () => undefined); // the server may reset a connection it refused
+  socket.write(head + firstBytes);
+  return {
+    socket,
+    answer: (ms = 3000) =>
+      new Promise((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          const [headPart, ...bodyParts] = data.split('\r\n\r\n');
+          resolve({ status: Number(headPart.split(' ')[1] ?? 0), head: headPart, body: bodyParts.join('\r\n\r\n'), closedByServer, at: Date.now() - started });
+        };
+        const timer = setTimeout(done, ms);
+        socket.on('close', done);
+      }),
+  };
+}
+
+const postHead = (t: Pick<TestTrigger, 'url'>, headers: Record<string, string>) => {
+  const u = new URL(t.url);
+  return `POST ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+};
+
+describeOnEveryAdapterAndDatabase('hostile input', ({ makeAdapter, database }) => {
+  let t: WebhookTestApp;
+  let echo: TestTrigger;
+  let logger: ReturnType<typeof recordingLogger>;
+
+  beforeAll(async () => {
+    logger = recordingLogger();
+    t = await startWebhookApp(makeAdapter, {
+      database,
+      logger,
+      options: { rateLimits: UNTHROTTLED, bodyTimeoutMs: 400, maxBodyBytes: 64 * 1024, failedKeyLimit: { limit: 1_000_000, ttlMs: 60_000 } },
+    });
+    echo = await createTrigger(t, 'echo');
+  });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    await t.admin.setCredits(ACCOUNT, 1000);
+    logger.loud.length = 0;
+  });
+
+  it.each([
+    ['an unknown trigger', 404, () => ({ url: `${t.baseUrl}/webhooks/trg_AAAAAAAAAAAAAAAA/trigger`, key: 'whk_x' })],
+    ['a wrong key', 401, () => ({ url: echo.url, key: 'whk_wrong' })],
+  ])('answers %s (%i) from the path and headers while a 1 GB body is still to come, and closes the connection', async (_case, status, target) => {
+    const { url, key } = target();
+    const exchange = openRaw(t.baseUrl, postHead({ url }, { 'Content-Type': 'application/json', 'X-Key': key, 'Content-Length': String(1024 ** 3) }), '{"a":');
+    const answer = await exchange.answer();
+    exchange.socket.destroy();
+    expect(answer.status).toBe(status);
+    expect(answer.at).toBeLessThan(1500);
+    expect(answer.closedByServer).toBe(true);
+    expect(JSON.parse(answer.body)).toMatchObject({ success: false, statusCode: status });
+  });
+
+  it('answers 413 at once for a declared Content-Length over maxBodyBytes, reads none of it, stores and charges nothing', async () => {
+    const exchange = openRaw(t.baseUrl, postHead(echo, { 'Content-Type': 'application/json', 'X-Key': echo.key, 'Content-Length': String(10 * 1024 ** 3) }));
+    const answer = await exchange.answer();
+    exchange.socket.destroy();
+    expect(answer.status).toBe(413);
+    expect(answer.at).toBeLessThan(1500);
+    expect(answer.closedByServer).toBe(true);
+    await expectNothingStored(t.store, echo.id, ACCOUNT, 1000);
+  });
+
+  it('answers 408 when an authenticated body trickles past bodyTimeoutMs, closes the connection, stores nothing', async () => {
+    const exchange = openRaw(t.baseUrl, postHead(echo, { 'Content-Type': 'application/json', 'X-Key': echo.key, 'Content-Length': '100' }), '{"a":');
+    const answer = await exchange.answer();
+    exchange.socket.destroy();
+    expect(answer.status).toBe(408);
+    expect(answer.at).toBeGreaterThanOrEqual(350);
+    expect(answer.at).toBeLessThan(2000);
+    expect(answer.closedByServer).toBe(true);
+    await expectNothingStored(t.store, echo.id, ACCOUNT, 1000);
+  });
+
+  it('treats a client that drops mid-body as nothing worse than a debug line: no error, nothing stored, the app keeps serving', async () => {
+    for (let i = 0; i < 20; i++) {
+      const exchange = openRaw(t.baseUrl, postHead(echo, { 'Content-Type': 'application/json', 'X-Key': echo.key, 'Content-Length': '1000' }), '{"a":"');
+      await sleep(20);
+      exchange.socket.destroy();
+    }
+    await sleep(200);
+    expect(logger.loud).toEqual([]);
+    await expectNothingStored(t.store, echo.id, ACCOUNT, 1000);
+    expect((await triggerBot(echo, { still: 'serving' })).status).toBe(200);
+  });
+
+  it('answers 400 for a body nested deeper than maxJsonDepth (5,000 levels once gave a 500), and accepts 64 levels', async () => {
+    const nested = (levels: number) => `{"a":${'['.repeat(levels - 1)}${']'.repeat(levels - 1)}}`;
+    const deep = await rawRequest(echo.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-key': echo.key }, body: nested(5000) });
+    expect(deep.status).toBe(400);
+    expect(deep.body.message).toBe(BODY_TOO_DEEP(64));
+    expect(logger.loud).toEqual([]);
+    await expectNothingStored(t.store, echo.id, ACCOUNT, 1000);
+    const ok = await rawRequest(echo.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-key': echo.key }, body: nested(64) });
+    expect(ok.status).toBe(200);
+  });
+
+  it.each([
+    ['trigger', (id: string) => `/webhooks/${id}/trigger`, 'POST'],
+    ['sync', (id: string) => `/webhooks/${id}/trigger/invocation/inv_AAAAAAAAAAAAAAAAAAAAAA/sync`, 'GET'],
+  ])('answers 404 (not 400 "Failed to decode param") for an undecodable id on the %s route', async (_route, path, method) => {
+    for (const bad of ['%zz', 'abc%', '%E0%A4%A']) {
+      const res = await rawRequest(`${t.baseUrl}${path(bad)}`, { method, headers: { 'content-type': 'application/json', 'x-key': echo.key }, body: method === 'POST' ? '{}' : undefined });
+      expect(res.status).toBe(404);
+      expect(res.body).toMatchObject({ success: false, statusCode: 404, error: 'Not Found' });
+    }
+    const inv = await rawRequest(`${echo.url}/invocation/%zz/sync`, { headers: { 'x-key': echo.key } });
+    expect(inv.status).toBe(404);
+    expect(inv.body.message).toMatch(/^Invocation "%zz" does not exist/);
+  });
+
+  it('never shows the internal account id to callers (402)', async () => {
+    await t.admin.setCredits(ACCOUNT, 0);
+    const poor = await triggerBot(echo, { a: 1 });
+    expectError(poor, 402);
+    expect(poor.body.message).not.toContain(ACCOUNT);
+    expect(poor.body.message).toMatch(/fewer than 1 credit/);
+  });
+});
+
+describeOnEveryAdapterAndDatabase('the failed-key limit', ({ makeAdapter, database }) => {
+  let t: WebhookTestApp;
+  let echo: TestTrigger;
+
+  beforeAll(async () => {
+    t = await startWebhookApp(makeAdapter, { database, options: { rateLimits: UNTHROTTLED, failedKeyLimit: { limit: 30, ttlMs: 60_000 } } });
+    echo = await createTrigger(t, 'echo');
+    await t.admin.setCredits(ACCOUNT, 1000);
+  });
+  afterAll(() => t.close());
+
+  it('is one atomic check-and-count: of 1,000 concurrent wrong keys from one IP, exactly 30 are judged (401), the rest get 429', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 1000 }, (_, i) => triggerBot({ url: echo.url, key: `whk_guess_${i}` }, {})),
+    );
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 401)).toHaveLength(30);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(970);
+    const blocked = results.find((r) => r.status === 429)!;
+    expect(blocked.body.message).toBe(TOO_MANY_FAILED_KEYS);
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    // Now even the right key from that IP waits: a guesser learns nothing from a 429.
+    expectError(await triggerBot(echo, {}), 429);
+    expect(await storedCredits(t.store, ACCOUNT)).toBe(1000);
+  });
+});
