@@ -174,6 +174,7 @@ describe('WebhookTriggersAdmin', () => {
           finishedAt: null,
           durationMs: null,
           outputs: null,
+          outputsTruncated: false,
           error: null,
         },
         {
@@ -187,6 +188,7 @@ describe('WebhookTriggersAdmin', () => {
           finishedAt: new Date(t0 + 350),
           durationMs: 250,
           outputs: [{ title: 't', message: 'm' }],
+          outputsTruncated: false,
           error: null,
         },
       ]);

@@ -24,6 +24,7 @@ describe('InvocationService', () => {
       fakes.unitOfWork,
       fakes.invocations,
       ledger,
+      fakes.accounts,
       fakes.registry,
       fakes.runner,
       fakes.invocationEvents,
@@ -35,7 +36,7 @@ describe('InvocationService', () => {
   }
 
   const balance = () => f.accounts.getBalance('acct');
-  const rows = () => f.invocations.listByBot('echo', 100);
+  const rows = () => f.invocations.listByBot('echo', 100, Number.MAX_SAFE_INTEGER);
 
   beforeAll(() => Logger.overrideLogger(false)); // the executor's notes on dropped outcomes
   beforeEach(async () => {
@@ -72,7 +73,8 @@ describe('InvocationService', () => {
       await f.accounts.setBalance('acct', 1);
       const error = await service.start(trigger, {}).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(NotEnoughCreditsError);
-      expect((error as Error).message).toBe('Account "acct" has fewer than 2 credit(s) left');
+      expect((error as Error).message).toBe("The bot's account has fewer than 2 credit(s) left; nothing was run");
+      expect((error as NotEnoughCreditsError).funded).toBe(true);
       expect(await rows()).toEqual([]);
       expect(await balance()).toBe(1);
       expect(f.runner.dispatched).toEqual([]);

@@ -311,9 +311,29 @@ describe.each([
       const second = newInvocation({ createdAt: at(2) });
       const third = newInvocation({ createdAt: at(3) });
       for (const i of [second, third, first, newInvocation({ botId: 'other' })]) await s.invocations.insert(i);
-      expect((await s.invocations.listByBot('echo', 10)).map((r) => r.id)).toEqual([third.id, second.id, first.id]);
-      expect((await s.invocations.listByBot('echo', 2)).map((r) => r.id)).toEqual([third.id, second.id]);
-      expect(await s.invocations.listByBot('nobody', 10)).toEqual([]);
+      expect((await s.invocations.listByBot('echo', 10, 1000)).map((r) => r.id)).toEqual([third.id, second.id, first.id]);
+      expect((await s.invocations.listByBot('echo', 2, 1000)).map((r) => r.id)).toEqual([third.id, second.id]);
+      expect(await s.invocations.listByBot('nobody', 10, 1000)).toEqual([]);
+    });
+
+    it('leaves outputs longer than the bound out of a list, flagged, and keeps them whole by id', async () => {
+      const short = newInvocation({ createdAt: at(1) });
+      const long = newInvocation({ createdAt: at(2) });
+      for (const i of [short, long]) await s.invocations.insert(i);
+      for (const [i, message] of [[short, 'x'], [long, 'y'.repeat(500)]] as const) {
+        await s.invocations.markRunning(i.id, at(3), 'owner', at(10_000));
+        await s.invocations.transition(i.id, 'running', 'succeeded', { finishedAt: at(4), outputs: [{ title: 't', message }], error: null });
+      }
+      const [listedLong, listedShort] = await s.invocations.listByBot('echo', 10, 100);
+      expect(listedShort).toMatchObject({ id: short.id, outputs: [{ title: 't', message: 'x' }], outputsTruncated: false });
+      expect(listedLong).toMatchObject({ id: long.id, outputs: null, outputsTruncated: true });
+      expect((await s.invocations.findById(long.id))?.outputs).toEqual([{ title: 't', message: 'y'.repeat(500) }]);
+    });
+
+    it('opens an account once and never overwrites its balance', async () => {
+      expect(await s.accounts.openAccount('fresh', 5)).toBe(true);
+      expect(await s.accounts.openAccount('fresh', 9)).toBe(false);
+      expect(await s.accounts.getBalance('fresh')).toBe(5);
     });
   });
 

@@ -43,6 +43,14 @@ export class InMemoryCreditAccounts extends CreditAccounts {
     return this.database.balances.get(accountId) ?? null;
   }
 
+  openAccount(accountId: string, credits: number): Promise<boolean> {
+    return this.database.write(undefined, () => {
+      if (this.database.balances.has(accountId)) return false;
+      this.database.balances.set(accountId, credits);
+      return true;
+    });
+  }
+
   setBalance(accountId: string, credits: number): Promise<void> {
     return this.database.write(undefined, () => {
       // The SQL table's CHECK (credits >= 0): a store must not hold what the real one refuses.

@@ -162,12 +162,17 @@ export class InMemoryInvocationRepository extends InvocationRepository {
       .map((r) => r.id);
   }
 
-  async listByBot(botId: string, limit: number): Promise<InvocationRecord[]> {
+  async listByBot(botId: string, limit: number, outputsUpTo: number): Promise<InvocationRecord[]> {
     return [...this.rows.values()]
       .filter((r) => r.botId === botId)
       .sort((a, b) => oldestFirst(b, a))
       .slice(0, limit)
-      .map(toRecord);
+      .map((row) => {
+        const record = toRecord(row);
+        // As in SQL: outputs longer than the bound (as JSON text) are left out of a list, and flagged.
+        const truncated = record.outputs !== null && JSON.stringify(record.outputs).length > outputsUpTo;
+        return { ...record, outputs: truncated ? null : record.outputs, outputsTruncated: truncated };
+      });
   }
 }
 
