@@ -8,6 +8,9 @@ import { Module, type INestApplication, type LoggerService } from '@nestjs/commo
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   WEBHOOK_TRIGGER_ENTITIES,
   WEBHOOK_TRIGGER_MIGRATIONS,
@@ -22,7 +25,7 @@ import { SHUTDOWN_HOOKS_OFF } from '../../src/errors/webhook-trigger.messages.js
 import { EchoBot } from '../fixtures/bots.js';
 import { storedCredits } from '../helpers/db.js';
 import { expectError, syncInvocation, triggerBot } from '../helpers/http.js';
-import { freePort } from '../helpers/process.js';
+import { freePort } from '../helpers/sample-app-process.js';
 import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
 import { ADAPTERS, UNTHROTTLED, createTrigger, startWebhookApp, triggerOn } from '../helpers/webhook-app.js';
 
@@ -42,8 +45,9 @@ function warnings(): LoggerService & { lines: string[] } {
 
 describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
   it('runs the first trigger at once when the account is opened by the accounts option, and never overwrites a balance', async () => {
-    const t = await startWebhookApp(makeAdapter, { options: { rateLimits: UNTHROTTLED, accounts: { acct: { credits: 5 } } } });
-    const file = t.store;
+    const dir = mkdtempSync(join(tmpdir(), 'webhook-first-use-'));
+    const file = { type: 'better-sqlite3' as const, file: join(dir, 'webhooks.sqlite') }; // kept across the restart
+    const t = await startWebhookApp(makeAdapter, { store: file, options: { rateLimits: UNTHROTTLED, accounts: { acct: { credits: 5 } } } });
     try {
       const echo = await createTrigger(t, 'echo');
       const res = await triggerBot(echo, { hello: 'world' });
@@ -59,6 +63,7 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
       expect(await storedCredits(again.store, 'acct')).toBe(4);
     } finally {
       await again.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

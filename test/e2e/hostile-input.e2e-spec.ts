@@ -91,46 +91,51 @@ describeOnEveryAdapterAndDatabase('hostile input', ({ makeAdapter, database }) =
   });
 
   it('answers 413 at once for a declared Content-Length over maxBodyBytes, reads none of it, stores and charges nothing', async () => {
-    const exchange = openRaw(t.baseUrl, postHead(echo, { 'Content-Type': 'application/json', 'X-Key': echo.key, 'Content-Length': String(10 * 1024 ** 3) }));
+    const fresh = await createTrigger(t, 'echo');
+    const exchange = openRaw(t.baseUrl, postHead(fresh, { 'Content-Type': 'application/json', 'X-Key': fresh.key, 'Content-Length': String(10 * 1024 ** 3) }));
     const answer = await exchange.answer();
     exchange.socket.destroy();
     expect(answer.status).toBe(413);
     expect(answer.at).toBeLessThan(1500);
     expect(answer.closedByServer).toBe(true);
-    await expectNothingStored(t.store, echo.id, ACCOUNT, 1000);
+    await expectNothingStored(t, [], fresh, ACCOUNT, 1000);
   });
 
   it('answers 408 when an authenticated body trickles past bodyTimeoutMs, closes the connection, stores nothing', async () => {
-    const exchange = openRaw(t.baseUrl, postHead(echo, { 'Content-Type': 'application/json', 'X-Key': echo.key, 'Content-Length': '100' }), '{"a":');
+    const fresh = await createTrigger(t, 'echo');
+    const exchange = openRaw(t.baseUrl, postHead(fresh, { 'Content-Type': 'application/json', 'X-Key': fresh.key, 'Content-Length': '100' }), '{"a":');
     const answer = await exchange.answer();
     exchange.socket.destroy();
     expect(answer.status).toBe(408);
     expect(answer.at).toBeGreaterThanOrEqual(350);
     expect(answer.at).toBeLessThan(2000);
     expect(answer.closedByServer).toBe(true);
-    await expectNothingStored(t.store, echo.id, ACCOUNT, 1000);
+    await expectNothingStored(t, [], fresh, ACCOUNT, 1000);
   });
 
   it('treats a client that drops mid-body as nothing worse than a debug line: no error, nothing stored, the app keeps serving', async () => {
+    const fresh = await createTrigger(t, 'echo');
     for (let i = 0; i < 20; i++) {
-      const exchange = openRaw(t.baseUrl, postHead(echo, { 'Content-Type': 'application/json', 'X-Key': echo.key, 'Content-Length': '1000' }), '{"a":"');
+      const exchange = openRaw(t.baseUrl, postHead(fresh, { 'Content-Type': 'application/json', 'X-Key': fresh.key, 'Content-Length': '1000' }), '{"a":"');
       await sleep(20);
       exchange.socket.destroy();
     }
     await sleep(200);
     expect(logger.loud).toEqual([]);
-    await expectNothingStored(t.store, echo.id, ACCOUNT, 1000);
-    expect((await triggerBot(echo, { still: 'serving' })).status).toBe(200);
+    await expectNothingStored(t, [], fresh, ACCOUNT, 1000);
+    expect((await triggerBot(fresh, { still: 'serving' })).status).toBe(200);
   });
 
   it('answers 400 for a body nested deeper than maxJsonDepth (5,000 levels once gave a 500), and accepts 64 levels', async () => {
+    const fresh = await createTrigger(t, 'echo');
     const nested = (levels: number) => `{"a":${'['.repeat(levels - 1)}${']'.repeat(levels - 1)}}`;
-    const deep = await rawRequest(echo.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-key': echo.key }, body: nested(5000) });
+    const headers = { 'content-type': 'application/json', 'x-key': fresh.key };
+    const deep = await rawRequest(fresh.url, { method: 'POST', headers, body: nested(5000) });
     expect(deep.status).toBe(400);
     expect(deep.body.message).toBe(BODY_TOO_DEEP(64));
     expect(logger.loud).toEqual([]);
-    await expectNothingStored(t.store, echo.id, ACCOUNT, 1000);
-    const ok = await rawRequest(echo.url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-key': echo.key }, body: nested(64) });
+    await expectNothingStored(t, [], fresh, ACCOUNT, 1000);
+    const ok = await rawRequest(fresh.url, { method: 'POST', headers, body: nested(64) });
     expect(ok.status).toBe(200);
   });
 
