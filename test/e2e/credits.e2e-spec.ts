@@ -1,4 +1,5 @@
 /** Credits: a run costs its bot's credits, charged once and atomically; no credits, no run. */
+import { NOT_ENOUGH_CREDITS } from '../../src/errors/webhook-trigger.messages.js';
 import { WebhookBot, WebhookBotHost, type BotOutput } from '../../src/index.js';
 import { expectNothingStored, storedCredits, storedInvocations } from '../helpers/db.js';
 import { captureEvents, type CapturedEvent } from '../helpers/events.js';
@@ -51,7 +52,9 @@ describeOnEveryAdapterAndDatabase('credits', ({ makeAdapter, database }) => {
       await t.admin.setCredits(ACCOUNT, 0);
       const res = await triggerBot(trigger, { a: 1 });
       expectError(res, 402);
-      expect(res.body.message).toMatch(/acct/);
+      // The caller learns why, never the internal account id behind the trigger.
+      expect(res.body.message).toBe(NOT_ENOUGH_CREDITS(1));
+      expect(res.body.message).not.toMatch(/acct/);
       await sleep(50); // a run, had one been dispatched, would have started by now
       await expectNothingStored(t, events, trigger, ACCOUNT, 0);
       expect((await t.admin.listInvocations('echo', 1000)).filter((i) => i.triggerId === trigger.id)).toEqual([]);
