@@ -1,0 +1,567 @@
+// Install tests (`npm run test:install`): the library as users get it. Packs it (`npm pack`, whose prepack
+// builds dist/), generates fresh NestJS host apps with the Nest CLI in a temp dir, installs the tarball with
+// the README's own install lines, writes the README's snippets in as the app's code, compiles with the app's
+// `npm run build`, starts `node dist/main.js`, creates and funds a trigger through WebhookTriggersAdmin,
+// triggers it over HTTP, waits on sync and stops the process with SIGTERM.
+//
+// Not part of `npm test`: it installs from the registry and takes minutes. Options:
+//   --only=<app>[,<app>]   run only these apps (names below)
+//   --keep                 keep the temp dir (apps, logs, tarball) and print its path
+//   --build-native-each    build better-sqlite3 from source in every app (by default, the first app builds
+//                          it and later apps unpack that build as a local prebuild: ~70 s saved per app)
+// Environment: WEBHOOK_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test) names the server
+// on which the PostgreSQL app gets a scratch database.
+import { spawn } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).name;
+const POSTGRES_URL = process.env.WEBHOOK_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** The three hosts. `module` names the README snippet that becomes src/app.module.ts. */
+const APPS = [
+  {
+    name: 'nest11-cjs-express',
+    cli: '@nestjs/cli@11',
+    nest: 11,
+    moduleType: 'commonjs',
+    adapter: 'express',
+    module: 'app.module',
+    db: 'sqlite',
+  },
+  {
+    name: 'nest12-esm-fastify',
+    cli: '@nestjs/cli@12',
+    nest: 12,
+    moduleType: 'module',
+    adapter: 'fastify',
+    module: 'app.module',
+    db: 'sqlite',
+    extras: ['@nestjs/platform-fastify'],
+    env: { WEBHOOK_KEY_SECRET: 'install-test-key-secret-0123456789' },
+  },
+  {
+    name: 'nest12-postgres-datasource',
+    cli: '@nestjs/cli@12',
+    nest: 12,
+    moduleType: 'module',
+    adapter: 'express',
+    module: 'app.module.datasource',
+    db: 'postgres',
+    extras: ['pg'],
+  },
+];
+
+const args = process.argv.slice(2);
+const only = args
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
+const keep = args.includes('--keep');
+const buildNativeEach = args.includes('--build-native-each');
+for (const a of args) if (!['--keep', '--build-native-each'].includes(a) && !a.startsWith('--only=')) fail(`unknown argument ${a}`);
+if (only) for (const n of only) if (!APPS.some((a) => a.name === n)) fail(`unknown app ${n} (apps: ${APPS.map((a) => a.name).join(', ')})`);
+
+const started = Date.now();
+const secs = (ms) => (ms / 1000).toFixed(1);
+const log = (msg) => console.log(`[${secs(Date.now() - started).padStart(6)}s] ${msg}`);
+function fail(msg) {
+  throw Object.assign(new Error(msg), { installTest: true });
+}
+
+// --- README: install lines and snippets, found by the HTML comment that marks them ------------------------
+
+/** The fenced code block right after `<!-- marker -->`. */
+function readmeBlock(marker) {
+  const m = README.match(new RegExp(`<!-- ${marker.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} -->\\n\`\`\`\\w*\\n([\\s\\S]*?)\\n\`\`\``));
+  if (!m) fail(`README.md has no fenced code block marked <!-- ${marker} -->`);
+  return m[1];
+}
+
+/** The README's install line for a NestJS major, with the package name replaced by the tarball's path. */
+function installLine(nest, tarball) {
+  const lines = readmeBlock(`install:nest${nest}`)
+    .split('\n')
+    .filter((l) => l.trim() !== '');
+  if (lines.length !== 1 || !lines[0].startsWith('npm install ')) fail(`<!-- install:nest${nest} --> is not one npm install line`);
+  const words = lines[0].trim().split(/\s+/);
+  if (!words.includes(PACKAGE)) fail(`<!-- install:nest${nest} --> does not install ${PACKAGE}`);
+  return words.map((w) => (w === PACKAGE ? tarball : w));
+}
+
+/** From the table after `<!-- install:extras -->`, the `npm install …` command that installs `pkg`. */
+function extrasLine(pkg) {
+  const table = README.split('<!-- install:extras -->\n')[1]?.split('\n\n')[0];
+  if (!table) fail('README.md has no table marked <!-- install:extras -->');
+  for (const [, cmd] of table.matchAll(/`(npm install [^`]+)`/g)) {
+    const words = cmd.trim().split(/\s+/);
+    if (words.some((w) => w === pkg || w.startsWith(`${pkg}@`))) return words;
+  }
+  fail(`the <!-- install:extras --> table has no npm install line for ${pkg}`);
+}
+
+/** The README's trigger and sync example: the body sent and the answers shown. */
+function curlExample() {
+  const block = readmeBlock('snippet:curl');
+  const body = block.match(/ -d '([^']+)'/)?.[1];
+  const answers = [...block.matchAll(/^# (\{.*\})$/gm)].map((m) => JSON.parse(m[1]));
+  if (!body || answers.length !== 2) fail('<!-- snippet:curl --> should have one -d body and two "# {json}" answers (trigger, sync)');
+  return { body, triggerAnswer: answers[0], syncAnswer: answers[1] };
+}
+
+// --- processes ---------------------------------------------------------------------------------------------
+
+const children = new Set();
+
+/** Runs a command to completion, its output into `logFile`; fails with the output's tail. */
+function run(cmd, argv, { cwd, env, logFile, timeoutMs }) {
+  return new Promise((resolvePromise, reject) => {
+    const out = createWriteStream(logFile, { flags: 'a' });
+    out.write(`$ ${[cmd, ...argv].join(' ')}   (in ${cwd})\n`);
+    const child = spawn(cmd, argv, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.add(child);
+    child.stdout.pipe(out, { end: false });
+    child.stderr.pipe(out, { end: false });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', (e) => reject(e));
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      children.delete(child);
+      out.end(() => {
+        if (code === 0) return resolvePromise(readFileSync(logFile, 'utf8'));
+        const why = signal === 'SIGKILL' ? `did not finish within ${secs(timeoutMs)}s` : `exited with ${code ?? signal}`;
+        reject(Object.assign(new Error(`${cmd} ${argv.join(' ')} ${why}`), { installTest: true, logFile }));
+      });
+    });
+  });
+}
+
+function tail(text, lines = 60) {
+  return text.split('\n').slice(-lines).join('\n');
+}
+
+function freePort() {
+  return new Promise((resolvePromise, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolvePromise(port));
+    });
+  });
+}
+
+/** A started app: its output so far, a line-waiter and its exit. */
+function startApp(dir, env) {
+  const child = spawn(process.execPath, ['dist/main.js'], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  const app = { child, stdout: '', stderr: '', exit: null };
+  const waiters = new Set();
+  const check = () => {
+    for (const w of waiters) w();
+  };
+  child.stdout.on('data', (d) => ((app.stdout += d), check()));
+  child.stderr.on('data', (d) => ((app.stderr += d), check()));
+  app.exited = new Promise((resolvePromise) =>
+    child.on('exit', (code, signal) => {
+      children.delete(child);
+      app.exit = { code, signal };
+      check();
+      resolvePromise(app.exit);
+    }),
+  );
+  /** The first stdout line matching `re`, or a failure on exit or after `ms`. */
+  app.waitForLine = (re, ms) =>
+    new Promise((resolvePromise, reject) => {
+      const timer = setTimeout(() => (waiters.delete(w), reject(new Error(`no line matching ${re} within ${secs(ms)}s`))), ms);
+      const w = () => {
+        const m = app.stdout.match(re);
+        if (m || app.exit) {
+          clearTimeout(timer);
+          waiters.delete(w);
+          if (m) resolvePromise(m);
+          else reject(new Error(`the app exited (${JSON.stringify(app.exit)}) before printing a line matching ${re}`));
+        }
+      };
+      waiters.add(w);
+      w();
+    });
+  app.output = () => `--- stdout ---\n${tail(app.stdout, 80)}\n--- stderr ---\n${tail(app.stderr, 80)}`;
+  return app;
+}
+
+async function http(method, url, { key, body } = {}) {
+  const headers = { 'X-Key': key };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  const res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(30_000) });
+  const text = await res.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, json, text, headers: res.headers };
+}
+
+// --- better-sqlite3: build once, unpack in later apps -------------------------------------------------------
+
+/**
+ * better-sqlite3's install script is `prebuild-install || node-gyp rebuild`. No prebuilt binary can be
+ * downloaded here, so each app would compile SQLite (~70 s on 2 cores). After the first build, this packs the
+ * binary the way its GitHub release does, into a folder that prebuild-install reads before downloading
+ * (`npm_config_better_sqlite3_local_prebuilds`): later apps install it as users with a download do.
+ * Returns how better-sqlite3 got into this app.
+ */
+async function shareNativeBuild(dir, ctx, logFile) {
+  const pkgDir = join(dir, 'node_modules', 'better-sqlite3');
+  if (!existsSync(join(pkgDir, 'package.json'))) return undefined;
+  const { version } = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
+  const fromSource = existsSync(join(pkgDir, 'build', 'Release', 'obj'));
+  const how = `better-sqlite3 ${version} ${fromSource ? 'built from source' : 'unpacked from the local prebuild'}`;
+  if (buildNativeEach || !fromSource) return how;
+  const name = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}-${process.arch}.tar.gz`;
+  mkdirSync(ctx.prebuilds, { recursive: true });
+  await run('tar', ['-czf', join(ctx.prebuilds, name), '-C', pkgDir, 'build/Release/better_sqlite3.node'], {
+    cwd: dir,
+    logFile,
+    timeoutMs: 60_000,
+  });
+  ctx.npmEnv.npm_config_better_sqlite3_local_prebuilds = ctx.prebuilds;
+  return `${how}; packed as a local prebuild for the next apps`;
+}
+
+// --- PostgreSQL scratch database (pg from the repo's own dev dependencies) -----------------------------------
+
+async function withPg(fn) {
+  const { default: pg } = await import('pg');
+  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The scratch database that exists now, dropped on SIGINT/SIGTERM too. */
+let scratchDb;
+
+async function createScratchDb() {
+  const name = `webhook_install_${process.pid}_${Date.now()}`;
+  await withPg((c) => c.query(`CREATE DATABASE ${name}`));
+  scratchDb = name;
+  const url = new URL(POSTGRES_URL);
+  url.pathname = `/${name}`;
+  return { name, url: url.toString() };
+}
+
+async function dropScratchDb(name) {
+  await withPg((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  scratchDb = undefined;
+}
+
+// --- generated code ---------------------------------------------------------------------------------------
+
+/**
+ * main.ts: the README's main snippet inside a bootstrap function (on Fastify with the README's Fastify
+ * `create` call), then test-only scaffolding, not from the README: with INSTALL_TEST_SETUP=1 it funds the
+ * first bot's account and creates a trigger through WebhookTriggersAdmin, and prints them as one JSON line.
+ */
+function mainTs(app) {
+  let snippet = readmeBlock('snippet:main');
+  const imports = ["import { NestFactory } from '@nestjs/core';"];
+  if (app.adapter === 'fastify') {
+    const create = README.match(/on Fastify: `(NestFactory\.create\(AppModule, new FastifyAdapter\([^`]*\)\))`/)?.[1];
+    if (!create)
+      fail('README.md does not say how to create the app on Fastify ("on Fastify: `NestFactory.create(AppModule, new FastifyAdapter())`")');
+    if (!snippet.includes('NestFactory.create(AppModule)')) fail('<!-- snippet:main --> has no NestFactory.create(AppModule)');
+    snippet = snippet.replace('NestFactory.create(AppModule)', create);
+    imports.push("import { FastifyAdapter } from '@nestjs/platform-fastify';");
+  }
+  imports.push(`import { WebhookTriggersAdmin } from '${PACKAGE}';`, "import { AppModule } from './app.module.js';");
+  const indent = (s) => s.replace(/^(?=.)/gm, '  ');
+  return `${imports.join('\n')}
+
+async function bootstrap(): Promise<void> {
+  // --- README.md <!-- snippet:main --> ---
+${indent(snippet)}
+  // --- install-test scaffolding (not from the README) ---
+  if (process.env.INSTALL_TEST_SETUP === '1') {
+    const admin = app.get(WebhookTriggersAdmin);
+    const bots = admin.listBots();
+    const bot = bots[0];
+    if (bots.length !== 1 || bot === undefined) throw new Error(\`expected one bot, found \${bots.length}\`);
+    await admin.setCredits(bot.accountId, 10);
+    const trigger = await admin.createTrigger(bot.id, { name: 'install test' });
+    const credits = await admin.getCredits(bot.accountId);
+    console.log(\`INSTALL_TEST_SETUP \${JSON.stringify({ bot, credits, trigger })}\`);
+  }
+}
+
+bootstrap().catch((e: unknown) => {
+  console.error(e);
+  process.exit(1);
+});
+`;
+}
+
+/** Writes the README's module and bot snippets (and main.ts) into the generated app. */
+function writeAppCode(app, dir) {
+  const moduleTs = readmeBlock(`snippet:${app.module}`);
+  const botImport = moduleTs.match(/import \{ (\w+) \} from '\.\/([\w.-]+)\.js';/);
+  if (!botImport) fail(`<!-- snippet:${app.module} --> imports no bot from a relative './<file>.js'`);
+  const [, botClass, botFile] = botImport;
+  const botTs = readmeBlock('snippet:bot');
+  if (!botTs.includes(`export class ${botClass} `))
+    fail(`<!-- snippet:bot --> does not export ${botClass}, which <!-- snippet:${app.module} --> imports`);
+  writeFileSync(join(dir, 'src/app.module.ts'), `${moduleTs}\n`);
+  writeFileSync(join(dir, `src/${botFile}.ts`), `${botTs}\n`);
+  writeFileSync(join(dir, 'src/main.ts'), mainTs(app));
+  return [
+    `src/app.module.ts (<!-- snippet:${app.module} -->)`,
+    `src/${botFile}.ts (<!-- snippet:bot -->)`,
+    'src/main.ts (<!-- snippet:main --> + scaffolding)',
+  ];
+}
+
+/** Fails unless the generated app is the kind of host this run is about. */
+function checkGeneratedApp(app, dir) {
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+  const type = pkg.type === 'module' ? 'module' : 'commonjs';
+  if (type !== app.moduleType) fail(`${app.cli} generated a ${type} app, expected ${app.moduleType}`);
+  const nestRange = pkg.dependencies?.['@nestjs/core'] ?? '';
+  if (!nestRange.includes(`${app.nest}.`)) fail(`${app.cli} generated @nestjs/core ${nestRange}, expected ${app.nest}.x`);
+  const tsconfig = JSON.parse(readFileSync(join(dir, 'tsconfig.json'), 'utf8')).compilerOptions;
+  if (app.moduleType === 'module') {
+    if (String(tsconfig.module).toLowerCase() !== 'nodenext') fail(`tsconfig module is ${tsconfig.module}, expected nodenext`);
+    if (tsconfig.strict !== true) fail('tsconfig is not strict');
+  }
+  return `type ${type}, @nestjs/core ${nestRange}, tsconfig module ${tsconfig.module}${tsconfig.strict ? ', strict' : ''}`;
+}
+
+/** Installed versions of what matters, and one copy of Nest. */
+function checkInstalled(app, dir) {
+  const version = (p) => {
+    const f = join(dir, 'node_modules', p, 'package.json');
+    return existsSync(f) ? JSON.parse(readFileSync(f, 'utf8')).version : 'missing';
+  };
+  const core = version('@nestjs/core');
+  if (core.split('.')[0] !== String(app.nest)) fail(`@nestjs/core ${core} installed, expected ${app.nest}.x`);
+  const want = [
+    '@nestjs/core',
+    PACKAGE,
+    '@nestjs/typeorm',
+    'typeorm',
+    app.db === 'postgres' ? 'pg' : 'better-sqlite3',
+    `@nestjs/platform-${app.adapter}`,
+  ];
+  const versions = want.map((p) => `${p} ${version(p)}`);
+  for (const v of versions) if (v.endsWith(' missing')) fail(`not installed: ${v}`);
+  const nested = join(dir, 'node_modules', PACKAGE, 'node_modules', '@nestjs');
+  if (existsSync(nested)) fail(`${PACKAGE} got its own copy of @nestjs packages (${nested})`);
+  return versions.join(', ');
+}
+
+// --- one app ---------------------------------------------------------------------------------------------
+
+async function testApp(app, ctx) {
+  const t0 = Date.now();
+  const timings = [];
+  const logFile = join(ctx.tmp, `${app.name}.log`);
+  const dir = join(ctx.tmp, 'apps', app.name);
+  const npmEnv = ctx.npmEnv;
+  const step = async (label, fn) => {
+    const s = Date.now();
+    log(`${app.name}: ${label} …`);
+    const detail = await fn();
+    timings.push([label, Date.now() - s]);
+    log(`${app.name}: ${label} ok (${secs(Date.now() - s)}s)${detail ? `: ${detail}` : ''}`);
+  };
+  let proc;
+  let db;
+  try {
+    await step(`nest new (${app.cli})`, async () => {
+      await run('npx', ['-y', app.cli, 'new', app.name, '--skip-git', '--package-manager', 'npm', '--skip-install'], {
+        cwd: join(ctx.tmp, 'apps'),
+        env: npmEnv,
+        logFile,
+        timeoutMs: 5 * 60_000,
+      });
+      return checkGeneratedApp(app, dir);
+    });
+    const lines = [installLine(app.nest, ctx.tarball), ...(app.extras ?? []).map(extrasLine)];
+    for (const words of lines) {
+      const shown = words.map((w) => (w === ctx.tarball ? `<${PACKAGE}.tgz>` : w)).join(' ');
+      await step(shown, async () => {
+        const out = await run(words[0], words.slice(1), { cwd: dir, env: npmEnv, logFile, timeoutMs: 10 * 60_000 });
+        return out.match(/(added|changed|up to date)[^\n]*in [^\n]*/g)?.at(-1);
+      });
+    }
+    await step('installed versions', async () => {
+      const native = await shareNativeBuild(dir, ctx, logFile);
+      return [checkInstalled(app, dir), native].filter(Boolean).join('; ');
+    });
+    await step('write README snippets', async () => writeAppCode(app, dir).join(', '));
+    await step('npm run build', async () => {
+      await run('npm', ['run', 'build'], { cwd: dir, env: npmEnv, logFile, timeoutMs: 5 * 60_000 });
+      if (!existsSync(join(dir, 'dist/main.js'))) fail('npm run build wrote no dist/main.js');
+    });
+
+    const port = await freePort();
+    const env = { PORT: String(port), INSTALL_TEST_SETUP: '1', ...app.env };
+    if (app.db === 'postgres') {
+      db = await createScratchDb();
+      env.DATABASE_URL = db.url;
+    }
+    let setup;
+    await step(`start node dist/main.js on port ${port}${db ? ` (database ${db.name})` : ''}`, async () => {
+      proc = startApp(dir, env);
+      const m = await proc.waitForLine(/^INSTALL_TEST_SETUP (.*)$/m, 90_000);
+      setup = JSON.parse(m[1]);
+      const { bot, credits, trigger } = setup;
+      if (credits?.credits !== 10) fail(`setCredits(${bot.accountId}, 10) then getCredits gave ${JSON.stringify(credits)}`);
+      if (!trigger.key || !trigger.url.endsWith(`/webhooks/${trigger.id}/trigger`)) fail(`createTrigger gave ${JSON.stringify(trigger)}`);
+      return `bot ${bot.id} (account ${bot.accountId}, ${bot.credits} credits per run) funded with 10; trigger ${trigger.id} at ${trigger.url}`;
+    });
+
+    const { trigger, bot } = setup;
+    const base = `http://127.0.0.1:${port}${new URL(trigger.url).pathname}`;
+    const example = ctx.example;
+    let invocationId;
+    await step(`POST trigger ${example.body}`, async () => {
+      const res = await http('POST', base, { key: trigger.key, body: example.body });
+      if (res.status !== 200) fail(`trigger answered ${res.status}: ${res.text}`);
+      // Express announces itself; Fastify does not.
+      const poweredBy = res.headers.get('x-powered-by');
+      if ((app.adapter === 'express') !== (poweredBy === 'Express')) fail(`served by the wrong adapter (X-Powered-By: ${poweredBy})`);
+      invocationId = res.json?.invocation?.id;
+      const shape = (o) => JSON.stringify(o, (k, v) => (k === 'id' ? typeof v : v));
+      if (typeof invocationId !== 'string' || !invocationId.startsWith('inv_') || shape(res.json) !== shape(example.triggerAnswer)) {
+        fail(`trigger answered ${res.text}, expected the shape of the README's ${JSON.stringify(example.triggerAnswer)}`);
+      }
+      return res.text;
+    });
+    await step('GET sync', async () => {
+      const res = await http('GET', `${base}/invocation/${invocationId}/sync`, { key: trigger.key });
+      if (res.status !== 200 || !isDeepStrictEqual(res.json, example.syncAnswer)) {
+        fail(`sync answered ${res.status} ${res.text}, expected 200 ${JSON.stringify(example.syncAnswer)} (README)`);
+      }
+      return res.text;
+    });
+    await step('GET status', async () => {
+      const res = await http('GET', `${base}/invocation/${invocationId}`, { key: trigger.key });
+      if (res.status !== 200 || res.json?.invocation?.status !== 'succeeded') fail(`status answered ${res.status} ${res.text}`);
+      return `status ${res.json.invocation.status}, charged ${bot.credits} of 10 credits`;
+    });
+    if (db) {
+      await step('rows in the host DataSource', async () => {
+        const { default: pg } = await import('pg');
+        const c = new pg.Client({ connectionString: db.url });
+        await c.connect();
+        try {
+          const { rows } = await c.query('SELECT status FROM webhook_invocations WHERE id = $1', [invocationId]);
+          const acc = await c.query('SELECT credits FROM webhook_accounts WHERE id = $1', [bot.accountId]);
+          if (rows[0]?.status !== 'succeeded') fail(`webhook_invocations row: ${JSON.stringify(rows)}`);
+          if (Number(acc.rows[0]?.credits) !== 10 - bot.credits) fail(`webhook_accounts credits: ${JSON.stringify(acc.rows)}`);
+          return `webhook_invocations ${invocationId} succeeded, webhook_accounts ${bot.accountId} has ${acc.rows[0].credits} credits`;
+        } finally {
+          await c.end();
+        }
+      });
+    }
+    await step('SIGTERM', async () => {
+      const s = Date.now();
+      proc.child.kill('SIGTERM');
+      const exit = await Promise.race([proc.exited, new Promise((r) => setTimeout(() => r(null), 10_000))]);
+      if (!exit) fail('the app was still running 10 s after SIGTERM');
+      // enableShutdownHooks(): Nest closes the app, then re-raises the signal on itself.
+      if (!(exit.code === 0 || exit.signal === 'SIGTERM')) fail(`the app exited with ${JSON.stringify(exit)} after SIGTERM`);
+      if (/\bERROR\b/.test(proc.stdout + proc.stderr)) fail('the app logged an ERROR');
+      return `exited (${exit.code === 0 ? 'code 0' : 'signal SIGTERM, re-raised by Nest after closing'}) in ${Date.now() - s} ms`;
+    });
+    return { name: app.name, ok: true, ms: Date.now() - t0, timings };
+  } catch (e) {
+    log(`${app.name}: FAILED: ${e.message}`);
+    if (e.logFile) console.log(`--- ${e.logFile} (tail) ---\n${tail(readFileSync(e.logFile, 'utf8'))}`);
+    if (proc) console.log(`--- ${app.name} process output ---\n${proc.output()}`);
+    if (!e.installTest) console.log(e.stack);
+    return { name: app.name, ok: false, ms: Date.now() - t0, timings, error: e.message };
+  } finally {
+    if (proc && !proc.exit) {
+      proc.child.kill('SIGKILL');
+      await proc.exited;
+    }
+    if (db) await dropScratchDb(db.name).catch((e) => log(`could not drop database ${db.name}: ${e.message}`));
+  }
+}
+
+// --- main --------------------------------------------------------------------------------------------------
+
+async function main() {
+  const tmp = mkdtempSync(join(tmpdir(), 'webhook-install-'));
+  const cleanup = () => {
+    for (const c of children) c.kill('SIGKILL');
+    if (!keep) rmSync(tmp, { recursive: true, force: true });
+  };
+  for (const sig of ['SIGINT', 'SIGTERM']) {
+    process.on(sig, () => {
+      log(`${sig}: stopping`);
+      cleanup();
+      const drop = scratchDb ? dropScratchDb(scratchDb).catch(() => undefined) : Promise.resolve();
+      void drop.then(() => process.exit(1));
+    });
+  }
+  // One npm cache for everything (npm's own, shared with npx); no audit, fund or update notices.
+  const npmEnv = { npm_config_fund: 'false', npm_config_audit: 'false', npm_config_update_notifier: 'false' };
+  const results = [];
+  try {
+    log(`README.md: ${Buffer.byteLength(README)} bytes; temp dir ${tmp}`);
+    const example = curlExample();
+    const apps = APPS.filter((a) => !only || only.includes(a.name));
+    // Fail on a README that lost a marker before spending minutes on installs.
+    for (const a of apps) {
+      installLine(a.nest, 'x.tgz');
+      for (const e of a.extras ?? []) extrasLine(e);
+      readmeBlock(`snippet:${a.module}`);
+    }
+    readmeBlock('snippet:bot');
+    readmeBlock('snippet:main');
+
+    const s = Date.now();
+    log('npm pack (prepack builds dist/) …');
+    const packLog = join(tmp, 'pack.log');
+    await run('npm', ['pack', '--json', '--pack-destination', tmp], { cwd: ROOT, env: npmEnv, logFile: packLog, timeoutMs: 5 * 60_000 });
+    const tarball = join(tmp, `${PACKAGE}-${JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version}.tgz`);
+    if (!existsSync(tarball)) fail(`npm pack wrote no ${tarball}`);
+    log(`npm pack ok (${secs(Date.now() - s)}s): ${tarball}`);
+    mkdirSync(join(tmp, 'apps'));
+
+    const ctx = { tmp, tarball, npmEnv, example, prebuilds: join(tmp, 'prebuilds') };
+    for (const app of apps) results.push(await testApp(app, ctx));
+  } catch (e) {
+    console.log(`\nINSTALL TESTS FAILED: ${e.message}`);
+    if (e.logFile) console.log(`--- ${e.logFile} (tail) ---\n${tail(readFileSync(e.logFile, 'utf8'))}`);
+    if (!e.installTest) console.log(e.stack);
+    results.push({ name: 'setup', ok: false, error: e.message });
+  } finally {
+    cleanup();
+  }
+
+  console.log(`\n=== install tests (${secs(Date.now() - started)}s in all)`);
+  for (const r of results) {
+    console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${r.name}${r.ms !== undefined ? ` (${secs(r.ms)}s)` : ''}${r.error ? `: ${r.error}` : ''}`);
+    for (const [label, ms] of r.timings ?? []) console.log(`       ${secs(ms).padStart(6)}s  ${label}`);
+  }
+  if (keep) console.log(`kept: ${tmp}`);
+  const ok = results.length > 0 && results.every((r) => r.ok);
+  process.exitCode = ok ? 0 : 1;
+}
+
+await main();
