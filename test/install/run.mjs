@@ -12,7 +12,7 @@
 // Environment: WEBHOOK_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test) names the server
 // on which the PostgreSQL app gets a scratch database.
 import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -65,8 +65,14 @@ const only = args
   .split(',');
 const keep = args.includes('--keep');
 const buildNativeEach = args.includes('--build-native-each');
-for (const a of args) if (!['--keep', '--build-native-each'].includes(a) && !a.startsWith('--only=')) fail(`unknown argument ${a}`);
-if (only) for (const n of only) if (!APPS.some((a) => a.name === n)) fail(`unknown app ${n} (apps: ${APPS.map((a) => a.name).join(', ')})`);
+function usage(msg) {
+  console.error(
+    `${msg}\nusage: npm run test:install -- [--only=<app>[,<app>]] [--keep] [--build-native-each]\napps: ${APPS.map((a) => a.name).join(', ')}`,
+  );
+  process.exit(2);
+}
+for (const a of args) if (!['--keep', '--build-native-each'].includes(a) && !a.startsWith('--only=')) usage(`unknown argument ${a}`);
+if (only) for (const n of only) if (!APPS.some((a) => a.name === n)) usage(`unknown app ${n}`);
 
 const started = Date.now();
 const secs = (ms) => (ms / 1000).toFixed(1);
@@ -122,6 +128,7 @@ const children = new Set();
 /** Runs a command to completion, its output into `logFile`; fails with the output's tail. */
 function run(cmd, argv, { cwd, env, logFile, timeoutMs }) {
   return new Promise((resolvePromise, reject) => {
+    const from = existsSync(logFile) ? statSync(logFile).size : 0;
     const out = createWriteStream(logFile, { flags: 'a' });
     out.write(`$ ${[cmd, ...argv].join(' ')}   (in ${cwd})\n`);
     const child = spawn(cmd, argv, { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -136,7 +143,13 @@ function run(cmd, argv, { cwd, env, logFile, timeoutMs }) {
       out.end(() => {
         if (code === 0) return resolvePromise(readFileSync(logFile, 'utf8'));
         const why = signal === 'SIGKILL' ? `did not finish within ${secs(timeoutMs)}s` : `exited with ${code ?? signal}`;
-        reject(Object.assign(new Error(`${cmd} ${argv.join(' ')} ${why}`), { installTest: true, logFile }));
+        reject(
+          Object.assign(new Error(`${cmd} ${argv.join(' ')} ${why}`), {
+            installTest: true,
+            logFile,
+            output: readFileSync(logFile).subarray(from).toString(),
+          }),
+        );
       });
     });
   });
@@ -415,7 +428,7 @@ async function testApp(app, ctx) {
     });
 
     const port = await freePort();
-    const env = { PORT: String(port), INSTALL_TEST_SETUP: '1', ...app.env };
+    const env = { PORT: String(port), INSTALL_TEST_SETUP: '1', NO_COLOR: '1', ...app.env };
     if (app.db === 'postgres') {
       db = await createScratchDb();
       env.DATABASE_URL = db.url;
@@ -489,7 +502,7 @@ async function testApp(app, ctx) {
     return { name: app.name, ok: true, ms: Date.now() - t0, timings };
   } catch (e) {
     log(`${app.name}: FAILED: ${e.message}`);
-    if (e.logFile) console.log(`--- ${e.logFile} (tail) ---\n${tail(readFileSync(e.logFile, 'utf8'))}`);
+    if (e.output !== undefined) console.log(`--- output of the failed command (tail) ---\n${tail(e.output)}`);
     if (proc) console.log(`--- ${app.name} process output ---\n${proc.output()}`);
     if (!e.installTest) console.log(e.stack);
     return { name: app.name, ok: false, ms: Date.now() - t0, timings, error: e.message };
@@ -508,7 +521,13 @@ async function main() {
   const tmp = mkdtempSync(join(tmpdir(), 'webhook-install-'));
   const cleanup = () => {
     for (const c of children) c.kill('SIGKILL');
-    if (!keep) rmSync(tmp, { recursive: true, force: true });
+    if (!keep) {
+      try {
+        rmSync(tmp, { recursive: true, force: true, maxRetries: 5 });
+      } catch (e) {
+        log(`could not remove ${tmp}: ${e.message}`);
+      }
+    }
   };
   for (const sig of ['SIGINT', 'SIGTERM']) {
     process.on(sig, () => {
@@ -547,7 +566,7 @@ async function main() {
     for (const app of apps) results.push(await testApp(app, ctx));
   } catch (e) {
     console.log(`\nINSTALL TESTS FAILED: ${e.message}`);
-    if (e.logFile) console.log(`--- ${e.logFile} (tail) ---\n${tail(readFileSync(e.logFile, 'utf8'))}`);
+    if (e.output !== undefined) console.log(`--- output of the failed command (tail) ---\n${tail(e.output)}`);
     if (!e.installTest) console.log(e.stack);
     results.push({ name: 'setup', ok: false, error: e.message });
   } finally {
