@@ -42,8 +42,20 @@ export { CreditAccounts } from './persistence/credit-accounts.js';
 export { WebhookUnitOfWork } from './persistence/unit-of-work.js';
 export type { WebhookTransaction } from './persistence/unit-of-work.js';
 export { INVOCATION_STATUSES, TERMINAL_STATUSES } from './persistence/records.js';
-export type { TriggerRecord, InvocationRecord, InvocationStatus, InvocationError, NewInvocation, InvocationTransition } from './persistence/records.js';
-export { WEBHOOK_TRIGGER_ENTITIES, WebhookAccountEntity, WebhookTriggerEntity, WebhookInvocationEntity } from './persistence/typeorm/entities.js';
+export type {
+  TriggerRecord,
+  InvocationRecord,
+  InvocationStatus,
+  InvocationError,
+  NewInvocation,
+  InvocationTransition,
+} from './persistence/records.js';
+export {
+  WEBHOOK_TRIGGER_ENTITIES,
+  WebhookAccountEntity,
+  WebhookTriggerEntity,
+  WebhookInvocationEntity,
+} from './persistence/typeorm/entities.js';
 export { WEBHOOK_TRIGGER_MIGRATIONS } from './persistence/typeorm/migrations/index.js';
 
 export { BotRunner } from './runs/bot-runner.js';

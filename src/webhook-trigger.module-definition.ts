@@ -33,7 +33,9 @@ function wiringProviders(extras: WebhookTriggerModuleExtras): Provider[] {
     ...dataSourceProviders(extras.dataSourceName),
     sqlExecutorProvider,
     // useExisting: the SQL stores and the service must share ONE executor (one SQLite write queue).
-    extras.unitOfWork ? { provide: WebhookUnitOfWork, useClass: extras.unitOfWork } : { provide: WebhookUnitOfWork, useExisting: SqlExecutor },
+    extras.unitOfWork
+      ? { provide: WebhookUnitOfWork, useClass: extras.unitOfWork }
+      : { provide: WebhookUnitOfWork, useExisting: SqlExecutor },
     { provide: TriggerRepository, useClass: extras.triggerRepository ?? SqlTriggerRepository },
     { provide: InvocationRepository, useClass: extras.invocationRepository ?? SqlInvocationRepository },
     { provide: CreditLedger, useClass: extras.creditLedger ?? SqlCreditLedger },

@@ -56,7 +56,9 @@ export class SlowRetryBot extends WebhookBotHost {
 export class FailBot extends WebhookBotHost {
   async main(inputs: BotInputs): Promise<BotOutput[]> {
     const { message } = inputs;
-    throw new Error(message === undefined || message === null ? 'bot failed' : typeof message === 'string' ? message : JSON.stringify(message));
+    throw new Error(
+      message === undefined || message === null ? 'bot failed' : typeof message === 'string' ? message : JSON.stringify(message),
+    );
   }
 }
 

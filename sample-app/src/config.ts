@@ -2,11 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { BullMqBotRunner, RedisCompletionBus, RedisRateLimitStorage } from '../../src/redis/index.js';
-import {
-  type WebhookTriggerModuleExtras,
-  type WebhookTriggerModuleOptions,
-  type WebhookTriggerRole,
-} from '../../src/index.js';
+import { type WebhookTriggerModuleExtras, type WebhookTriggerModuleOptions, type WebhookTriggerRole } from '../../src/index.js';
 
 /** Everything the sample app reads from the environment, validated, in one place. */
 export interface SampleConfig {
@@ -91,17 +87,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
   const port = wholeNumber(env, 'PORT', 3000, 1, 65535);
 
   const rawPath = read(env, 'SQLITE_PATH');
-  const sqlitePath = rawPath === undefined ? DEFAULT_SQLITE_PATH : rawPath === ':memory:' ? ':memory:' : isAbsolute(rawPath) ? rawPath : resolve(rawPath);
+  const sqlitePath =
+    rawPath === undefined ? DEFAULT_SQLITE_PATH : rawPath === ':memory:' ? ':memory:' : isAbsolute(rawPath) ? rawPath : resolve(rawPath);
 
   const databaseUrl = serviceUrl(env, 'DATABASE_URL', ['postgres:', 'postgresql:'], 'postgres://user:password@127.0.0.1:5432/webhooks');
   const redisUrl = serviceUrl(env, 'REDIS_URL', ['redis:', 'rediss:'], 'redis://127.0.0.1:6379');
   const redisKeyPrefix = read(env, 'REDIS_KEY_PREFIX');
   if (redisKeyPrefix !== undefined && /\s/.test(redisKeyPrefix)) throw new ConfigError('REDIS_KEY_PREFIX must not contain whitespace');
   const role = (read(env, 'WEBHOOK_ROLE') ?? 'all') as WebhookTriggerRole;
-  if (!['all', 'api', 'worker'].includes(role)) throw new ConfigError(`WEBHOOK_ROLE must be all, api or worker, got ${JSON.stringify(role)}`);
+  if (!['all', 'api', 'worker'].includes(role))
+    throw new ConfigError(`WEBHOOK_ROLE must be all, api or worker, got ${JSON.stringify(role)}`);
   if (role !== 'all' && (redisUrl === undefined || databaseUrl === undefined)) {
     // API nodes hand runs to workers through the Redis queue, and all of them must see the same rows.
-    throw new ConfigError(`WEBHOOK_ROLE=${role} needs REDIS_URL (the run queue) and DATABASE_URL (one PostgreSQL database shared by every process)`);
+    throw new ConfigError(
+      `WEBHOOK_ROLE=${role} needs REDIS_URL (the run queue) and DATABASE_URL (one PostgreSQL database shared by every process)`,
+    );
   }
 
   const publicBaseUrl = (read(env, 'PUBLIC_BASE_URL') ?? `http://localhost:${port}`).replace(/\/+$/, '');
@@ -112,7 +112,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
     url = undefined;
   }
   if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) {
-    throw new ConfigError(`PUBLIC_BASE_URL must be an absolute http(s) URL such as https://bots.example.com, got ${JSON.stringify(publicBaseUrl)}`);
+    throw new ConfigError(
+      `PUBLIC_BASE_URL must be an absolute http(s) URL such as https://bots.example.com, got ${JSON.stringify(publicBaseUrl)}`,
+    );
   }
 
   const givenToken = read(env, 'ADMIN_TOKEN');
@@ -184,26 +186,36 @@ function keySecretFile(sqlitePath: string): Pick<SampleConfig, 'keySecret' | 'ke
     return { keySecret: readSecret(path), keySecretSource: { kind: 'file', path, created: false } };
   } catch (e) {
     if (e instanceof ConfigError) throw e;
-    throw new ConfigError(`SQLITE_PATH: cannot read or create the key secret file ${path} (or set WEBHOOK_KEY_SECRET): ${(e as Error).message}`);
+    throw new ConfigError(
+      `SQLITE_PATH: cannot read or create the key secret file ${path} (or set WEBHOOK_KEY_SECRET): ${(e as Error).message}`,
+    );
   }
 }
 
 function readSecret(path: string): string {
   const secret = readFileSync(path, 'utf8').trim();
-  if (secret.length < 16) throw new ConfigError(`The key secret file ${path} holds fewer than 16 characters; delete it or set WEBHOOK_KEY_SECRET`);
+  if (secret.length < 16)
+    throw new ConfigError(`The key secret file ${path} holds fewer than 16 characters; delete it or set WEBHOOK_KEY_SECRET`);
   return secret;
 }
 
 /** With REDIS_URL: runs go through a BullMQ queue, and rate limits and "run finished" are shared through Redis by every process. */
 export function webhookExtras(config: SampleConfig): WebhookTriggerModuleExtras {
-  return config.redisUrl === undefined ? {} : { runner: BullMqBotRunner, rateLimitStorage: RedisRateLimitStorage, completionBus: RedisCompletionBus };
+  return config.redisUrl === undefined
+    ? {}
+    : { runner: BullMqBotRunner, rateLimitStorage: RedisRateLimitStorage, completionBus: RedisCompletionBus };
 }
 
 /** The library's options, derived from the sample config. */
 export function webhookOptions(config: SampleConfig): WebhookTriggerModuleOptions {
   return {
-    database: config.databaseUrl !== undefined ? { type: 'postgres', url: config.databaseUrl } : { type: 'better-sqlite3', database: config.sqlitePath },
-    ...(config.redisUrl !== undefined && { redis: { url: config.redisUrl, ...(config.redisKeyPrefix !== undefined && { keyPrefix: config.redisKeyPrefix }) } }),
+    database:
+      config.databaseUrl !== undefined
+        ? { type: 'postgres', url: config.databaseUrl }
+        : { type: 'better-sqlite3', database: config.sqlitePath },
+    ...(config.redisUrl !== undefined && {
+      redis: { url: config.redisUrl, ...(config.redisKeyPrefix !== undefined && { keyPrefix: config.redisKeyPrefix }) },
+    }),
     publicBaseUrl: config.publicBaseUrl,
     syncTimeoutMs: config.syncTimeoutMs,
     rateLimits: {

@@ -17,6 +17,8 @@ export class InvocationLogger {
   @OnEvent(WEBHOOK_EVENTS.failed)
   onInvocation(event: InvocationEvent): void {
     const duration = event.durationMs === undefined ? '' : ` in ${event.durationMs} ms`;
-    this.logger.debug(`${event.invocationId} ${event.status}${duration} (bot ${event.botId}, trigger ${event.triggerId}, account ${event.accountId})`);
+    this.logger.debug(
+      `${event.invocationId} ${event.status}${duration} (bot ${event.botId}, trigger ${event.triggerId}, account ${event.accountId})`,
+    );
   }
 }

@@ -32,7 +32,9 @@ async function bootstrap(): Promise<void> {
     app,
     addWebhookKeyScheme(new DocumentBuilder())
       .setTitle('Webhook Triggers')
-      .setDescription('Start a bot run with POST …/trigger, then wait for its outputs with GET …/sync. Every call needs the trigger key in X-Key.')
+      .setDescription(
+        'Start a bot run with POST …/trigger, then wait for its outputs with GET …/sync. Every call needs the trigger key in X-Key.',
+      )
       .setOpenAPIVersion('3.0.3')
       .setVersion('1.0.0')
       .addServer(config.publicBaseUrl)
@@ -104,19 +106,25 @@ function printBanner(config: SampleConfig, demo: DemoState): void {
     `  API docs:     ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
     `  Database:     ${config.databaseUrl !== undefined ? redact(config.databaseUrl) : config.sqlitePath}`,
   ];
-  if (config.redisUrl !== undefined) lines.push(`  Redis:        ${redact(config.redisUrl)}   (run queue, shared rate limits, completion bus)`);
+  if (config.redisUrl !== undefined)
+    lines.push(`  Redis:        ${redact(config.redisUrl)}   (run queue, shared rate limits, completion bus)`);
   lines.push(
     config.role === 'api'
       ? '  Role:         api (accepts triggers; bots run on workers: npm run start:worker)'
       : `  Role:         ${config.role} (accepts triggers and runs bots${config.redisUrl !== undefined ? ' from the run queue' : ''})`,
   );
-  if (config.adminTokenGenerated) lines.push(`  Admin token:  ${config.adminToken}   (generated for this run; set ADMIN_TOKEN to keep one)`);
+  if (config.adminTokenGenerated)
+    lines.push(`  Admin token:  ${config.adminToken}   (generated for this run; set ADMIN_TOKEN to keep one)`);
   else lines.push('  Admin token:  from ADMIN_TOKEN');
   const secret = config.keySecretSource;
   if (secret.kind === 'file' && secret.created) lines.push(`  Key secret:   generated and saved in ${secret.path}`);
   if (secret.kind === 'memory') lines.push('  Key secret:   generated in memory (the database is in memory too)');
   lines.push('');
-  lines.push(demo.seeded ? 'First start: seeded account "demo" with 1000 credits, owning bots echo, slow, fail and slow-retry.' : 'Demo data already present (not seeded again).');
+  lines.push(
+    demo.seeded
+      ? 'First start: seeded account "demo" with 1000 credits, owning bots echo, slow, fail and slow-retry.'
+      : 'Demo data already present (not seeded again).',
+  );
   if (!demo.trigger) {
     lines.push('The echo bot has no trigger; create one in the admin UI.');
   } else if (!demo.trigger.key) {

@@ -12,7 +12,13 @@ import { TriggerRepository } from '../persistence/trigger.repository.js';
 import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { WEBHOOKS_PATH } from '../http/webhook-routes.js';
 import { WebhookAdminInputError } from '../errors/webhook-trigger.errors.js';
-import { BAD_ACCOUNT_ID, BAD_CREDITS, BAD_TRIGGER_NAME, TRIGGER_TYPE_UNSUPPORTED, UNKNOWN_BOT } from '../errors/webhook-trigger.messages.js';
+import {
+  BAD_ACCOUNT_ID,
+  BAD_CREDITS,
+  BAD_TRIGGER_NAME,
+  TRIGGER_TYPE_UNSUPPORTED,
+  UNKNOWN_BOT,
+} from '../errors/webhook-trigger.messages.js';
 
 /** Longest outputs (characters of JSON) a history list carries per run. */
 export const LISTED_OUTPUTS_MAX = 8 * 1024;
@@ -63,7 +69,6 @@ export interface CreateTriggerInput {
   /** Only `webhook` exists. @default 'webhook' */
   type?: string;
 }
-
 
 /**
  * What a host needs to build its own trigger UI: create, list, view, rotate and delete triggers, read
@@ -177,7 +182,15 @@ export class WebhookTriggersAdmin {
   }
 
   private toView(t: TriggerRecord): TriggerView {
-    return { id: t.id, name: t.name, type: t.type, botId: t.botId, accountId: t.accountId, url: this.triggerUrl(t.id), createdAt: t.createdAt };
+    return {
+      id: t.id,
+      name: t.name,
+      type: t.type,
+      botId: t.botId,
+      accountId: t.accountId,
+      url: this.triggerUrl(t.id),
+      createdAt: t.createdAt,
+    };
   }
 
   private toInvocationView(row: InvocationRecord): InvocationView {

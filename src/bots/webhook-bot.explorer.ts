@@ -37,7 +37,8 @@ export class WebhookBotExplorer implements OnModuleInit {
       if (!meta) continue;
       seen.add(instance);
       const className = botClass.name;
-      const invalid = (field: string, problem: string) => new WebhookConfigurationError(INVALID_OPTION(`@WebhookBot(${className}).${field}`, problem));
+      const invalid = (field: string, problem: string) =>
+        new WebhookConfigurationError(INVALID_OPTION(`@WebhookBot(${className}).${field}`, problem));
       if (!(instance instanceof WebhookBotHost)) throw new WebhookConfigurationError(BOT_NOT_EXTENDING_BASE(className));
       if (typeof meta.id !== 'string' || !BOT_ID.test(meta.id)) throw invalid('id', 'use 1–200 letters, digits, ".", "_" or "-"');
       const credits = meta.credits ?? BOT_DEFAULTS.credits;

@@ -40,7 +40,11 @@ const HTTP_STATUS = new Map<abstract new (...args: never[]) => WebhookTriggerErr
 export function httpStatusOf(error: unknown): number | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   // Walks up the classes, so a subclass (e.g. a host's own) keeps its parent's status.
-  for (let proto: object | null = Object.getPrototypeOf(error) as object | null; proto; proto = Object.getPrototypeOf(proto) as object | null) {
+  for (
+    let proto: object | null = Object.getPrototypeOf(error) as object | null;
+    proto;
+    proto = Object.getPrototypeOf(proto) as object | null
+  ) {
     const status = HTTP_STATUS.get(proto.constructor as abstract new (...args: never[]) => WebhookTriggerError);
     if (status !== undefined) return status;
   }

@@ -29,7 +29,8 @@ export const SHUTTING_DOWN = 'The application is shutting down; retry shortly (a
 export const INTERNAL_ERROR = 'Internal server error';
 
 // How a run ends when it does not end by its own outcome
-export const OUTPUTS_TOO_LARGE = (bytes: number, max: number) => `The bot's outputs are ${bytes} bytes of JSON, over the limit of ${max} (maxOutputBytes)`;
+export const OUTPUTS_TOO_LARGE = (bytes: number, max: number) =>
+  `The bot's outputs are ${bytes} bytes of JSON, over the limit of ${max} (maxOutputBytes)`;
 export const INVALID_OUTPUTS = 'The bot returned invalid outputs: expected an array of { title: string, message: string }';
 export const RUN_TIMED_OUT = (ms: number) => `The bot did not finish within ${ms} ms`;
 export const RUN_CANCELLED = 'The run was cancelled';
@@ -65,6 +66,7 @@ export const HOST_DATA_SOURCE_SQLITE = (name: string, type: string) =>
   `WebhookTriggerModule: DataSource "${name}" is ${type}; the module's SQLite writes are grouped into shared transactions on one connection, ` +
   `which would interleave with your own writes on it. Use the module's own SQLite file (the "database" option, without "dataSourceName") ` +
   `or a PostgreSQL DataSource`;
-export const MISSING_PACKAGE = (part: string, install: string) => `WebhookTriggerModule: ${part} needs a package that is not installed: npm install ${install}`;
+export const MISSING_PACKAGE = (part: string, install: string) =>
+  `WebhookTriggerModule: ${part} needs a package that is not installed: npm install ${install}`;
 export const CANNOT_CONNECT = (part: string, url: string, reason: string) =>
   `WebhookTriggerModule: ${part} could not connect to ${url} (the "redis.url" option): ${reason}`;

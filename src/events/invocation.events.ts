@@ -33,7 +33,11 @@ export interface InvocationEvent {
 export class InvocationEvents {
   constructor(@Optional() private readonly emitter?: EventEmitter2) {}
 
-  emit(invocation: Pick<InvocationRecord, 'id' | 'triggerId' | 'botId' | 'accountId'>, status: InvocationStatus, durationMs?: number): void {
+  emit(
+    invocation: Pick<InvocationRecord, 'id' | 'triggerId' | 'botId' | 'accountId'>,
+    status: InvocationStatus,
+    durationMs?: number,
+  ): void {
     if (!this.emitter) return;
     const event: InvocationEvent = {
       invocationId: invocation.id,

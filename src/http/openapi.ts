@@ -13,5 +13,8 @@ export const WEBHOOK_KEY_SCHEME = 'X-Key';
  * ```
  */
 export function addWebhookKeyScheme(builder: DocumentBuilder): DocumentBuilder {
-  return builder.addApiKey({ type: 'apiKey', in: 'header', name: 'X-Key', description: "The trigger's key (header name is case-insensitive)" }, WEBHOOK_KEY_SCHEME);
+  return builder.addApiKey(
+    { type: 'apiKey', in: 'header', name: 'X-Key', description: "The trigger's key (header name is case-insensitive)" },
+    WEBHOOK_KEY_SCHEME,
+  );
 }

@@ -1,7 +1,14 @@
 import { PassThrough } from 'node:stream';
 import { httpStatusOf } from '../errors/error-status.js';
 import { ClientGoneError, WebhookTriggerError } from '../errors/webhook-trigger.errors.js';
-import { BODY_MALFORMED, BODY_NOT_JSON_TYPE, BODY_NOT_OBJECT, BODY_TIMEOUT, BODY_TOO_DEEP, BODY_TOO_LARGE } from '../errors/webhook-trigger.messages.js';
+import {
+  BODY_MALFORMED,
+  BODY_NOT_JSON_TYPE,
+  BODY_NOT_OBJECT,
+  BODY_TIMEOUT,
+  BODY_TOO_DEEP,
+  BODY_TOO_LARGE,
+} from '../errors/webhook-trigger.messages.js';
 import { readBody } from './body-capture/read-body.js';
 import { checkJsonContentType, nestsDeeperThan, parseTriggerBody } from './webhook-body.parser.js';
 
@@ -36,23 +43,37 @@ describe('parseTriggerBody', () => {
     expect(parseTriggerBody(json('{}'), DEPTH)).toEqual({});
   });
 
-  it.each(['application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'application/json;charset=UTF-8', 'application/vnd.api+json', 'application/merge-patch+json'])(
-    'accepts Content-Type %s',
-    (type) => {
-      expect(() => checkJsonContentType(type)).not.toThrow();
-    },
-  );
-
-  it.each([undefined, '', 'text/plain', 'text/json', 'application/x-www-form-urlencoded', 'multipart/form-data', 'application/jsonp', 'application/json-seq', 'application/xml'])(
-    'answers 415 for Content-Type %p',
-    (type) => {
-      expect(failure(() => checkJsonContentType(type))).toEqual([415, BODY_NOT_JSON_TYPE(type)]);
-    },
-  );
-
-  it.each(['', '{', '{"a":1', "{'a':1}", '{a:1}', '{"a":1}{"b":2}', 'undefined', '\uFEFF{}'])('answers 400 for malformed JSON %p', (text) => {
-    expect(failure(() => parseTriggerBody(json(text), DEPTH))).toEqual([400, BODY_MALFORMED]);
+  it.each([
+    'application/json',
+    'application/json; charset=utf-8',
+    'APPLICATION/JSON',
+    'application/json;charset=UTF-8',
+    'application/vnd.api+json',
+    'application/merge-patch+json',
+  ])('accepts Content-Type %s', (type) => {
+    expect(() => checkJsonContentType(type)).not.toThrow();
   });
+
+  it.each([
+    undefined,
+    '',
+    'text/plain',
+    'text/json',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data',
+    'application/jsonp',
+    'application/json-seq',
+    'application/xml',
+  ])('answers 415 for Content-Type %p', (type) => {
+    expect(failure(() => checkJsonContentType(type))).toEqual([415, BODY_NOT_JSON_TYPE(type)]);
+  });
+
+  it.each(['', '{', '{"a":1', "{'a':1}", '{a:1}', '{"a":1}{"b":2}', 'undefined', '\uFEFF{}'])(
+    'answers 400 for malformed JSON %p',
+    (text) => {
+      expect(failure(() => parseTriggerBody(json(text), DEPTH))).toEqual([400, BODY_MALFORMED]);
+    },
+  );
 
   it.each(['[]', '[{"a":1}]', '1', '"s"', 'null', 'true', 'false'])('answers 400 for JSON that is not an object: %s', (text) => {
     expect(failure(() => parseTriggerBody(json(text), DEPTH))).toEqual([400, BODY_NOT_OBJECT]);
@@ -95,7 +116,9 @@ describe('readBody', () => {
   it('answers 413 for a declared Content-Length over the limit without reading a byte', async () => {
     const s = stream();
     s.write('x'); // would be read if anything were
-    const [status, message] = await failureOf(readBody({ stream: s, contentType: 'application/json', contentLength: String(10 * 1024 ** 3) }, LIMIT, 1000));
+    const [status, message] = await failureOf(
+      readBody({ stream: s, contentType: 'application/json', contentLength: String(10 * 1024 ** 3) }, LIMIT, 1000),
+    );
     expect([status, message]).toEqual([413, BODY_TOO_LARGE(LIMIT)]);
     expect(s.readableLength).toBe(1);
     expect(BODY_TOO_LARGE(LIMIT)).toContain('1024');

@@ -26,7 +26,10 @@ describe('webhook routes', () => {
   it('finds an undecodable id on any webhook route, and nothing elsewhere', () => {
     expect(undecodableId('/webhooks/%zz/trigger')).toEqual({ kind: 'trigger', id: '%zz' });
     expect(undecodableId('/api/webhooks/abc%/trigger/invocation/inv_x/sync')).toEqual({ kind: 'trigger', id: 'abc%' });
-    expect(undecodableId('/webhooks/trg_AAAAAAAAAAAAAAAA/trigger/invocation/%E0%A4%A/sync')).toEqual({ kind: 'invocation', id: '%E0%A4%A' });
+    expect(undecodableId('/webhooks/trg_AAAAAAAAAAAAAAAA/trigger/invocation/%E0%A4%A/sync')).toEqual({
+      kind: 'invocation',
+      id: '%E0%A4%A',
+    });
     expect(undecodableId('/webhooks/%41/trigger')).toBeNull(); // valid encoding: left to the route (404 there)
     expect(undecodableId('/other/%zz')).toBeNull();
     expect(undecodableId('/webhooks/trg_x/trigger?q=%zz')).toBeNull(); // the query is not ours

@@ -46,14 +46,34 @@ export class WebhookTriggerController {
 
   @Post(WEBHOOK_ROUTES.trigger)
   @HttpCode(200)
-  @ApiOperation({ operationId: 'triggerBot', summary: 'Trigger bot execution', description: 'Starts the bot in the background with the JSON body as its inputs and answers at once.' })
-  @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'Repeats with the same key on this trigger within 24 h return the first invocation and charge nothing.' })
+  @ApiOperation({
+    operationId: 'triggerBot',
+    summary: 'Trigger bot execution',
+    description: 'Starts the bot in the background with the JSON body as its inputs and answers at once.',
+  })
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'Repeats with the same key on this trigger within 24 h return the first invocation and charge nothing.',
+  })
   @ApiBody({ schema: { type: 'object', additionalProperties: true }, description: 'Bot inputs: any JSON object.' })
   @ApiResponse({ status: 200, type: TriggerResponseDto, description: 'The run was accepted.' })
-  @ApiResponse({ status: 400, type: WebhookErrorDto, description: 'Malformed JSON, not a JSON object, nested deeper than maxJsonDepth, or a bad Idempotency-Key.' })
-  @ApiResponse({ status: 408, type: WebhookErrorDto, description: 'The body did not arrive within bodyTimeoutMs; the connection is closed.' })
+  @ApiResponse({
+    status: 400,
+    type: WebhookErrorDto,
+    description: 'Malformed JSON, not a JSON object, nested deeper than maxJsonDepth, or a bad Idempotency-Key.',
+  })
+  @ApiResponse({
+    status: 408,
+    type: WebhookErrorDto,
+    description: 'The body did not arrive within bodyTimeoutMs; the connection is closed.',
+  })
   @ApiResponse({ status: 402, type: WebhookErrorDto, description: 'The owning account has too few credits; nothing runs.' })
-  @ApiResponse({ status: 413, type: WebhookErrorDto, description: 'Body (or its declared Content-Length) larger than maxBodyBytes; the connection is closed.' })
+  @ApiResponse({
+    status: 413,
+    type: WebhookErrorDto,
+    description: 'Body (or its declared Content-Length) larger than maxBodyBytes; the connection is closed.',
+  })
   @ApiResponse({ status: 415, type: WebhookErrorDto, description: 'Content-Type is not application/json.' })
   @ApiResponse({ status: 422, type: WebhookErrorDto, description: 'The Idempotency-Key was used before with a different body.' })
   @ApiResponse({ status: 503, type: WebhookErrorDto, description: 'The application is shutting down; see Retry-After.' })
@@ -77,13 +97,14 @@ export class WebhookTriggerController {
   @ApiOperation({
     operationId: 'waitForBotExecution',
     summary: 'Wait for bot execution to complete',
-    description: 'Blocks until the run finishes, or answers 408 after the wait (5 minutes by default, or ?timeout seconds); call again to keep waiting.',
+    description:
+      'Blocks until the run finishes, or answers 408 after the wait (5 minutes by default, or ?timeout seconds); call again to keep waiting.',
   })
   @ApiParam({ name: 'invocationId', description: 'The invocation.id returned by the trigger endpoint.' })
   @ApiQuery({ name: 'timeout', required: false, description: 'Seconds to wait, 1–300 (never more than the configured wait).' })
   @ApiResponse({ status: 200, type: SyncResponseDto, description: 'The run finished; success tells whether the bot succeeded.' })
   @ApiResponse({ status: 400, type: WebhookErrorDto, description: 'timeout is not a whole number from 1 to 300.' })
-  @ApiResponse({ status: 408, type: WebhookErrorDto, description: "The run did not finish in time (the body gives its status); retry." })
+  @ApiResponse({ status: 408, type: WebhookErrorDto, description: 'The run did not finish in time (the body gives its status); retry.' })
   async sync(
     @CurrentTrigger() trigger: TriggerRecord,
     @Param('invocationId') invocationId: string,
@@ -119,7 +140,11 @@ export class WebhookTriggerController {
   }
 
   @Get(WEBHOOK_ROUTES.status)
-  @ApiOperation({ operationId: 'getInvocationStatus', summary: 'Get the status of a run', description: 'Answers at once with the run\'s state, and its outputs or error once finished.' })
+  @ApiOperation({
+    operationId: 'getInvocationStatus',
+    summary: 'Get the status of a run',
+    description: "Answers at once with the run's state, and its outputs or error once finished.",
+  })
   @ApiParam({ name: 'invocationId', description: 'The invocation.id returned by the trigger endpoint.' })
   @ApiResponse({ status: 200, type: StatusResponseDto, description: 'The run; success is false once it ended without success.' })
   async status(@CurrentTrigger() trigger: TriggerRecord, @Param('invocationId') invocationId: string): Promise<StatusResponseDto> {
@@ -134,7 +159,8 @@ export class WebhookTriggerController {
   @ApiOperation({
     operationId: 'cancelInvocation',
     summary: 'Cancel a run',
-    description: 'A queued run is cancelled and its credits refunded; a running one is cancelled (no refund) and its bot is signalled to stop.',
+    description:
+      'A queued run is cancelled and its credits refunded; a running one is cancelled (no refund) and its bot is signalled to stop.',
   })
   @ApiParam({ name: 'invocationId', description: 'The invocation.id returned by the trigger endpoint.' })
   @ApiResponse({ status: 200, type: StatusResponseDto, description: 'Cancelled; status is "cancelled".' })

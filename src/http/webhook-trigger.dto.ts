@@ -26,7 +26,11 @@ export class InvocationErrorDto {
   @ApiProperty({ example: 'bot failed' })
   message!: string;
 
-  @ApiPropertyOptional({ example: 'timeout', description: 'Set when the run ended for a reason other than its own error: timeout, cancelled, interrupted, invalid_outputs, outputs_too_large, bot_not_registered.' })
+  @ApiPropertyOptional({
+    example: 'timeout',
+    description:
+      'Set when the run ended for a reason other than its own error: timeout, cancelled, interrupted, invalid_outputs, outputs_too_large, bot_not_registered.',
+  })
   code?: string;
 }
 

@@ -71,7 +71,17 @@ describe('InvocationWaiter', () => {
     repo = new FakeInvocationRepository();
     bus = new InMemoryCompletionBus();
     waiter = new InvocationWaiter(repo, bus);
-    await repo.insert({ id: ID, triggerId: TRIGGER, botId: 'echo', accountId: 'acct', inputs: {}, credits: 1, idempotencyKey: null, requestHash: null, createdAt: new Date() });
+    await repo.insert({
+      id: ID,
+      triggerId: TRIGGER,
+      botId: 'echo',
+      accountId: 'acct',
+      inputs: {},
+      credits: 1,
+      idempotencyKey: null,
+      requestHash: null,
+      createdAt: new Date(),
+    });
     await repo.transition(ID, 'queued', 'running', { startedAt: new Date() });
   });
 

@@ -50,7 +50,10 @@ export class LeaseRecovery implements OnApplicationBootstrap {
       await this.executor.renewLeases();
       await this.recoverExpired();
     } catch (error) {
-      this.logger.error('Lease renewal or recovery failed; retrying on the next tick', error instanceof Error ? error.stack : String(error));
+      this.logger.error(
+        'Lease renewal or recovery failed; retrying on the next tick',
+        error instanceof Error ? error.stack : String(error),
+      );
     }
   }
 

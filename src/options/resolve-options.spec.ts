@@ -116,7 +116,11 @@ describe('resolveWebhookTriggerOptions', () => {
     ['syncTimeoutMS', { syncTimeoutMS: 1000 }, 'unknown option "syncTimeoutMS"; did you mean "syncTimeoutMs"?'],
     ['maxBodySize', { maxBodySize: 10 }, 'unknown option "maxBodySize"; did you mean "maxBodyBytes"?'],
     ['idempotencyHeader (removed)', { idempotencyHeader: 'x-id' }, 'unknown option "idempotencyHeader"'],
-    ['rateLimits.perTriger', { rateLimits: { perTriger: { limit: 1, ttlMs: 1 } } }, 'unknown option "rateLimits.perTriger"; did you mean "perTrigger"?'],
+    [
+      'rateLimits.perTriger',
+      { rateLimits: { perTriger: { limit: 1, ttlMs: 1 } } },
+      'unknown option "rateLimits.perTriger"; did you mean "perTrigger"?',
+    ],
     ['redis.prefix', { redis: { url: 'redis://x', prefix: 'a:' } }, 'unknown option "redis.prefix"'],
     ['database.file', { database: { type: 'better-sqlite3', file: 'x.sqlite' } }, 'unknown option "database.file"'],
     ['something unrelated', { colour: 'blue' }, 'unknown option "colour"'],
@@ -138,17 +142,33 @@ describe('resolveWebhookTriggerOptions', () => {
     }
     class Store {}
     const redis = { url: 'redis://127.0.0.1:6379' };
-    const ok = (options: WebhookTriggerModuleOptions, extras: WebhookTriggerModuleExtras) => () => resolveWebhookTriggerOptions(options, extras);
+    const ok = (options: WebhookTriggerModuleOptions, extras: WebhookTriggerModuleExtras) => () =>
+      resolveWebhookTriggerOptions(options, extras);
 
     it.each<[string, WebhookTriggerModuleOptions, WebhookTriggerModuleExtras, string]>([
-      ['database with dataSourceName', { database: { type: 'postgres', url: 'postgres://x' } }, { dataSourceName: 'default' }, 'invalid option "database"'],
+      [
+        'database with dataSourceName',
+        { database: { type: 'postgres', url: 'postgres://x' } },
+        { dataSourceName: 'default' },
+        'invalid option "database"',
+      ],
       ['migrationsRun with dataSourceName', { migrationsRun: true }, { dataSourceName: 'default' }, 'invalid option "migrationsRun"'],
       ['an empty dataSourceName', {}, { dataSourceName: '' }, 'invalid option "dataSourceName"'],
-      ['a Redis part without redis', {}, { rateLimitStorage: RedisPart as never }, 'invalid option "redis": RedisPart (the "rateLimitStorage" extra) needs'],
+      [
+        'a Redis part without redis',
+        {},
+        { rateLimitStorage: RedisPart as never },
+        'invalid option "redis": RedisPart (the "rateLimitStorage" extra) needs',
+      ],
       ["role 'api' with the in-process runner", { role: 'api' }, {}, `invalid option "role": 'api' means this process never runs bots`],
       ['unitOfWork alone', {}, { unitOfWork: Store as never }, 'invalid option "invocationRepository"'],
       ['invocationRepository alone', {}, { invocationRepository: Store as never }, 'invalid option "unitOfWork"'],
-      ['unitOfWork and invocationRepository without creditLedger', {}, { unitOfWork: Store as never, invocationRepository: Store as never }, 'invalid option "creditLedger"'],
+      [
+        'unitOfWork and invocationRepository without creditLedger',
+        {},
+        { unitOfWork: Store as never, invocationRepository: Store as never },
+        'invalid option "creditLedger"',
+      ],
       ['an extra that is not a class', {}, { runner: 'bullmq' as never }, 'invalid option "runner": expected a class'],
     ])('refuses %s', (_case, options, extras, message) => {
       expect(ok(options, extras)).toThrow(`WebhookTriggerModule: ${message}`);
@@ -158,7 +178,11 @@ describe('resolveWebhookTriggerOptions', () => {
       ['dataSourceName alone', {}, { dataSourceName: 'default' }],
       ['a Redis part with redis', { redis }, { completionBus: RedisPart as never }],
       ["role 'api' with a durable runner", { role: 'api', redis }, { runner: QueueRunner as never }],
-      ['the three transactional stores together', {}, { unitOfWork: Store as never, invocationRepository: Store as never, creditLedger: Store as never }],
+      [
+        'the three transactional stores together',
+        {},
+        { unitOfWork: Store as never, invocationRepository: Store as never, creditLedger: Store as never },
+      ],
       ['creditLedger alone (a host billing that ignores the transaction)', {}, { creditLedger: Store as never }],
     ])('accepts %s', (_case, options, extras) => {
       expect(ok(options, extras)).not.toThrow();

@@ -108,10 +108,12 @@ function redis(value: unknown): ResolvedWebhookTriggerOptions['redis'] {
 
 function accounts(value: unknown): Record<string, { credits: number }> {
   if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('accounts', 'expected { [accountId]: { credits } }');
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw invalid('accounts', 'expected { [accountId]: { credits } }');
   const result: Record<string, { credits: number }> = {};
   for (const [id, account] of Object.entries(value)) {
-    if (!ACCOUNT_ID_PATTERN.test(id)) throw invalid('accounts', `account ids are 1–200 characters without control characters, got ${shown(id)}`);
+    if (!ACCOUNT_ID_PATTERN.test(id))
+      throw invalid('accounts', `account ids are 1–200 characters without control characters, got ${shown(id)}`);
     const a = object(`accounts.${id}`, account, ['credits'], '{ credits }');
     result[id] = { credits: wholeNumber(`accounts.${id}.credits`, a.credits, Number.MAX_SAFE_INTEGER) };
   }
@@ -164,9 +166,13 @@ function checkWiring(options: ResolvedWebhookTriggerOptions, raw: Record<string,
   }
   if (extras.dataSourceName !== undefined) {
     nonEmptyString('dataSourceName', extras.dataSourceName);
-    if (raw.database !== undefined) throw invalid('database', 'set either "dataSourceName" (the host\'s DataSource) or "database", not both');
+    if (raw.database !== undefined)
+      throw invalid('database', 'set either "dataSourceName" (the host\'s DataSource) or "database", not both');
     if (raw.migrationsRun !== undefined) {
-      throw invalid('migrationsRun', 'applies to the module\'s own database only; with "dataSourceName" your DataSource runs WEBHOOK_TRIGGER_MIGRATIONS (migrationsRun: true there)');
+      throw invalid(
+        'migrationsRun',
+        'applies to the module\'s own database only; with "dataSourceName" your DataSource runs WEBHOOK_TRIGGER_MIGRATIONS (migrationsRun: true there)',
+      );
     }
   }
   // The stores that take the unit of work's transaction come with it: ours cannot join another's transaction.
@@ -200,7 +206,8 @@ export function resolveWebhookTriggerOptions(
   if (o.keySecret !== undefined && (typeof o.keySecret !== 'string' || o.keySecret.length < 16)) {
     throw invalid('keySecret', 'expected a string of at least 16 characters');
   }
-  const limits = o.rateLimits === undefined ? {} : object('rateLimits', o.rateLimits, ['perTrigger', 'perAccount'], '{ perTrigger?, perAccount? }');
+  const limits =
+    o.rateLimits === undefined ? {} : object('rateLimits', o.rateLimits, ['perTrigger', 'perAccount'], '{ perTrigger?, perAccount? }');
   const maxConcurrentRuns = positiveInt('maxConcurrentRuns', o.maxConcurrentRuns ?? DEFAULTS.maxConcurrentRuns, 10_000);
   const resolved: ResolvedWebhookTriggerOptions = {
     syncTimeoutMs: positiveInt('syncTimeoutMs', o.syncTimeoutMs ?? DEFAULTS.syncTimeoutMs, MAX_TIMER_MS),
@@ -218,7 +225,11 @@ export function resolveWebhookTriggerOptions(
     defaultAccountId: nonEmptyString('defaultAccountId', o.defaultAccountId ?? DEFAULTS.defaultAccountId),
     publicBaseUrl: absoluteUrl('publicBaseUrl', o.publicBaseUrl ?? DEFAULTS.publicBaseUrl),
     maxConcurrentRuns,
-    maxConcurrentRunsPerAccount: positiveInt('maxConcurrentRunsPerAccount', o.maxConcurrentRunsPerAccount ?? runsPerAccount(maxConcurrentRuns), 10_000),
+    maxConcurrentRunsPerAccount: positiveInt(
+      'maxConcurrentRunsPerAccount',
+      o.maxConcurrentRunsPerAccount ?? runsPerAccount(maxConcurrentRuns),
+      10_000,
+    ),
     accounts: accounts(o.accounts),
     idempotencyTtlMs: positiveInt('idempotencyTtlMs', o.idempotencyTtlMs ?? DEFAULTS.idempotencyTtlMs),
     botTimeoutMs: positiveInt('botTimeoutMs', o.botTimeoutMs ?? DEFAULTS.botTimeoutMs, MAX_TIMER_MS),

@@ -167,17 +167,9 @@ export interface WebhookTriggerRedisOptions {
 }
 
 /** Options after defaults and validation; what every part of the module reads. */
-export interface ResolvedWebhookTriggerOptions
-  extends Required<
-    Omit<
-      WebhookTriggerModuleOptions,
-      | 'keySecret'
-      | 'rateLimits'
-      | 'failedKeyLimit'
-      | 'redis'
-      | 'accounts'
-    >
-  > {
+export interface ResolvedWebhookTriggerOptions extends Required<
+  Omit<WebhookTriggerModuleOptions, 'keySecret' | 'rateLimits' | 'failedKeyLimit' | 'redis' | 'accounts'>
+> {
   accounts: Record<string, { credits: number }>;
   keySecret: string | undefined;
   rateLimits: { perTrigger: WebhookRateLimit; perAccount: WebhookRateLimit };

@@ -7,7 +7,9 @@ import type { BotOutput } from '../bots/bot.types.js';
 export const INVOCATION_STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out'] as const;
 export type InvocationStatus = (typeof INVOCATION_STATUSES)[number];
 /** The states a run never leaves. */
-export const TERMINAL_STATUSES: ReadonlySet<InvocationStatus> = new Set(INVOCATION_STATUSES.filter((s) => s !== 'queued' && s !== 'running'));
+export const TERMINAL_STATUSES: ReadonlySet<InvocationStatus> = new Set(
+  INVOCATION_STATUSES.filter((s) => s !== 'queued' && s !== 'running'),
+);
 
 export interface TriggerRecord {
   id: string;

@@ -32,7 +32,12 @@ export class InMemoryRateLimitStorage extends RateLimitStorage implements OnModu
   async increment(key: string, ttl: number, limit: number, _blockDuration?: number, _throttlerName?: string): Promise<RateLimitRecord> {
     const retryMs = this.hit(key, ttl, limit, true);
     if (retryMs > 0) {
-      return { totalHits: limit + 1, timeToExpire: Math.ceil(retryMs / 1000), isBlocked: true, timeToBlockExpire: Math.max(1, Math.ceil(retryMs / 1000)) };
+      return {
+        totalHits: limit + 1,
+        timeToExpire: Math.ceil(retryMs / 1000),
+        isBlocked: true,
+        timeToBlockExpire: Math.max(1, Math.ceil(retryMs / 1000)),
+      };
     }
     return { totalHits: this.windows.get(key)!.hits.length, timeToExpire: Math.ceil(ttl / 1000), isBlocked: false, timeToBlockExpire: 0 };
   }

@@ -124,7 +124,10 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   /** Starts the worker after every module is ready (the executor needs bots and the database). */
   async onApplicationBootstrap(): Promise<void> {
     if (this.options.role === 'api') return;
-    this.workerConnection = createRedisClient('BullMqBotRunner', this.url, { maxRetriesPerRequest: null, connectionName: 'webhook-triggers:worker' });
+    this.workerConnection = createRedisClient('BullMqBotRunner', this.url, {
+      maxRetriesPerRequest: null,
+      connectionName: 'webhook-triggers:worker',
+    });
     this.workerConnection.on('error', (error: Error) => this.logger.warn(`Redis (run worker): ${error.message}`));
     this.worker = new this.bull.Worker(WEBHOOK_RUN_QUEUE, (job, token) => this.process(job, token), {
       connection: this.workerConnection,
@@ -153,7 +156,9 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     try {
       await this.queue!.add('run', null, { jobId: invocationId });
     } catch (error) {
-      this.logger.warn(`Run ${invocationId} could not be enqueued (${(error as Error).message}); it stays queued and is dispatched once Redis answers`);
+      this.logger.warn(
+        `Run ${invocationId} could not be enqueued (${(error as Error).message}); it stays queued and is dispatched once Redis answers`,
+      );
     }
   }
 

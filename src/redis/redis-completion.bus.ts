@@ -48,8 +48,16 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
   async onModuleInit(): Promise<void> {
     // Publisher without an offline queue: while Redis is down a PUBLISH fails at once (logged) instead of
     // holding up the run that finished until Redis is back.
-    this.publisher = createRedisClient('RedisCompletionBus', this.url, { lazyConnect: true, enableOfflineQueue: false, connectionName: 'webhook-triggers:bus-pub' });
-    this.subscriber = createRedisClient('RedisCompletionBus', this.url, { lazyConnect: true, autoResubscribe: true, connectionName: 'webhook-triggers:bus-sub' });
+    this.publisher = createRedisClient('RedisCompletionBus', this.url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      connectionName: 'webhook-triggers:bus-pub',
+    });
+    this.subscriber = createRedisClient('RedisCompletionBus', this.url, {
+      lazyConnect: true,
+      autoResubscribe: true,
+      connectionName: 'webhook-triggers:bus-sub',
+    });
     for (const client of [this.publisher, this.subscriber]) {
       client.on('error', (error: Error) => this.logger.warn(`Redis completion bus: ${error.message}`));
     }
@@ -71,7 +79,9 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
     try {
       await this.publisher.publish(this.channel, invocationId);
     } catch (error) {
-      this.logger.warn(`Redis completion bus: could not publish "${invocationId}" finished (${(error as Error).message}); remote waiters answer at their timeout`);
+      this.logger.warn(
+        `Redis completion bus: could not publish "${invocationId}" finished (${(error as Error).message}); remote waiters answer at their timeout`,
+      );
     }
   }
 

@@ -36,7 +36,9 @@ export class InProcessBotRunner extends BotRunner {
       this.running++;
       this.executor
         .execute(id)
-        .catch((error: unknown) => this.logger.error(`Run ${id} could not be executed`, error instanceof Error ? error.stack : String(error)))
+        .catch((error: unknown) =>
+          this.logger.error(`Run ${id} could not be executed`, error instanceof Error ? error.stack : String(error)),
+        )
         .finally(() => {
           this.running--;
           this.pump();

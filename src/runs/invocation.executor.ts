@@ -29,7 +29,8 @@ function isValidOutputs(value: unknown): value is BotOutput[] {
   return (
     Array.isArray(value) &&
     value.every(
-      (o) => typeof o === 'object' && o !== null && typeof (o as BotOutput).title === 'string' && typeof (o as BotOutput).message === 'string',
+      (o) =>
+        typeof o === 'object' && o !== null && typeof (o as BotOutput).title === 'string' && typeof (o as BotOutput).message === 'string',
     )
   );
 }
@@ -125,7 +126,11 @@ export class InvocationExecutor {
       // Outputs are stored, listed and sent to every waiter: their size is bounded like a request body's.
       const bytes = Buffer.byteLength(JSON.stringify(outputs));
       if (bytes > this.options.maxOutputBytes) {
-        return { status: 'failed', outputs: [], error: { message: OUTPUTS_TOO_LARGE(bytes, this.options.maxOutputBytes), code: 'outputs_too_large' } };
+        return {
+          status: 'failed',
+          outputs: [],
+          error: { message: OUTPUTS_TOO_LARGE(bytes, this.options.maxOutputBytes), code: 'outputs_too_large' },
+        };
       }
       return { status: 'succeeded', outputs, error: null };
     } catch (thrown: unknown) {

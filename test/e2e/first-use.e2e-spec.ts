@@ -52,7 +52,10 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
       const echo = await createTrigger(t, 'echo');
       const res = await triggerBot(echo, { hello: 'world' });
       expect(res.status).toBe(200);
-      expect((await syncInvocation(echo, res.body.invocation.id)).body).toEqual({ success: true, outputs: [{ title: 'hello', message: 'world' }] });
+      expect((await syncInvocation(echo, res.body.invocation.id)).body).toEqual({
+        success: true,
+        outputs: [{ title: 'hello', message: 'world' }],
+      });
       expect(await storedCredits(t.store, 'acct')).toBe(4);
     } finally {
       await t.close();
@@ -85,11 +88,19 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
   it('builds trigger URLs with the global prefix, and they answer', async () => {
     const port = await freePort();
     const moduleRef = await Test.createTestingModule({
-      imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' }, publicBaseUrl: `http://127.0.0.1:${port}`, accounts: { acct: { credits: 1 } } })],
+      imports: [
+        WebhookTriggerModule.forRoot({
+          database: { type: 'better-sqlite3', database: ':memory:' },
+          publicBaseUrl: `http://127.0.0.1:${port}`,
+          accounts: { acct: { credits: 1 } },
+        }),
+      ],
       providers: [EchoBot],
     }).compile();
     const adapter = makeAdapter();
-    const app: INestApplication = adapter ? moduleRef.createNestApplication(adapter, { logger: false }) : moduleRef.createNestApplication({ logger: false });
+    const app: INestApplication = adapter
+      ? moduleRef.createNestApplication(adapter, { logger: false })
+      : moduleRef.createNestApplication({ logger: false });
     app.setGlobalPrefix('api');
     await app.listen(port, '127.0.0.1');
     try {
@@ -122,8 +133,15 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
     const t = await startWebhookApp(makeAdapter, {});
     try {
       const doc = SwaggerModule.createDocument(t.app, addWebhookKeyScheme(new DocumentBuilder().setOpenAPIVersion('3.0.3')).build());
-      const operations = Object.values(doc.paths).flatMap((item) => Object.values(item as Record<string, { operationId?: string; security?: unknown }>));
-      expect(operations.map((o) => o.operationId).sort()).toEqual(['cancelInvocation', 'getInvocationStatus', 'triggerBot', 'waitForBotExecution']);
+      const operations = Object.values(doc.paths).flatMap((item) =>
+        Object.values(item as Record<string, { operationId?: string; security?: unknown }>),
+      );
+      expect(operations.map((o) => o.operationId).sort()).toEqual([
+        'cancelInvocation',
+        'getInvocationStatus',
+        'triggerBot',
+        'waitForBotExecution',
+      ]);
       for (const op of operations) expect(op.security).toEqual([{ 'X-Key': [] }]);
       expect(doc.components?.securitySchemes?.['X-Key']).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-Key' }));
     } finally {
@@ -144,7 +162,7 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
 
 const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
 
-describe("a host DataSource that cannot work stops startup, naming the fix", () => {
+describe('a host DataSource that cannot work stops startup, naming the fix', () => {
   if (!postgresUrl) {
     it.todo('NOT RUN: set WEBHOOK_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test');
     return;
@@ -186,7 +204,14 @@ describe("a host DataSource that cannot work stops startup, naming the fix", () 
     class Empty {}
     const moduleRef = await compile([
       Empty,
-      TypeOrmModule.forRoot({ type: 'postgres', url: db.url, entities: WEBHOOK_TRIGGER_ENTITIES, migrations: WEBHOOK_TRIGGER_MIGRATIONS, migrationsRun: true, logging: false }),
+      TypeOrmModule.forRoot({
+        type: 'postgres',
+        url: db.url,
+        entities: WEBHOOK_TRIGGER_ENTITIES,
+        migrations: WEBHOOK_TRIGGER_MIGRATIONS,
+        migrationsRun: true,
+        logging: false,
+      }),
       WebhookTriggerModule.forRoot({ dataSourceName: 'default' }),
     ]);
     const app = moduleRef.createNestApplication({ logger: false });

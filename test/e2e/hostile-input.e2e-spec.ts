@@ -8,15 +8,33 @@ import { connect, type Socket } from 'node:net';
 import { BODY_TOO_DEEP, TOO_MANY_FAILED_KEYS } from '../../src/errors/webhook-trigger.messages.js';
 import { expectNothingStored, storedCredits } from '../helpers/db.js';
 import { expectError, rawRequest, sleep, triggerBot } from '../helpers/http.js';
-import { UNTHROTTLED, createTrigger, describeOnEveryAdapterAndDatabase, startWebhookApp, type TestTrigger, type WebhookTestApp } from '../helpers/webhook-app.js';
+import {
+  UNTHROTTLED,
+  createTrigger,
+  describeOnEveryAdapterAndDatabase,
+  startWebhookApp,
+  type TestTrigger,
+  type WebhookTestApp,
+} from '../helpers/webhook-app.js';
 
 const ACCOUNT = 'acct';
 
 /** A logger that remembers every line at warn level or above. */
 function recordingLogger(): LoggerService & { loud: string[] } {
   const loud: string[] = [];
-  const keep = (level: string) => (message: unknown, ...rest: unknown[]) => loud.push(`${level}: ${String(message)} ${rest.map(String).join(' ')}`);
-  return { loud, log: () => undefined, debug: () => undefined, verbose: () => undefined, warn: keep('warn'), error: keep('error'), fatal: keep('fatal') };
+  const keep =
+    (level: string) =>
+    (message: unknown, ...rest: unknown[]) =>
+      loud.push(`${level}: ${String(message)} ${rest.map(String).join(' ')}`);
+  return {
+    loud,
+    log: () => undefined,
+    debug: () => undefined,
+    verbose: () => undefined,
+    warn: keep('warn'),
+    error: keep('error'),
+    fatal: keep('fatal'),
+  };
 }
 
 /** A raw HTTP/1.1 exchange: what the server answers (status line, headers, body) and when it closes the socket. */
@@ -43,7 +61,13 @@ function openRaw(baseUrl: string, head: string, firstBytes = ''): RawExchange {
         const done = () => {
           clearTimeout(timer);
           const [headPart, ...bodyParts] = data.split('\r\n\r\n');
-          resolve({ status: Number(headPart.split(' ')[1] ?? 0), head: headPart, body: bodyParts.join('\r\n\r\n'), closedByServer, at: Date.now() - started });
+          resolve({
+            status: Number(headPart.split(' ')[1] ?? 0),
+            head: headPart,
+            body: bodyParts.join('\r\n\r\n'),
+            closedByServer,
+            at: Date.now() - started,
+          });
         };
         const timer = setTimeout(done, ms);
         socket.on('close', done);
@@ -53,7 +77,9 @@ function openRaw(baseUrl: string, head: string, firstBytes = ''): RawExchange {
 
 const postHead = (t: Pick<TestTrigger, 'url'>, headers: Record<string, string>) => {
   const u = new URL(t.url);
-  return `POST ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`;
+  return `POST ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\n${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('')}\r\n`;
 };
 
 describeOnEveryAdapterAndDatabase('hostile input', ({ makeAdapter, database }) => {
@@ -66,7 +92,12 @@ describeOnEveryAdapterAndDatabase('hostile input', ({ makeAdapter, database }) =
     t = await startWebhookApp(makeAdapter, {
       database,
       logger,
-      options: { rateLimits: UNTHROTTLED, bodyTimeoutMs: 400, maxBodyBytes: 64 * 1024, failedKeyLimit: { limit: 1_000_000, ttlMs: 60_000 } },
+      options: {
+        rateLimits: UNTHROTTLED,
+        bodyTimeoutMs: 400,
+        maxBodyBytes: 64 * 1024,
+        failedKeyLimit: { limit: 1_000_000, ttlMs: 60_000 },
+      },
     });
     echo = await createTrigger(t, 'echo');
   });
@@ -79,20 +110,30 @@ describeOnEveryAdapterAndDatabase('hostile input', ({ makeAdapter, database }) =
   it.each([
     ['an unknown trigger', 404, () => ({ url: `${t.baseUrl}/webhooks/trg_AAAAAAAAAAAAAAAA/trigger`, key: 'whk_x' })],
     ['a wrong key', 401, () => ({ url: echo.url, key: 'whk_wrong' })],
-  ])('answers %s (%i) from the path and headers while a 1 GB body is still to come, and closes the connection', async (_case, status, target) => {
-    const { url, key } = target();
-    const exchange = openRaw(t.baseUrl, postHead({ url }, { 'Content-Type': 'application/json', 'X-Key': key, 'Content-Length': String(1024 ** 3) }), '{"a":');
-    const answer = await exchange.answer();
-    exchange.socket.destroy();
-    expect(answer.status).toBe(status);
-    expect(answer.at).toBeLessThan(1500);
-    expect(answer.closedByServer).toBe(true);
-    expect(JSON.parse(answer.body)).toMatchObject({ success: false, statusCode: status });
-  });
+  ])(
+    'answers %s (%i) from the path and headers while a 1 GB body is still to come, and closes the connection',
+    async (_case, status, target) => {
+      const { url, key } = target();
+      const exchange = openRaw(
+        t.baseUrl,
+        postHead({ url }, { 'Content-Type': 'application/json', 'X-Key': key, 'Content-Length': String(1024 ** 3) }),
+        '{"a":',
+      );
+      const answer = await exchange.answer();
+      exchange.socket.destroy();
+      expect(answer.status).toBe(status);
+      expect(answer.at).toBeLessThan(1500);
+      expect(answer.closedByServer).toBe(true);
+      expect(JSON.parse(answer.body)).toMatchObject({ success: false, statusCode: status });
+    },
+  );
 
   it('answers 413 at once for a declared Content-Length over maxBodyBytes, reads none of it, stores and charges nothing', async () => {
     const fresh = await createTrigger(t, 'echo');
-    const exchange = openRaw(t.baseUrl, postHead(fresh, { 'Content-Type': 'application/json', 'X-Key': fresh.key, 'Content-Length': String(10 * 1024 ** 3) }));
+    const exchange = openRaw(
+      t.baseUrl,
+      postHead(fresh, { 'Content-Type': 'application/json', 'X-Key': fresh.key, 'Content-Length': String(10 * 1024 ** 3) }),
+    );
     const answer = await exchange.answer();
     exchange.socket.destroy();
     expect(answer.status).toBe(413);
@@ -103,7 +144,11 @@ describeOnEveryAdapterAndDatabase('hostile input', ({ makeAdapter, database }) =
 
   it('answers 408 when an authenticated body trickles past bodyTimeoutMs, closes the connection, stores nothing', async () => {
     const fresh = await createTrigger(t, 'echo');
-    const exchange = openRaw(t.baseUrl, postHead(fresh, { 'Content-Type': 'application/json', 'X-Key': fresh.key, 'Content-Length': '100' }), '{"a":');
+    const exchange = openRaw(
+      t.baseUrl,
+      postHead(fresh, { 'Content-Type': 'application/json', 'X-Key': fresh.key, 'Content-Length': '100' }),
+      '{"a":',
+    );
     const answer = await exchange.answer();
     exchange.socket.destroy();
     expect(answer.status).toBe(408);
@@ -116,7 +161,11 @@ describeOnEveryAdapterAndDatabase('hostile input', ({ makeAdapter, database }) =
   it('treats a client that drops mid-body as nothing worse than a debug line: no error, nothing stored, the app keeps serving', async () => {
     const fresh = await createTrigger(t, 'echo');
     for (let i = 0; i < 20; i++) {
-      const exchange = openRaw(t.baseUrl, postHead(fresh, { 'Content-Type': 'application/json', 'X-Key': fresh.key, 'Content-Length': '1000' }), '{"a":"');
+      const exchange = openRaw(
+        t.baseUrl,
+        postHead(fresh, { 'Content-Type': 'application/json', 'X-Key': fresh.key, 'Content-Length': '1000' }),
+        '{"a":"',
+      );
       await sleep(20);
       exchange.socket.destroy();
     }
@@ -144,7 +193,11 @@ describeOnEveryAdapterAndDatabase('hostile input', ({ makeAdapter, database }) =
     ['sync', (id: string) => `/webhooks/${id}/trigger/invocation/inv_AAAAAAAAAAAAAAAAAAAAAA/sync`, 'GET'],
   ])('answers 404 (not 400 "Failed to decode param") for an undecodable id on the %s route', async (_route, path, method) => {
     for (const bad of ['%zz', 'abc%', '%E0%A4%A']) {
-      const res = await rawRequest(`${t.baseUrl}${path(bad)}`, { method, headers: { 'content-type': 'application/json', 'x-key': echo.key }, body: method === 'POST' ? '{}' : undefined });
+      const res = await rawRequest(`${t.baseUrl}${path(bad)}`, {
+        method,
+        headers: { 'content-type': 'application/json', 'x-key': echo.key },
+        body: method === 'POST' ? '{}' : undefined,
+      });
       expect(res.status).toBe(404);
       expect(res.body).toMatchObject({ success: false, statusCode: 404, error: 'Not Found' });
     }
@@ -167,16 +220,17 @@ describeOnEveryAdapterAndDatabase('the failed-key limit', ({ makeAdapter, databa
   let echo: TestTrigger;
 
   beforeAll(async () => {
-    t = await startWebhookApp(makeAdapter, { database, options: { rateLimits: UNTHROTTLED, failedKeyLimit: { limit: 30, ttlMs: 60_000 } } });
+    t = await startWebhookApp(makeAdapter, {
+      database,
+      options: { rateLimits: UNTHROTTLED, failedKeyLimit: { limit: 30, ttlMs: 60_000 } },
+    });
     echo = await createTrigger(t, 'echo');
     await t.admin.setCredits(ACCOUNT, 1000);
   });
   afterAll(() => t.close());
 
   it('is one atomic check-and-count: of 1,000 concurrent wrong keys from one IP, exactly 30 are judged (401), the rest get 429', async () => {
-    const results = await Promise.all(
-      Array.from({ length: 1000 }, (_, i) => triggerBot({ url: echo.url, key: `whk_guess_${i}` }, {})),
-    );
+    const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => triggerBot({ url: echo.url, key: `whk_guess_${i}` }, {})));
     const statuses = results.map((r) => r.status);
     expect(statuses.filter((s) => s === 401)).toHaveLength(30);
     expect(statuses.filter((s) => s === 429)).toHaveLength(970);

@@ -5,7 +5,14 @@
 import { WebhookBot, WebhookBotHost, type BotInputs, type BotOutput } from '../../src/index.js';
 import { LISTED_OUTPUTS_MAX } from '../../src/admin/webhook-triggers.admin.js';
 import { syncInvocation, triggerBot } from '../helpers/http.js';
-import { UNTHROTTLED, createTrigger, describeOnEveryAdapterAndDatabase, startWebhookApp, type TestTrigger, type WebhookTestApp } from '../helpers/webhook-app.js';
+import {
+  UNTHROTTLED,
+  createTrigger,
+  describeOnEveryAdapterAndDatabase,
+  startWebhookApp,
+  type TestTrigger,
+  type WebhookTestApp,
+} from '../helpers/webhook-app.js';
 
 @WebhookBot({ id: 'big', accountId: 'acct' })
 class BigOutputBot extends WebhookBotHost {
@@ -21,7 +28,11 @@ describeOnEveryAdapterAndDatabase('output limits', ({ makeAdapter, database }) =
   let big: TestTrigger;
 
   beforeAll(async () => {
-    t = await startWebhookApp(makeAdapter, { database, providers: [BigOutputBot], options: { rateLimits: UNTHROTTLED, maxOutputBytes: MAX } });
+    t = await startWebhookApp(makeAdapter, {
+      database,
+      providers: [BigOutputBot],
+      options: { rateLimits: UNTHROTTLED, maxOutputBytes: MAX },
+    });
     big = await createTrigger(t, 'big');
     await t.admin.setCredits('acct', 1000);
   });

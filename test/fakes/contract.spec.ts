@@ -320,9 +320,16 @@ describe.each([
       const short = newInvocation({ createdAt: at(1) });
       const long = newInvocation({ createdAt: at(2) });
       for (const i of [short, long]) await s.invocations.insert(i);
-      for (const [i, message] of [[short, 'x'], [long, 'y'.repeat(500)]] as const) {
+      for (const [i, message] of [
+        [short, 'x'],
+        [long, 'y'.repeat(500)],
+      ] as const) {
         await s.invocations.markRunning(i.id, at(3), 'owner', at(10_000));
-        await s.invocations.transition(i.id, 'running', 'succeeded', { finishedAt: at(4), outputs: [{ title: 't', message }], error: null });
+        await s.invocations.transition(i.id, 'running', 'succeeded', {
+          finishedAt: at(4),
+          outputs: [{ title: 't', message }],
+          error: null,
+        });
       }
       const [listedLong, listedShort] = await s.invocations.listByBot('echo', 10, 100);
       expect(listedShort).toMatchObject({ id: short.id, outputs: [{ title: 't', message: 'x' }], outputsTruncated: false });

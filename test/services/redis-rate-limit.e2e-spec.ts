@@ -156,7 +156,9 @@ if (!redisUrl) {
     it('checkFailures is one atomic step across nodes: of 1,000 concurrent failures from two clients of Redis, exactly `limit` are answered', async () => {
       const key = freshKey();
       const other = await node(); // a second API node
-      const waits = await Promise.all(Array.from({ length: 1000 }, (_, i) => (i % 2 ? storage : other).checkFailures(key, 60_000, 30, true)));
+      const waits = await Promise.all(
+        Array.from({ length: 1000 }, (_, i) => (i % 2 ? storage : other).checkFailures(key, 60_000, 30, true)),
+      );
       expect(waits.filter((w) => w === 0)).toHaveLength(30);
       expect(waits.filter((w) => w > 0)).toHaveLength(970);
     });

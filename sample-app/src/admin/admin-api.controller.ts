@@ -36,7 +36,9 @@ export class AdminApiController {
   async createTrigger(@Param('botId') botId: string, @Body() body: unknown) {
     this.requireBot(botId);
     const input = requireObject(body);
-    const trigger = await this.run(() => this.admin.createTrigger(botId, { name: input.name as string, type: input.type as string | undefined }));
+    const trigger = await this.run(() =>
+      this.admin.createTrigger(botId, { name: input.name as string, type: input.type as string | undefined }),
+    );
     return withKey(trigger);
   }
 

@@ -39,7 +39,10 @@ export class SqlCreditAccounts extends CreditAccounts {
   }
 
   async openAccount(accountId: string, credits: number): Promise<boolean> {
-    const { changes } = await this.db.write(`INSERT INTO webhook_accounts (id, credits) VALUES (?, ?) ON CONFLICT (id) DO NOTHING`, [accountId, credits]);
+    const { changes } = await this.db.write(`INSERT INTO webhook_accounts (id, credits) VALUES (?, ?) ON CONFLICT (id) DO NOTHING`, [
+      accountId,
+      credits,
+    ]);
     return changes === 1;
   }
 

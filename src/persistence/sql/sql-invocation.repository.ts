@@ -50,7 +50,17 @@ export class SqlInvocationRepository extends InvocationRepository {
     try {
       await this.db.write(
         `INSERT INTO webhook_invocations (${INVOCATION_COLUMNS}) VALUES (?, ?, ?, ?, 'queued', ?, NULL, NULL, ?, ?, ?, ?, NULL, NULL, NULL)`,
-        [i.id, i.triggerId, i.botId, i.accountId, JSON.stringify(i.inputs), i.credits, i.idempotencyKey, i.requestHash, i.createdAt.getTime()],
+        [
+          i.id,
+          i.triggerId,
+          i.botId,
+          i.accountId,
+          JSON.stringify(i.inputs),
+          i.credits,
+          i.idempotencyKey,
+          i.requestHash,
+          i.createdAt.getTime(),
+        ],
         tx,
       );
     } catch (error) {
@@ -91,7 +101,11 @@ export class SqlInvocationRepository extends InvocationRepository {
     const [sets, values] = setClause(to, fields);
     const owner = condition.owner === undefined ? '' : ' AND owner = ?';
     const params = [...values, id, from, ...(condition.owner === undefined ? [] : [condition.owner])];
-    const { changes } = await this.db.write(`UPDATE webhook_invocations SET ${sets} WHERE id = ? AND status = ?${owner}`, params, condition.tx);
+    const { changes } = await this.db.write(
+      `UPDATE webhook_invocations SET ${sets} WHERE id = ? AND status = ?${owner}`,
+      params,
+      condition.tx,
+    );
     return changes === 1;
   }
 
@@ -115,7 +129,9 @@ export class SqlInvocationRepository extends InvocationRepository {
     const [sets, values] = setClause(to, to === 'queued' ? { ...fields, startedAt: null } : fields);
     const release = to === 'queued' ? ', owner = NULL, lease_expires_at = NULL' : '';
     const [stillLost, lostValue] =
-      'owner' in lost ? ['owner = ?', lost.owner] : ['(lease_expires_at IS NULL OR lease_expires_at < ?)', lost.leaseExpiredBefore.getTime()];
+      'owner' in lost
+        ? ['owner = ?', lost.owner]
+        : ['(lease_expires_at IS NULL OR lease_expires_at < ?)', lost.leaseExpiredBefore.getTime()];
     const { changes } = await this.db.write(
       `UPDATE webhook_invocations SET ${sets}${release} WHERE id = ? AND status = 'running' AND ${stillLost}`,
       [...values, id, lostValue],
@@ -124,10 +140,9 @@ export class SqlInvocationRepository extends InvocationRepository {
   }
 
   async deleteFinishedBefore(before: Date): Promise<number> {
-    const { changes } = await this.db.write(
-      `DELETE FROM webhook_invocations WHERE created_at < ? AND status IN (${FINISHED})`,
-      [before.getTime()],
-    );
+    const { changes } = await this.db.write(`DELETE FROM webhook_invocations WHERE created_at < ? AND status IN (${FINISHED})`, [
+      before.getTime(),
+    ]);
     return changes;
   }
 

@@ -16,10 +16,16 @@ export class SqlTriggerRepository extends TriggerRepository {
   }
 
   async create(t: TriggerRecord): Promise<void> {
-    await this.db.write(
-      `INSERT INTO webhook_triggers (${TRIGGER_COLUMNS}, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
-      [t.id, t.botId, t.accountId, t.name, t.type, t.keyHash, t.keyCiphertext, t.createdAt.getTime()],
-    );
+    await this.db.write(`INSERT INTO webhook_triggers (${TRIGGER_COLUMNS}, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)`, [
+      t.id,
+      t.botId,
+      t.accountId,
+      t.name,
+      t.type,
+      t.keyHash,
+      t.keyCiphertext,
+      t.createdAt.getTime(),
+    ]);
   }
 
   async listByBot(botId: string): Promise<TriggerRecord[]> {
@@ -39,7 +45,10 @@ export class SqlTriggerRepository extends TriggerRepository {
   }
 
   async delete(id: string): Promise<boolean> {
-    const { changes } = await this.db.write(`UPDATE webhook_triggers SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL`, [Date.now(), id]);
+    const { changes } = await this.db.write(`UPDATE webhook_triggers SET deleted_at = ? WHERE id = ? AND deleted_at IS NULL`, [
+      Date.now(),
+      id,
+    ]);
     return changes > 0;
   }
 }

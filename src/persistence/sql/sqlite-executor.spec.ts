@@ -62,9 +62,7 @@ describe('SqliteExecutor', () => {
     await accounts.setBalance('a', 100);
     const seen: (number | undefined)[] = [];
     await Promise.all(
-      Array.from({ length: 20 }, () =>
-        unitOfWork.run(async (tx) => ledger.tryDebit('a', 1, tx)).then(() => seen.push(committedBalance())),
-      ),
+      Array.from({ length: 20 }, () => unitOfWork.run(async (tx) => ledger.tryDebit('a', 1, tx)).then(() => seen.push(committedBalance()))),
     );
     // Each caller, when told "done", already finds its debit committed.
     seen.forEach((balance, i) => expect(balance).toBeLessThanOrEqual(100 - (i + 1)));

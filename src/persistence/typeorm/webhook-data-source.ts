@@ -118,8 +118,12 @@ export function dataSourceProviders(dataSourceName: string | undefined): Provide
         provide: WEBHOOK_DATA_SOURCE,
         // RESOLVED_OPTIONS first: a bad combination of options is reported before the DataSource is judged.
         // Optional, so a missing TypeOrmModule gets our message rather than Nest's "can't resolve dependencies".
-        inject: [RESOLVED_OPTIONS, { token: getDataSourceToken(dataSourceName === 'default' ? undefined : dataSourceName), optional: true }],
-        useFactory: (_options: ResolvedWebhookTriggerOptions, dataSource: DataSource | undefined) => checkHostDataSource(dataSource, dataSourceName),
+        inject: [
+          RESOLVED_OPTIONS,
+          { token: getDataSourceToken(dataSourceName === 'default' ? undefined : dataSourceName), optional: true },
+        ],
+        useFactory: (_options: ResolvedWebhookTriggerOptions, dataSource: DataSource | undefined) =>
+          checkHostDataSource(dataSource, dataSourceName),
       },
     ];
   }

@@ -34,9 +34,7 @@ export class WebhookTriggersInitial1763800000000 implements MigrationInterface {
       "created_at" bigint NOT NULL,
       "started_at" bigint,
       "finished_at" bigint)`);
-    await queryRunner.query(
-      `CREATE INDEX "IDX_webhook_invocations_bot_created" ON "webhook_invocations" ("bot_id", "created_at")`,
-    );
+    await queryRunner.query(`CREATE INDEX "IDX_webhook_invocations_bot_created" ON "webhook_invocations" ("bot_id", "created_at")`);
     await queryRunner.query(
       `CREATE UNIQUE INDEX "UQ_webhook_invocations_idempotency" ON "webhook_invocations" ("trigger_id", "idempotency_key")`,
     );
