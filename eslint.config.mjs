@@ -43,6 +43,10 @@ export default defineConfig(
       '@typescript-eslint/no-floating-promises': ['error', { ignoreVoid: true }],
       // Express/Fastify handlers and Nest event listeners take async callbacks where void is declared.
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: { arguments: false, attributes: false } }],
+      // A caught value passed on unchanged (`catch (e) { reject(e) }`) keeps the thrower's own error: the
+      // callers tell domain errors apart by class; so does an AbortSignal's `reason` (typed any). Only made-up
+      // rejection reasons must be Errors.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingUnknown: true, allowThrowingAny: true }],
       // Numbers, booleans and the like in template strings are fine; objects are not.
       '@typescript-eslint/restrict-template-expressions': [
         'error',

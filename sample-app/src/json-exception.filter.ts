@@ -14,15 +14,15 @@ export class JsonExceptionFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const { httpAdapter } = this.adapterHost;
-    const response = host.switchToHttp().getResponse();
+    const response = host.switchToHttp().getResponse<unknown>();
     let status: number = HttpStatus.INTERNAL_SERVER_ERROR;
     let message = 'Internal server error';
     if (exception instanceof HttpException) {
       status = exception.getStatus();
       const body = exception.getResponse();
       const m = typeof body === 'string' ? body : (body as { message?: unknown }).message;
-      message = Array.isArray(m) ? m.join('; ') : String(m ?? exception.message);
-      if (status === HttpStatus.UNAUTHORIZED) httpAdapter.setHeader(response, 'WWW-Authenticate', 'Bearer');
+      message = Array.isArray(m) ? m.join('; ') : typeof m === 'string' ? m : exception.message;
+      if (status === (HttpStatus.UNAUTHORIZED as number)) httpAdapter.setHeader(response, 'WWW-Authenticate', 'Bearer');
     } else if (isBodyParserError(exception)) {
       status = exception.status;
       message = exception.type === 'entity.parse.failed' ? 'The request body is not valid JSON' : exception.message;

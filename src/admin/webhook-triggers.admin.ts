@@ -3,7 +3,7 @@ import { ApplicationConfig } from '@nestjs/core';
 import type { BotOutput } from '../bots/bot.types.js';
 import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
-import { ACCOUNT_ID_PATTERN, INVOCATION_ID_PATTERN, newTriggerId, TRIGGER_ID_PATTERN } from '../keys/ids.js';
+import { ACCOUNT_ID_PATTERN, INVOCATION_ID_PATTERN, newTriggerId, PLAIN_TEXT_200, TRIGGER_ID_PATTERN } from '../keys/ids.js';
 import { generateTriggerKey, hashTriggerKey, TriggerKeyCipher } from '../keys/trigger-keys.js';
 import { CreditAccounts } from '../persistence/credit-accounts.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
@@ -22,8 +22,6 @@ import {
 
 /** Longest outputs (characters of JSON) a history list carries per run. */
 export const LISTED_OUTPUTS_MAX = 8 * 1024;
-/** A trigger name: 1–200 characters, no control characters (a NUL is refused by PostgreSQL). */
-const DISPLAY_NAME = /^[^\x00-\x1f\x7f]{1,200}$/;
 
 export interface BotView {
   id: string;
@@ -100,7 +98,7 @@ export class WebhookTriggersAdmin {
     const type = input?.type ?? 'webhook';
     if (type !== 'webhook') throw new WebhookAdminInputError(TRIGGER_TYPE_UNSUPPORTED(String(type).slice(0, 200)));
     const name = typeof input?.name === 'string' ? input.name.trim() : '';
-    if (!DISPLAY_NAME.test(name)) throw new WebhookAdminInputError(BAD_TRIGGER_NAME);
+    if (!PLAIN_TEXT_200.test(name)) throw new WebhookAdminInputError(BAD_TRIGGER_NAME);
     const key = generateTriggerKey();
     const record: TriggerRecord = {
       id: newTriggerId(),

@@ -61,5 +61,6 @@ function messageOf(exception: HttpException): string {
   const response = exception.getResponse();
   if (typeof response === 'string') return response;
   const message = (response as { message?: unknown }).message;
-  return Array.isArray(message) ? message.join('; ') : String(message ?? exception.message);
+  if (Array.isArray(message)) return message.join('; ');
+  return typeof message === 'string' ? message : exception.message;
 }

@@ -2,8 +2,13 @@ import { randomBytes, randomFillSync } from 'node:crypto';
 
 export const TRIGGER_ID_PATTERN = /^trg_[A-Za-z0-9_-]{16}$/;
 export const INVOCATION_ID_PATTERN = /^inv_[A-Za-z0-9_-]{22}$/;
-/** Account ids: 1–200 characters, no control characters (PostgreSQL refuses a NUL, the column holds 200). */
-export const ACCOUNT_ID_PATTERN = /^[^\x00-\x1f\x7f]{1,200}$/;
+/**
+ * 1–200 characters without control characters: account ids and trigger names (PostgreSQL refuses a NUL
+ * in text, and the columns hold 200).
+ */
+// eslint-disable-next-line no-control-regex -- control characters are exactly what this refuses
+export const PLAIN_TEXT_200 = /^[^\x00-\x1f\x7f]{1,200}$/;
+export const ACCOUNT_ID_PATTERN = PLAIN_TEXT_200;
 
 /**
  * Random bytes drawn from a 4 KiB pool refilled in one call: an id per request would otherwise be a

@@ -30,7 +30,7 @@ describe('resolveWebhookTriggerOptions', () => {
     };
     expect(resolveWebhookTriggerOptions()).toEqual(expected);
     expect(resolveWebhookTriggerOptions({})).toEqual(expected);
-    expect(resolveWebhookTriggerOptions(null as unknown as WebhookTriggerModuleOptions)).toEqual(expected);
+    expect(resolveWebhookTriggerOptions(null)).toEqual(expected);
   });
 
   it('keeps given values, fills the rest, and normalises the URL', () => {
@@ -85,7 +85,7 @@ describe('resolveWebhookTriggerOptions', () => {
     ['maxBodyBytes', { maxBodyBytes: 0 }],
     ['maxBodyBytes', { maxBodyBytes: Infinity }],
     ['keySecret', { keySecret: 'short' }],
-    ['keySecret', { keySecret: 12345678901234567 as unknown as string }],
+    ['keySecret', { keySecret: 1234567890123456 as unknown as string }],
     ['database.type', { database: { type: 'mysql' } as unknown as WebhookTriggerModuleOptions['database'] }],
     ['database.database', { database: { type: 'better-sqlite3', database: '' } }],
     ['database.database', { database: { type: 'better-sqlite3' } as unknown as WebhookTriggerModuleOptions['database'] }],

@@ -86,7 +86,7 @@ function role(value: unknown): WebhookTriggerRole {
 
 function database(value: unknown): ResolvedWebhookTriggerOptions['database'] {
   if (value === undefined) return { ...DEFAULTS.database };
-  const type = (value as { type?: unknown } | null)?.type;
+  const type = typeof value === 'object' && value !== null ? (value as { type?: unknown }).type : undefined;
   if (type === 'better-sqlite3') {
     const d = object('database', value, ['type', 'database'], '{ type, database }');
     return { type, database: nonEmptyString('database.database', d.database) };
@@ -219,7 +219,7 @@ export function resolveWebhookTriggerOptions(
     bodyTimeoutMs: positiveInt('bodyTimeoutMs', o.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs, MAX_TIMER_MS),
     maxJsonDepth: positiveInt('maxJsonDepth', o.maxJsonDepth ?? DEFAULTS.maxJsonDepth, 10_000),
     maxOutputBytes: positiveInt('maxOutputBytes', o.maxOutputBytes ?? DEFAULTS.maxOutputBytes),
-    keySecret: o.keySecret as string | undefined,
+    keySecret: o.keySecret,
     database: database(o.database),
     migrationsRun: boolean('migrationsRun', o.migrationsRun ?? DEFAULTS.migrationsRun),
     defaultAccountId: nonEmptyString('defaultAccountId', o.defaultAccountId ?? DEFAULTS.defaultAccountId),

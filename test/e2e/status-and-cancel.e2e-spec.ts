@@ -126,7 +126,7 @@ describeOnEveryAdapter('status and cancel', ({ makeAdapter }) => {
         const id = await startRun(slow, { ms: 3000 });
         expect(creditsRow(t.dbFile, ACCOUNT)).toBe(999);
         await untilStored(t, slow, id, 'running');
-        const bus = t.app.get(CompletionBus) as InMemoryCompletionBus;
+        const bus = t.app.get<CompletionBus, InMemoryCompletionBus>(CompletionBus);
         const waiting = syncInvocation(slow, id);
         await until(() => bus.waitingIds === 1, 1000, 'the sync request to wait');
 
@@ -301,7 +301,7 @@ describeOnEveryAdapter('status and cancel', ({ makeAdapter }) => {
       const queued = await startRun(quick, { behind: 'occupier' });
       expect(creditsRow(t.dbFile, ACCOUNT)).toBe(998);
       expect((await getStatus(quick, queued)).body.invocation).toMatchObject({ status: 'queued', startedAt: null });
-      const bus = t.app.get(CompletionBus) as InMemoryCompletionBus;
+      const bus = t.app.get<CompletionBus, InMemoryCompletionBus>(CompletionBus);
       const waiting = syncInvocation(quick, queued);
       await until(() => bus.waitingIds === 1, 400, 'the sync request to wait');
 

@@ -128,7 +128,7 @@ describeOnEveryAdapterAndDatabase('sync', ({ makeAdapter, database }) => {
       const id = await startRun(slow, { ms: 150 });
       const results = await Promise.all(Array.from({ length: 5 }, () => syncInvocation(slow, id)));
       for (const r of results) expect(r.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '150' }] });
-      expect((t.app.get(CompletionBus) as InMemoryCompletionBus).waitingIds).toBe(0);
+      expect(t.app.get<CompletionBus, InMemoryCompletionBus>(CompletionBus).waitingIds).toBe(0);
     });
 
     it('releases the waiter of a client that disconnects, and the run still finishes', async () => {
@@ -173,7 +173,7 @@ describeOnEveryAdapterAndDatabase('sync', ({ makeAdapter, database }) => {
       expect(res.elapsedMs).toBeGreaterThanOrEqual(290);
       expect(res.elapsedMs).toBeLessThan(1000);
       expect((await historyEntry(t, 'slow', id))?.status).toBe('running');
-      expect((t.app.get(CompletionBus) as InMemoryCompletionBus).waitingIds).toBe(0);
+      expect(t.app.get<CompletionBus, InMemoryCompletionBus>(CompletionBus).waitingIds).toBe(0);
 
       // The spec's recovery: call sync again until the run has finished.
       const last = await syncUntilFinished(slow, id);
@@ -210,7 +210,7 @@ describeOnEveryAdapter('sync', ({ makeAdapter }) => {
       expect(res.body.message).toMatch(/1000 ms/);
       expect(res.elapsedMs).toBeGreaterThanOrEqual(900);
       expect(res.elapsedMs).toBeLessThan(2500);
-      expect((t.app.get(CompletionBus) as InMemoryCompletionBus).waitingIds).toBe(0);
+      expect(t.app.get<CompletionBus, InMemoryCompletionBus>(CompletionBus).waitingIds).toBe(0);
 
       expect((await cancelRun(slow, id)).status).toBe(200);
       // 300 is allowed, and a finished run answers at once.

@@ -56,7 +56,7 @@ export function writeDb(dbFile: string, sql: string, ...params: unknown[]): numb
 const PG_BIGINT = 20;
 const pgTypes = {
   getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-    oid === PG_BIGINT ? (v: string) => Number(v) : types.getTypeParser(oid, format as 'text')) as typeof types.getTypeParser,
+    oid === PG_BIGINT ? (v: string) => Number(v) : types.getTypeParser(oid, format)) as typeof types.getTypeParser,
 };
 
 /** Runs one query on the store through a second connection of its own: what is really stored, on either database. */

@@ -5,6 +5,7 @@ export interface HttpResult {
   status: number;
   headers: Headers;
   /** Parsed JSON, or undefined when the body was not JSON. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers of any shape; the tests assert on them
   body: any;
   text: string;
   /** From sending the request to having read the whole answer. */
@@ -115,6 +116,7 @@ export async function until(probe: () => boolean | Promise<boolean>, timeoutMs =
 export interface RawResult {
   status: number;
   headers: Record<string, string | string[] | undefined>;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers of any shape; the tests assert on them
   body: any;
   text: string;
 }

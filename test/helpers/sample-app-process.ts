@@ -71,8 +71,8 @@ export function launchSampleApp(env: Record<string, string>, entry: SampleAppEnt
   const child = spawn(process.execPath, [script], { cwd: ROOT, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let exitedAt: number | undefined;
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (out += c.toString()));
   const app: SampleAppProcess = {
     child,
     base: `http://localhost:${env.PORT}`,

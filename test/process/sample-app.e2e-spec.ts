@@ -300,8 +300,8 @@ describe('sample app (real process)', () => {
         expect(h.durationMs).toBe(Date.parse(h.finishedAt as string) - Date.parse(h.startedAt as string));
         // a slow run lasts at least the ms it slept (its output says how long)
         if (botId === 'slow') expect(h.durationMs).toBeGreaterThanOrEqual(Number((h.outputs as { message: string }[])[0].message) - 5);
-        if (botId === 'fail') expect(h.error).toEqual(expect.objectContaining(expected[i]!.error as object));
-        else expect(h.outputs).toEqual(expected[i]!.outputs);
+        if (botId === 'fail') expect(h.error).toEqual(expect.objectContaining(expected[i].error as object));
+        else expect(h.outputs).toEqual(expected[i].outputs);
       }
       const times = history.body.map((h: { createdAt: string }) => Date.parse(h.createdAt));
       expect([...times].sort((a, b) => b - a)).toEqual(times);
@@ -410,7 +410,7 @@ describe('sample app (real process)', () => {
       ['WEBHOOK_RUN_LEASE_MS', 'forever'],
     ];
     for (const [name, value] of invalid) {
-      const bad = launchSampleApp({ ...env, PORT: String(await freePort()), SQLITE_PATH: ':memory:', [name!]: value! });
+      const bad = launchSampleApp({ ...env, PORT: String(await freePort()), SQLITE_PATH: ':memory:', [name]: value });
       const result = await within(bad.exited, 15_000);
       expect(result).toEqual({ code: 1, signal: null });
       expect(bad.output()).toContain(`Invalid configuration: ${name}`);

@@ -247,9 +247,9 @@ if (!redisUrl || !postgresUrl) {
         const token = 'test-token';
         const job = await fetcher.getNextJob(token);
         expect(job?.id).toBe(id);
-        const processJob = (stopping.ctx.get(BotRunner) as unknown as { process(j: unknown, t: string): Promise<void> }).process.bind(
-          stopping.ctx.get(BotRunner),
-        );
+        const processJob = stopping.ctx
+          .get<BotRunner, { process(j: unknown, t: string): Promise<void> }>(BotRunner)
+          .process.bind(stopping.ctx.get(BotRunner));
         await expect(processJob(job, token)).rejects.toBeInstanceOf(WaitingError);
         expect(await queue.getJobState(id)).toBe('waiting');
         expect((await row(id)).status).toBe('queued'); // not claimed, not charged again

@@ -19,7 +19,7 @@ export class AdminTokenGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<IncomingMessage>();
     const header = request.headers.authorization;
     const match = typeof header === 'string' ? /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(header) : null;
-    if (!match || !timingSafeEqual(sha256(match[1]!), this.expected)) {
+    if (!match || !timingSafeEqual(sha256(match[1]), this.expected)) {
       throw new UnauthorizedException('Send the admin token as "Authorization: Bearer <ADMIN_TOKEN>"');
     }
     return true;

@@ -3,7 +3,14 @@ import type { InvocationError, InvocationRecord, InvocationStatus, TriggerRecord
 
 /** PostgreSQL returns bigint as a string; SQLite as a number. */
 const time = (value: unknown): Date | null => (value === null || value === undefined ? null : new Date(Number(value)));
-const json = <T>(value: unknown): T | null => (value === null || value === undefined ? null : (JSON.parse(String(value)) as T));
+/** A text column's value: the drivers give strings (numbers for SQLite integers read as text). */
+function text(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'bigint') return value.toString();
+  throw new TypeError(`expected a text column, got ${typeof value}`);
+}
+const nullableText = (value: unknown): string | null => (value === null || value === undefined ? null : text(value));
+const json = <T>(value: unknown): T | null => (value === null || value === undefined ? null : (JSON.parse(text(value)) as T));
 
 export const TRIGGER_COLUMNS = 'id, bot_id, account_id, name, type, key_hash, key_ciphertext, created_at';
 export const INVOCATION_COLUMNS =
@@ -11,34 +18,34 @@ export const INVOCATION_COLUMNS =
 
 export function toTrigger(row: Record<string, unknown>): TriggerRecord {
   return {
-    id: String(row.id),
-    botId: String(row.bot_id),
-    accountId: String(row.account_id),
-    name: String(row.name),
+    id: text(row.id),
+    botId: text(row.bot_id),
+    accountId: text(row.account_id),
+    name: text(row.name),
     type: 'webhook',
-    keyHash: String(row.key_hash),
-    keyCiphertext: row.key_ciphertext === null ? null : String(row.key_ciphertext),
+    keyHash: text(row.key_hash),
+    keyCiphertext: nullableText(row.key_ciphertext),
     createdAt: time(row.created_at)!,
   };
 }
 
 export function toInvocation(row: Record<string, unknown>): InvocationRecord {
   return {
-    id: String(row.id),
-    triggerId: String(row.trigger_id),
-    botId: String(row.bot_id),
-    accountId: String(row.account_id),
+    id: text(row.id),
+    triggerId: text(row.trigger_id),
+    botId: text(row.bot_id),
+    accountId: text(row.account_id),
     status: row.status as InvocationStatus,
     inputs: json<Record<string, unknown>>(row.inputs) ?? {},
     outputs: json<BotOutput[]>(row.outputs),
     error: json<InvocationError>(row.error),
     credits: Number(row.credits),
-    idempotencyKey: row.idempotency_key === null ? null : String(row.idempotency_key),
-    requestHash: row.request_hash === null || row.request_hash === undefined ? null : String(row.request_hash),
+    idempotencyKey: nullableText(row.idempotency_key),
+    requestHash: nullableText(row.request_hash),
     createdAt: time(row.created_at)!,
     startedAt: time(row.started_at),
     finishedAt: time(row.finished_at),
-    owner: row.owner === null || row.owner === undefined ? null : String(row.owner),
+    owner: nullableText(row.owner),
   };
 }
 
