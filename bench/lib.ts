@@ -17,10 +17,10 @@ export function repoRoot(from = __dirname): string {
 const entry = join(repoRoot(), 'dist', 'index.js');
 if (!existsSync(entry)) throw new Error(`${entry} is missing: run \`npm run build\` first (npm run bench does)`);
 
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled library at a path known only at run time
 export const lib = require(entry) as typeof Library;
 
 const redisEntry = join(repoRoot(), 'dist', 'redis', 'index.js');
 /** `nestjs-webhook-triggers/redis`, compiled. */
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- the compiled library at a path known only at run time
 export const redisLib = require(redisEntry) as typeof RedisLibrary;

@@ -7,5 +7,5 @@ if (process.env.WEBHOOK_ROLE !== undefined && process.env.WEBHOOK_ROLE.trim() !=
   process.exit(1);
 }
 process.env.WEBHOOK_ROLE = 'worker';
-// eslint-disable-next-line @typescript-eslint/no-require-imports
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- main.js must load after WEBHOOK_ROLE is set, which a hoisted import would not allow
 require('./main.js');

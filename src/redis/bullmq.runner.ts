@@ -17,7 +17,7 @@ type BullMq = typeof import('bullmq');
 /** The optional peer `bullmq`, loaded only when this runner is chosen. */
 function loadBullMq(): BullMq {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the optional peer is loaded only when this runner is chosen
     return require('bullmq') as BullMq;
   } catch {
     throw new WebhookConfigurationError(MISSING_PACKAGE('BullMqBotRunner', 'bullmq@^6.7.0'));

@@ -9,7 +9,7 @@ import { MISSING_PACKAGE } from '../errors/webhook-trigger.messages.js';
 export function createRedisClient(part: string, url: string, options: RedisOptions): RedisClient {
   let Redis: new (url: string, options: RedisOptions) => RedisClient;
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the optional peer is loaded only when a Redis part is chosen
     const mod = require('ioredis') as { default?: unknown; Redis?: unknown };
     Redis = (mod.Redis ?? mod.default ?? mod) as typeof Redis;
   } catch {

@@ -83,7 +83,7 @@ describe('InvocationExecutor', () => {
 
   it("stores a bot's error as failed with its message", async () => {
     bot(async (inputs) => {
-      if (inputs.kind === 'string') throw 'plain text'; // eslint-disable-line @typescript-eslint/only-throw-error
+      if (inputs.kind === 'string') throw 'plain text'; // eslint-disable-line @typescript-eslint/only-throw-error -- a bot that throws a non-Error is what this tests
       throw new Error('upstream answered 500');
     });
     const a = await queued('bot', { kind: 'error' });
