@@ -19,7 +19,6 @@ const base = {
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   transform: { '^.+\\.(t|j)s$': swc },
   transformIgnorePatterns: ['/node_modules/(?!(@nestjs)/)'],
-  testTimeout: 30000,
 };
 
 // One project per kind of suite (CONTRIBUTING.md, "Where a test goes"). A path pattern picks suites across
@@ -27,6 +26,8 @@ const base = {
 // Only the process suites need the sample app built: their project's globalSetup builds it once per run,
 // and Jest runs a project's globalSetup only when one of its suites is selected.
 module.exports = {
+  // A global option: inside a project Jest ignores it (and falls back to 5 s).
+  testTimeout: 30000,
   projects: [
     {
       ...base,
