@@ -59,6 +59,7 @@ export {
 export { WEBHOOK_TRIGGER_MIGRATIONS } from './persistence/typeorm/migrations/index.js';
 
 export { BotRunner } from './runs/bot-runner.js';
+export type { DispatchedRun } from './runs/bot-runner.js';
 export { CompletionBus } from './completion/completion-bus.js';
 export { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
 export type { RateLimitRecord } from './rate-limits/rate-limit.storage.js';

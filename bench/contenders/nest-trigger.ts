@@ -101,7 +101,10 @@ class BenchAppModule {
           database: { type: 'better-sqlite3', database: dbFile },
           rateLimits: UNTHROTTLED,
           syncTimeoutMs: 600_000,
-          ...(config.maxConcurrentRuns ? { maxConcurrentRuns: config.maxConcurrentRuns } : {}),
+          // The waiters test holds every run at once, all of one account: its own cap is the total.
+          ...(config.maxConcurrentRuns
+            ? { maxConcurrentRuns: config.maxConcurrentRuns, maxConcurrentRunsPerAccount: config.maxConcurrentRuns }
+            : {}),
         }),
       ],
       providers: [EchoBot, ReleaseBot],

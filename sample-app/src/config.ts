@@ -26,6 +26,8 @@ export interface SampleConfig {
   accountRpm: number;
   /** Most bots running at once; further runs wait as `queued` (`maxConcurrentRuns`). */
   maxConcurrentRuns: number;
+  /** Most runs of one account at once (`maxConcurrentRunsPerAccount`); unset: the library's default, half of `maxConcurrentRuns`. */
+  maxConcurrentRunsPerAccount: number | undefined;
   /** How long running bots may finish after SIGTERM before they are stored `failed` ("interrupted"). */
   shutdownGraceMs: number;
   /** Default time limit of a run (`botTimeoutMs`). */
@@ -125,6 +127,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
   const triggerRps = wholeNumber(env, 'WEBHOOK_TRIGGER_RPS', 10, 1, 1_000_000);
   const accountRpm = wholeNumber(env, 'WEBHOOK_ACCOUNT_RPM', 100, 1, 1_000_000);
   const maxConcurrentRuns = wholeNumber(env, 'WEBHOOK_MAX_CONCURRENT_RUNS', 16, 1, 10_000);
+  const maxConcurrentRunsPerAccount =
+    read(env, 'WEBHOOK_MAX_CONCURRENT_RUNS_PER_ACCOUNT') === undefined
+      ? undefined
+      : wholeNumber(env, 'WEBHOOK_MAX_CONCURRENT_RUNS_PER_ACCOUNT', 1, 1, 10_000);
   const shutdownGraceMs = wholeNumber(env, 'WEBHOOK_SHUTDOWN_GRACE_MS', 10_000, 0, MAX_TIMER_MS);
   const botTimeoutMs = wholeNumber(env, 'WEBHOOK_BOT_TIMEOUT_MS', 900_000, 1, MAX_TIMER_MS);
   const runLeaseMs = wholeNumber(env, 'WEBHOOK_RUN_LEASE_MS', 15_000, 1, MAX_TIMER_MS);
@@ -147,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
     triggerRps,
     accountRpm,
     maxConcurrentRuns,
+    maxConcurrentRunsPerAccount,
     shutdownGraceMs,
     botTimeoutMs,
     runLeaseMs,
@@ -224,6 +231,7 @@ export function webhookOptions(config: SampleConfig): WebhookTriggerModuleOption
     },
     keySecret: config.keySecret,
     maxConcurrentRuns: config.maxConcurrentRuns,
+    ...(config.maxConcurrentRunsPerAccount !== undefined && { maxConcurrentRunsPerAccount: config.maxConcurrentRunsPerAccount }),
     shutdownGraceMs: config.shutdownGraceMs,
     botTimeoutMs: config.botTimeoutMs,
     runLeaseMs: config.runLeaseMs,

@@ -159,7 +159,7 @@ describe('InvocationService', () => {
       const error = await service.start(stray, {}).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(BotNotRegisteredError);
       expect((error as Error).message).toBe('Bot "gone" is not registered in this application');
-      expect(await f.invocations.listIdsByStatus('queued', 10)).toEqual([]);
+      expect(await f.invocations.listQueued(10)).toEqual([]);
       expect(await balance()).toBe(5);
     });
 

@@ -152,7 +152,7 @@ export class InvocationService {
 
     if (!started.replayed) {
       this.events.emit(record, 'queued');
-      await this.runner.dispatch(record.id);
+      await this.runner.dispatch({ id: record.id, accountId: record.accountId });
     }
     return started;
   }

@@ -45,8 +45,8 @@ class FakeInvocationRepository extends InvocationRepository {
   async deleteFinishedBefore(): Promise<number> {
     return 0;
   }
-  async listIdsByStatus(status: InvocationStatus): Promise<string[]> {
-    return [...this.rows.values()].filter((r) => r.status === status).map((r) => r.id);
+  async listQueued(): Promise<Array<Pick<InvocationRecord, 'id' | 'accountId'>>> {
+    return [...this.rows.values()].filter((r) => r.status === 'queued').map(({ id, accountId }) => ({ id, accountId }));
   }
   async listByBot(): Promise<InvocationRecord[]> {
     return [...this.rows.values()];

@@ -7,7 +7,7 @@ import { InterruptedRuns } from './interrupted-runs.js';
 import { InvocationExecutor } from '../runs/invocation.executor.js';
 import { ShutdownState } from './shutdown.state.js';
 
-/** Ids only, so even a large backlog is one cheap query. */
+/** Ids and accounts only, so even a large backlog is one cheap query. */
 const MAX_RECOVERED = 100_000;
 
 /**
@@ -37,9 +37,9 @@ export class LeaseRecovery implements OnApplicationBootstrap {
     // An API-only process runs nothing, so it has no leases to renew; the workers recover.
     if (this.options.role === 'api') return;
     if (!(this.runner.constructor as typeof BotRunner).durable) {
-      const queued = await this.invocations.listIdsByStatus('queued', MAX_RECOVERED);
+      const queued = await this.invocations.listQueued(MAX_RECOVERED);
       if (queued.length > 0) this.logger.log(`Dispatching ${queued.length} run(s) left queued by an earlier process`);
-      for (const id of queued) await this.runner.dispatch(id);
+      for (const run of queued) await this.runner.dispatch(run);
     }
     await this.recoverExpired();
     this.shutdown.every(Math.max(50, Math.floor(this.options.runLeaseMs / 3)), () => this.tick());
@@ -63,7 +63,7 @@ export class LeaseRecovery implements OnApplicationBootstrap {
     let recovered = 0;
     for (const run of await this.invocations.listExpiredLeases(now, 1000)) {
       const settled = await this.interrupted.settle(run, { leaseExpiredBefore: now });
-      if (settled === 'requeued') await this.runner.dispatch(run.id);
+      if (settled === 'requeued') await this.runner.dispatch({ id: run.id, accountId: run.accountId });
       if (settled) recovered++;
     }
     return recovered;

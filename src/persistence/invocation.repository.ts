@@ -45,8 +45,11 @@ export abstract class InvocationRepository {
   abstract recoverInterrupted(id: string, lost: LostRun, to: 'queued' | 'failed', fields: InvocationTransition): Promise<boolean>;
   /** Deletes finished runs created before `before`; returns how many. */
   abstract deleteFinishedBefore(before: Date): Promise<number>;
-  /** Ids of invocations in `status` (created before `createdBefore`, when given), oldest first. */
-  abstract listIdsByStatus(status: InvocationStatus, limit: number, createdBefore?: Date): Promise<string[]>;
+  /**
+   * Runs still `queued` (created before `createdBefore`, when given), oldest first: id and account only,
+   * what a runner needs to dispatch them, so even a large backlog is one cheap query.
+   */
+  abstract listQueued(limit: number, createdBefore?: Date): Promise<Array<Pick<InvocationRecord, 'id' | 'accountId'>>>;
   /**
    * A bot's invocations, newest first, for history lists: a run whose outputs are longer than
    * `outputsUpTo` characters of JSON comes back with `outputs: null` and `outputsTruncated: true`, so a

@@ -10,9 +10,16 @@ import { createRedisClient, redactRedisUrl } from './ioredis.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
 import { CANNOT_CONNECT, MISSING_PACKAGE } from '../errors/webhook-trigger.messages.js';
-import { BotRunner } from '../runs/bot-runner.js';
+import { BotRunner, type DispatchedRun } from '../runs/bot-runner.js';
+import { AccountRunSlots } from './account-run-slots.js';
 
 type BullMq = typeof import('bullmq');
+
+/** How long a job refused a slot stays delayed when no hand-off brings it forward: ±20 %, so they do not return together. */
+function refusedDelay(waiting: number): number {
+  const delay = Math.min(REFUSED_DELAY_MAX_MS, REFUSED_DELAY_MIN_MS + REFUSED_DELAY_PER_WAITING_MS * waiting);
+  return Math.round(delay * (0.8 + Math.random() * 0.4));
+}
 
 /** The optional peer `bullmq`, loaded only when this runner is chosen. */
 function loadBullMq(): BullMq {
@@ -30,6 +37,16 @@ export const WEBHOOK_RUN_QUEUE = 'runs';
 const SWEEP_BATCH = 1000;
 /** A failed enqueue fails fast instead of holding the trigger request until Redis is back. */
 const ENQUEUE_TIMEOUT_MS = 2000;
+/**
+ * A job refused a slot (its account is at its cap) is brought forward when a slot frees; its delay is
+ * only the safety net (a hand-off lost with a dead worker, or raced): the least, plus a little per run of
+ * the account waiting, so a deep backlog is not fetched and refused over and over.
+ */
+const REFUSED_DELAY_MIN_MS = 200;
+const REFUSED_DELAY_PER_WAITING_MS = 5;
+const REFUSED_DELAY_MAX_MS = 60_000;
+/** Waiting runs a freed slot tries to bring forward before it gives up (each may have just started, or be gone). */
+const HAND_OFF_TRIES = 3;
 
 /**
  * Runs bots on BullMQ workers, so API nodes and worker processes can be separate machines sharing one
@@ -54,6 +71,13 @@ const ENQUEUE_TIMEOUT_MS = 2000;
  *   settles it the way the bot chose (`InterruptedRuns`): a `retryInterrupted` bot runs again right there,
  *   any other run is stored `failed` ("interrupted"). The run lease is the backstop for runs whose job
  *   is gone. The account was charged once, at accept; nothing here charges.
+ * - **Fairness**: before a worker runs a bot it takes a slot of the run's account (read from the row; the
+ *   job carries no data) in Redis (`AccountRunSlots`): at most `maxConcurrentRunsPerAccount` across all
+ *   workers together. A job refused a slot goes back to the queue as a delayed job, without holding a
+ *   worker slot, and the run stays `queued`; it is listed as waiting, and the worker whose run frees a
+ *   slot of that account brings the oldest waiting job forward at once. Slots are freed when runs end,
+ *   and expire by themselves `runLeaseMs` after their worker stopped refreshing them (it died or lost
+ *   Redis); the delay (200 ms, plus 5 ms per waiting run, at most 60 s) is the safety net.
  * - **Cancel** of a run executing on a worker reaches it through the completion bus (use the Redis bus):
  *   the executor fires the bot's signal when someone else finishes its run.
  * - **Shutdown**: the worker stops taking jobs when shutdown begins; a job handed to it after that goes
@@ -71,6 +95,8 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   private workerConnection?: RedisClient;
   private worker?: Worker;
   private sweeping = false;
+  private slots?: AccountRunSlots;
+  private slotRefresh?: NodeJS.Timeout;
 
   constructor(
     private readonly executor: InvocationExecutor,
@@ -119,6 +145,14 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
       defaultJobOptions: { removeOnComplete: true, removeOnFail: true, attempts: 1 },
     });
     this.queue.on('error', () => undefined); // reported by the producer's own listener above
+    const keyPrefix = this.options.redis!.keyPrefix;
+    this.slots = new AccountRunSlots(
+      this.producer,
+      keyPrefix,
+      this.options.maxConcurrentRunsPerAccount,
+      this.options.runLeaseMs,
+      this.logger,
+    );
   }
 
   /** Starts the worker after every module is ready (the executor needs bots and the database). */
@@ -140,6 +174,9 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     this.worker.on('error', (error: Error) => this.logger.warn(`Run worker: ${error.message}`));
     void this.worker.run().catch((error: unknown) => this.logger.error(`Run worker stopped: ${String(error)}`));
     await this.worker.waitUntilReady();
+    // Not on ShutdownState.every: the slots of runs finishing within the shutdown grace must stay fresh too.
+    this.slotRefresh = setInterval(() => void this.slots!.refresh(), Math.max(50, Math.floor(this.options.runLeaseMs / 3)));
+    this.slotRefresh.unref();
     // Stop taking jobs as soon as shutdown begins; the jobs in flight finish within the grace.
     this.shutdown.signal.addEventListener('abort', () => void this.worker?.close().catch(() => undefined), { once: true });
     this.shutdown.every(Math.max(50, Math.floor(this.options.runLeaseMs / 3)), () =>
@@ -152,12 +189,12 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   /** Read by the option checks: choosing this class requires the `redis` option. */
   static readonly requiresRedis = true;
 
-  async dispatch(invocationId: string): Promise<void> {
+  async dispatch({ id }: DispatchedRun): Promise<void> {
     try {
-      await this.queue!.add('run', null, { jobId: invocationId });
+      await this.queue!.add('run', null, { jobId: id });
     } catch (error) {
       this.logger.warn(
-        `Run ${invocationId} could not be enqueued (${(error as Error).message}); it stays queued and is dispatched once Redis answers`,
+        `Run ${id} could not be enqueued (${(error as Error).message}); it stays queued and is dispatched once Redis answers`,
       );
     }
   }
@@ -167,9 +204,9 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     if (this.sweeping || this.shutdown.isShuttingDown) return 0;
     this.sweeping = true;
     try {
-      const ids = await this.invocations.listIdsByStatus('queued', SWEEP_BATCH, createdBefore);
-      if (ids.length > 0) await this.queue!.addBulk(ids.map((id) => ({ name: 'run', data: null, opts: { jobId: id } })));
-      return ids.length;
+      const runs = await this.invocations.listQueued(SWEEP_BATCH, createdBefore);
+      if (runs.length > 0) await this.queue!.addBulk(runs.map(({ id }) => ({ name: 'run', data: null, opts: { jobId: id } })));
+      return runs.length;
     } catch (error) {
       this.logger.warn(`Sweep of queued runs failed (${(error as Error).message}); retrying on the next one`);
       return 0;
@@ -185,20 +222,54 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
       await job.moveToWait(token);
       throw new this.bull.WaitingError();
     }
-    if (job.stalledCounter > 0) {
+    const run = await this.invocations.findById(invocationId);
+    if (!run) return;
+    let status = run.status;
+    if (job.stalledCounter > 0 && status === 'running' && run.owner && run.owner !== this.executor.owner) {
       // BullMQ handed this job out again because the worker holding it stopped renewing its lock.
-      const run = await this.invocations.findById(invocationId);
-      if (run?.status === 'running' && run.owner && run.owner !== this.executor.owner) {
-        await this.interrupted.settle(run, { owner: run.owner });
-      }
+      if ((await this.interrupted.settle(run, { owner: run.owner })) === 'requeued') status = 'queued';
     }
-    await this.executor.execute(invocationId);
+    if (status !== 'queued') {
+      // Finished, cancelled while it waited, or running elsewhere: nothing to run, no slot to take. If it
+      // was brought forward for a free slot, the slot goes to the next waiting run instead.
+      await this.handOff(run.accountId, await this.slots!.forget(run.accountId, invocationId));
+      return;
+    }
+    const slot = await this.slots!.take(run.accountId, invocationId);
+    if (!slot.taken) {
+      // The account's runs hold all of its slots: back to the queue, without holding a worker slot, until
+      // a slot frees (then a hand-off brings it forward) or, failing that, its delay ends.
+      await job.moveToDelayed(Date.now() + refusedDelay(slot.waiting), token);
+      throw new this.bull.DelayedError();
+    }
+    try {
+      await this.executor.execute(invocationId);
+    } finally {
+      await this.handOff(run.accountId, await this.slots!.release(run.accountId, invocationId));
+    }
+  }
+
+  /**
+   * Brings the job of `next` (a waiting run taken off its account's list for a free slot) forward, from
+   * delayed to waiting; if it cannot (it is being refused this moment, or is gone), the next one.
+   */
+  private async handOff(accountId: string, next: string | null): Promise<void> {
+    for (let tries = 0; next && tries < HAND_OFF_TRIES; tries++) {
+      try {
+        const job = await this.queue!.getJob(next);
+        if (job) return await job.promote();
+      } catch {
+        // Not delayed (yet): it is being refused right now and comes back by its delay.
+      }
+      next = await this.slots!.nextWaiting(accountId);
+    }
   }
 
   /** After the grace (`GracefulShutdown` in onModuleDestroy): waits for the worker, then closes Redis. */
   async onApplicationShutdown(): Promise<void> {
     // The same promise as the close begun with shutdown, if it was.
     await this.worker?.close().catch(() => undefined);
+    clearInterval(this.slotRefresh);
     await this.queue?.close().catch(() => undefined);
     this.workerConnection?.disconnect();
     this.producer?.disconnect();

@@ -8,18 +8,10 @@ import { CANNOT_CONNECT } from '../errors/webhook-trigger.messages.js';
 import { createRedisClient, redactRedisUrl } from './ioredis.js';
 import { RateLimitStorage, type RateLimitRecord } from '../rate-limits/rate-limit.storage.js';
 import { InMemoryRateLimitStorage } from '../rate-limits/in-memory-rate-limit.storage.js';
+import { REDIS_NOW_MS } from './redis-time.lua.js';
 
 /** A hit that Redis does not answer within this is counted in process instead. */
 const COMMAND_TIMEOUT_MS = 1000;
-
-/**
- * Redis server time in ms. Every node uses the clock of the one Redis, so nodes with skewed clocks
- * still agree on which hits are in the window.
- */
-const NOW = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-`;
 
 /**
  * One hit, atomically (the same exact sliding window as InMemoryRateLimitStorage): drop hits that
@@ -28,7 +20,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
  * KEYS[1] the sorted set (score = time of an accepted hit); ARGV ttl ms, limit, a unique member.
  * Returns { accepted 1|0, accepted hits in the window, ms to wait }.
  */
-const INCREMENT = `${NOW}
+const INCREMENT = `${REDIS_NOW_MS}
 local key = KEYS[1]
 local ttl = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
@@ -49,7 +41,7 @@ return { 0, count, tonumber(first[2]) + ttl - now }
  * otherwise record this failure when ARGV[4] is 1 and answer 0.
  * KEYS[1] the sorted set; ARGV ttl ms, limit, a unique member, failed 1|0.
  */
-const CHECK_FAILURES = `${NOW}
+const CHECK_FAILURES = `${REDIS_NOW_MS}
 local key = KEYS[1]
 local ttl = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])

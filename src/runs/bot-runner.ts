@@ -1,9 +1,18 @@
 /**
- * Where runs happen. `dispatch` must be safe to call twice for one id: the executor's conditional
+ * What a runner is handed: the run's id, and the account whose runs it counts against
+ * `maxConcurrentRunsPerAccount`.
+ */
+export interface DispatchedRun {
+  id: string;
+  accountId: string;
+}
+
+/**
+ * Where runs happen. `dispatch` must be safe to call twice for one run: the executor's conditional
  * state change turns the second call into a no-op.
  */
 export abstract class BotRunner {
-  abstract dispatch(invocationId: string): Promise<void>;
+  abstract dispatch(run: DispatchedRun): Promise<void>;
 
   /**
    * True (on the class) when dispatched runs outlive this process and execute wherever the runner's

@@ -63,7 +63,8 @@ describeOnEveryAdapterAndDatabase('lifecycle', ({ makeAdapter, database }) => {
     beforeAll(async () => {
       t = await startWebhookApp(makeAdapter, {
         database,
-        options: { rateLimits: UNTHROTTLED, maxBodyBytes: 1024, syncTimeoutMs: 300, maxConcurrentRuns: 2 },
+        // One account: its own cap is the total, so this measures maxConcurrentRuns alone.
+        options: { rateLimits: UNTHROTTLED, maxBodyBytes: 1024, syncTimeoutMs: 300, maxConcurrentRuns: 2, maxConcurrentRunsPerAccount: 2 },
         events: true,
       });
       events = captureEvents(t);
@@ -329,7 +330,8 @@ describeOnEveryAdapter('lifecycle', ({ makeAdapter }) => {
     let events: CapturedEvent[];
     beforeAll(async () => {
       t = await startWebhookApp(makeAdapter, {
-        options: { rateLimits: UNTHROTTLED, maxConcurrentRuns: 2, botTimeoutMs: 500, shutdownGraceMs: 200 },
+        // One account: its own cap is raised to the total, so this measures maxConcurrentRuns alone.
+        options: { rateLimits: UNTHROTTLED, maxConcurrentRuns: 2, maxConcurrentRunsPerAccount: 2, botTimeoutMs: 500, shutdownGraceMs: 200 },
         events: true,
         providers: LIFECYCLE_BOTS,
       });
@@ -615,7 +617,7 @@ describe('recovery respects leases (repository level, real SQLite)', () => {
       id,
       Date.now(),
     );
-    await app.get(BotRunner).dispatch(id);
+    await app.get(BotRunner).dispatch({ id, accountId: 'acct' });
     const leases = new Set<number>();
     // 1000 ms in main() with a 300 ms lease: only renewal (every 100 ms) keeps it from being recovered.
     const done = await eventually('the long run to finish', 3_000, () => {

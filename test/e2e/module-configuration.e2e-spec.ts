@@ -9,6 +9,7 @@ import { Column, Entity, PrimaryColumn } from 'typeorm';
 import { readFileSync } from 'node:fs';
 import {
   BotRunner,
+  type DispatchedRun,
   CreditLedger,
   WEBHOOK_TRIGGER_ENTITIES,
   WEBHOOK_TRIGGER_MIGRATIONS,
@@ -362,9 +363,9 @@ describe('replacement classes', () => {
 /** A host's own runner: records what it is asked to run (e.g. to hand it to another system). */
 @Injectable()
 class RecordingRunner extends BotRunner {
-  static dispatched: string[] = [];
-  async dispatch(invocationId: string): Promise<void> {
-    RecordingRunner.dispatched.push(invocationId);
+  static dispatched: DispatchedRun[] = [];
+  async dispatch(run: DispatchedRun): Promise<void> {
+    RecordingRunner.dispatched.push(run);
   }
 }
 
@@ -385,7 +386,7 @@ describe('a host BotRunner', () => {
       });
       expect(res.status).toBe(200);
       const { invocation } = (await res.json()) as { invocation: { id: string } };
-      expect(RecordingRunner.dispatched).toEqual([invocation.id]);
+      expect(RecordingRunner.dispatched).toEqual([{ id: invocation.id, accountId: 'acct' }]);
       await new Promise((r) => setTimeout(r, 100));
       expect((await admin.listInvocations('echo')).find((i) => i.id === invocation.id)?.status).toBe('queued');
     } finally {

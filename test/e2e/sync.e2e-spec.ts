@@ -158,7 +158,8 @@ describeOnEveryAdapterAndDatabase('sync', ({ makeAdapter, database }) => {
     beforeAll(async () => {
       t = await startWebhookApp(makeAdapter, {
         database,
-        options: { rateLimits: UNTHROTTLED, maxBodyBytes: 1024, syncTimeoutMs: 300, maxConcurrentRuns: 2 },
+        // One account: its own cap is the total, so this measures maxConcurrentRuns alone.
+        options: { rateLimits: UNTHROTTLED, maxBodyBytes: 1024, syncTimeoutMs: 300, maxConcurrentRuns: 2, maxConcurrentRunsPerAccount: 2 },
         events: true,
       });
       await t.admin.setCredits(ACCOUNT, 1000);

@@ -154,7 +154,7 @@ describe.each([
       await s.invocations.insert(newInvocation({ idempotencyKey: 'same', triggerId: TRIGGER_B }));
       await s.invocations.insert(newInvocation());
       await s.invocations.insert(newInvocation());
-      expect(await s.invocations.listIdsByStatus('queued', 10)).toHaveLength(4);
+      expect(await s.invocations.listQueued(10)).toHaveLength(4);
     });
 
     it('finds a run by idempotency key on its trigger, created at or after `since`', async () => {
@@ -255,7 +255,7 @@ describe.each([
 
       expect(await s.invocations.recoverInterrupted(requeued.id, { leaseExpiredBefore: at(100) }, 'queued', {})).toBe(true);
       expect(await s.invocations.findById(requeued.id)).toMatchObject({ status: 'queued', startedAt: null, owner: null, finishedAt: null });
-      expect(await s.invocations.listIdsByStatus('queued', 10)).toEqual([requeued.id]);
+      expect(await s.invocations.listQueued(10)).toEqual([{ id: requeued.id, accountId: requeued.accountId }]);
       // Queued again, it can be claimed again by another process.
       expect(await s.invocations.markRunning(requeued.id, at(300), 'worker-2', at(315))).toMatchObject({ owner: 'worker-2' });
     });
@@ -294,16 +294,17 @@ describe.each([
       expect(await s.invocations.deleteFinishedBefore(at(100))).toBe(0);
     });
 
-    it('lists ids by status oldest first, up to a limit, optionally created before a date', async () => {
+    it('lists queued runs (id and account) oldest first, up to a limit, optionally created before a date', async () => {
       const late = newInvocation({ createdAt: at(300) });
       const early = newInvocation({ createdAt: at(100) });
       const middle = newInvocation({ createdAt: at(200) });
       for (const i of [late, early, middle]) await s.invocations.insert(i);
       await running('w', at(5000));
-      expect(await s.invocations.listIdsByStatus('queued', 10)).toEqual([early.id, middle.id, late.id]);
-      expect(await s.invocations.listIdsByStatus('queued', 2)).toEqual([early.id, middle.id]);
-      expect(await s.invocations.listIdsByStatus('queued', 10, at(300))).toEqual([early.id, middle.id]);
-      expect(await s.invocations.listIdsByStatus('succeeded', 10)).toEqual([]);
+      const ids = async (limit: number, before?: Date) => (await s.invocations.listQueued(limit, before)).map((r) => r.id);
+      expect(await ids(10)).toEqual([early.id, middle.id, late.id]);
+      expect(await ids(2)).toEqual([early.id, middle.id]);
+      expect(await ids(10, at(300))).toEqual([early.id, middle.id]);
+      expect((await s.invocations.listQueued(1))[0]).toEqual({ id: early.id, accountId: early.accountId });
     });
 
     it("lists a bot's runs newest first, up to a limit", async () => {

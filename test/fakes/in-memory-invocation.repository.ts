@@ -154,12 +154,12 @@ export class InMemoryInvocationRepository extends InvocationRepository {
     });
   }
 
-  async listIdsByStatus(status: InvocationStatus, limit: number, createdBefore?: Date): Promise<string[]> {
+  async listQueued(limit: number, createdBefore?: Date): Promise<Array<Pick<InvocationRecord, 'id' | 'accountId'>>> {
     return [...this.rows.values()]
-      .filter((r) => r.status === status && (createdBefore === undefined || r.createdAt < createdBefore))
+      .filter((r) => r.status === 'queued' && (createdBefore === undefined || r.createdAt < createdBefore))
       .sort(oldestFirst)
       .slice(0, limit)
-      .map((r) => r.id);
+      .map(({ id, accountId }) => ({ id, accountId }));
   }
 
   async listByBot(botId: string, limit: number, outputsUpTo: number): Promise<InvocationRecord[]> {

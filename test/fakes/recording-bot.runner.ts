@@ -1,4 +1,4 @@
-import { BotRunner } from '../../src/runs/bot-runner.js';
+import { BotRunner, type DispatchedRun } from '../../src/runs/bot-runner.js';
 import type { InvocationExecutor } from '../../src/runs/invocation.executor.js';
 
 /**
@@ -9,15 +9,18 @@ import type { InvocationExecutor } from '../../src/runs/invocation.executor.js';
 export class RecordingBotRunner extends BotRunner {
   /** Every id dispatched, in order, repeats included. */
   readonly dispatched: string[] = [];
+  /** Every run dispatched, with its account, in order. */
+  readonly dispatchedRuns: DispatchedRun[] = [];
   private readonly pending: string[] = [];
 
   constructor(private readonly executor?: InvocationExecutor) {
     super();
   }
 
-  async dispatch(invocationId: string): Promise<void> {
-    this.dispatched.push(invocationId);
-    this.pending.push(invocationId);
+  async dispatch(run: DispatchedRun): Promise<void> {
+    this.dispatched.push(run.id);
+    this.dispatchedRuns.push(run);
+    this.pending.push(run.id);
   }
 
   /** Ids dispatched and not yet run. */

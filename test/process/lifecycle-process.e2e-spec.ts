@@ -68,6 +68,7 @@ describe('graceful shutdown of the real process (SIGTERM)', () => {
       WEBHOOK_SHUTDOWN_GRACE_MS: String(GRACE_MS),
       WEBHOOK_RUN_LEASE_MS: String(LEASE_MS),
       WEBHOOK_MAX_CONCURRENT_RUNS: '2',
+      WEBHOOK_MAX_CONCURRENT_RUNS_PER_ACCOUNT: '2', // one account: both slots are its own
     };
     let app = await startSampleApp(env);
     const slow = await createTrigger(app, 'slow');

@@ -405,6 +405,7 @@ describe('sample app (real process)', () => {
       ['WEBHOOK_SYNC_TIMEOUT_MS', 'soon'],
       ['PUBLIC_BASE_URL', 'not a url'],
       ['WEBHOOK_MAX_CONCURRENT_RUNS', '0'],
+      ['WEBHOOK_MAX_CONCURRENT_RUNS_PER_ACCOUNT', '0'],
       ['WEBHOOK_SHUTDOWN_GRACE_MS', '-1'],
       ['WEBHOOK_BOT_TIMEOUT_MS', '1.5'],
       ['WEBHOOK_RUN_LEASE_MS', 'forever'],

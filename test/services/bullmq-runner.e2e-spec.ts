@@ -164,8 +164,8 @@ if (!redisUrl || !postgresUrl) {
       expect((await sync(abortable, id)).body.success).toBe(true);
       const runsBefore = botLog.started.filter((s) => s.invocationId === id).length;
       const runner = api.app.get(BotRunner);
-      await runner.dispatch(id);
-      await runner.dispatch(id);
+      await runner.dispatch({ id, accountId: 'acct' });
+      await runner.dispatch({ id, accountId: 'acct' });
       await sleep(300);
       expect(botLog.started.filter((s) => s.invocationId === id).length).toBe(runsBefore);
       expect(runsBefore).toBe(1);

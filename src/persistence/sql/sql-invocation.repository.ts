@@ -154,12 +154,12 @@ export class SqlInvocationRepository extends InvocationRepository {
     return rows[0] ? toInvocation(rows[0]) : null;
   }
 
-  async listIdsByStatus(status: InvocationStatus, limit: number, createdBefore?: Date): Promise<string[]> {
+  async listQueued(limit: number, createdBefore?: Date): Promise<Array<Pick<InvocationRecord, 'id' | 'accountId'>>> {
     const { rows } = await this.db.read(
-      `SELECT id FROM webhook_invocations WHERE status = ? AND created_at < ? ORDER BY created_at, id LIMIT ?`,
-      [status, createdBefore?.getTime() ?? Number.MAX_SAFE_INTEGER, limit],
+      `SELECT id, account_id FROM webhook_invocations WHERE status = 'queued' AND created_at < ? ORDER BY created_at, id LIMIT ?`,
+      [createdBefore?.getTime() ?? Number.MAX_SAFE_INTEGER, limit],
     );
-    return rows.map((r) => String(r.id));
+    return rows.map((r) => ({ id: String(r.id), accountId: String(r.account_id) }));
   }
 
   async listByBot(botId: string, limit: number, outputsUpTo: number): Promise<InvocationRecord[]> {

@@ -1,0 +1,234 @@
+import { Logger } from '@nestjs/common';
+import Redis from 'ioredis';
+import { Client } from 'pg';
+import { BotRunner, WebhookTriggersAdmin } from '../../src/index.js';
+import { InvocationExecutor } from '../../src/runs/invocation.executor.js';
+import { AccountRunSlots } from '../../src/redis/account-run-slots.js';
+import { OtherEchoBot, SlowBot } from '../fixtures/bots.js';
+import { BullMqCluster, type ApiNode } from '../helpers/bullmq-cluster.js';
+import { request, sleep, startRun, until, type HttpResult } from '../helpers/http.js';
+import { serviceUrl } from '../helpers/services.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
+import { triggerOn, type TestTrigger } from '../helpers/webhook-app.js';
+
+const redisUrl = serviceUrl('WEBHOOK_TEST_REDIS_URL');
+const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
+const redisPort = () => Number(new URL(redisUrl!).port || 6379);
+
+/** GET …/sync?timeout=<seconds>. */
+const syncWithin = (t: TestTrigger, id: string, seconds: number): Promise<HttpResult> =>
+  request(`${t.url}/invocation/${id}/sync?timeout=${seconds}`, { headers: { 'x-key': t.key } });
+
+if (!redisUrl || !postgresUrl) {
+  it.todo(
+    'BullMQ fairness suite NOT RUN: set WEBHOOK_TEST_REDIS_URL=redis://127.0.0.1:6379 and WEBHOOK_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test',
+  );
+} else {
+  describe('fairness between accounts on BullMQ workers: maxConcurrentRunsPerAccount holds across all workers', () => {
+    /** Workers of 4 slots each; maxConcurrentRunsPerAccount left to its default: 2, for all workers together. */
+    const LEASE_MS = 1500;
+    let cluster: BullMqCluster;
+    let api: ApiNode;
+    let pg: Client;
+    /** The sampler's own connection, so its queries never queue behind the test's. */
+    let pgSampler: Client;
+    let redis: Redis;
+    let slow: TestTrigger;
+    let otherEcho: TestTrigger;
+
+    const slotKey = (accountId: string) => `${cluster.keyPrefix}run-slots:${accountId}`;
+    const row = async (id: string) =>
+      (
+        await pg.query<{ status: string; owner: string | null; error: string | null; started_at: string | null }>(
+          'SELECT status, owner, error, started_at FROM webhook_invocations WHERE id = $1',
+          [id],
+        )
+      ).rows[0];
+    const runningOf = async (accountId: string, client = pg) =>
+      (
+        await client.query<{ owner: string }>(`SELECT owner FROM webhook_invocations WHERE account_id = $1 AND status = 'running'`, [
+          accountId,
+        ])
+      ).rows.map((r) => r.owner);
+
+    beforeAll(async () => {
+      cluster = await BullMqCluster.create(redisUrl, postgresUrl, {
+        providers: [SlowBot, OtherEchoBot],
+        options: { maxConcurrentRuns: 4, runLeaseMs: LEASE_MS, shutdownGraceMs: 0 },
+      });
+      api = await cluster.startApi();
+      pg = new Client({ connectionString: cluster.dbUrl });
+      await pg.connect();
+      pgSampler = new Client({ connectionString: cluster.dbUrl });
+      await pgSampler.connect();
+      redis = new Redis(redisUrl);
+      const admin = api.app.get(WebhookTriggersAdmin);
+      await admin.setCredits('acct', 1000);
+      await admin.setCredits('other', 1000);
+      const on = async (botId: string) => {
+        const created = await admin.createTrigger(botId, { name: botId });
+        return triggerOn({ baseUrl: api.url }, { id: created.id, key: created.key!, botId });
+      };
+      slow = await on('slow');
+      otherEcho = await on('other-echo');
+    });
+
+    afterAll(async () => {
+      await pg?.end();
+      await pgSampler?.end();
+      redis?.disconnect();
+      await cluster?.close();
+    });
+
+    it("two workers of 4 slots never run more than 2 of one account's runs together; another account's run answers at once; no slot is left once all ended", async () => {
+      const workers = [await cluster.startWorker(), await cluster.startWorker()];
+      let peakRows = 0;
+      let peakSlots = 0;
+      const owners = new Set<string>();
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          const running = await runningOf('acct', pgSampler);
+          running.forEach((o) => owners.add(o));
+          peakRows = Math.max(peakRows, running.length);
+          peakSlots = Math.max(peakSlots, await redis.zcard(slotKey('acct')));
+          await sleep(20);
+        }
+      })();
+      try {
+        const aIds: string[] = [];
+        for (let i = 0; i < 8; i++) aIds.push(await startRun(slow, { ms: 2000, i }));
+        await until(async () => (await runningOf('acct')).length >= 2, 5000, "A's runs running");
+
+        // Without the limit A's 8 runs would hold all 8 worker slots, and B's run would wait 2 s for one.
+        const t0 = performance.now();
+        const bId = await startRun(otherEcho, { from: 'B' });
+        const b = await syncWithin(otherEcho, bId, 5);
+        const bMs = performance.now() - t0;
+        expect(b.status).toBe(200);
+        expect(b.body).toEqual({ success: true, outputs: [{ title: 'from', message: 'B' }] });
+        expect(bMs).toBeLessThan(1000);
+        const statuses: string[] = [];
+        for (const id of aIds) statuses.push((await row(id)).status);
+        expect(statuses.filter((s) => s === 'queued').length).toBeGreaterThanOrEqual(5); // waiting, not failed
+
+        const results = await Promise.all(aIds.map((id) => syncWithin(slow, id, 30)));
+        expect(results.map((r) => r.body?.success)).toEqual(Array(8).fill(true));
+      } finally {
+        sampling = false;
+        await sampler;
+      }
+      expect(peakRows).toBe(2);
+      expect(peakSlots).toBeLessThanOrEqual(2);
+      const workerOwners = workers.map((w) => w.ctx.get(InvocationExecutor).owner);
+      expect([...owners].every((o) => workerOwners.includes(o))).toBe(true);
+      // Every run released its slot, and none is left waiting: the sets are gone (Redis deletes an empty sorted set).
+      expect(await redis.exists(slotKey('acct'), slotKey('other'), `${cluster.keyPrefix}run-waiting:acct`)).toBe(0);
+      for (const w of workers) await w.close();
+    }, 60_000);
+
+    it("a worker that dies holding the account's slots: they expire runLeaseMs after its last refresh, and the account's next run goes ahead on the other worker", async () => {
+      // The dying worker reaches Redis through a proxy the test cuts: from Redis's side, a worker that vanished.
+      const proxy = new TcpProxy('127.0.0.1', redisPort());
+      await proxy.open();
+      const dying = await cluster.startWorker({ redis: { url: proxy.url('redis'), keyPrefix: cluster.keyPrefix } });
+      try {
+        const dyingOwner = dying.ctx.get(InvocationExecutor).owner;
+        const held = [await startRun(slow, { ms: 30_000 }), await startRun(slow, { ms: 30_000 })];
+        await until(
+          async () => (await runningOf('acct')).filter((o) => o === dyingOwner).length === 2,
+          5000,
+          'the dying worker to run both',
+        );
+        expect(await redis.zrange(slotKey('acct'), 0, -1)).toEqual(expect.arrayContaining(held));
+        const next = await startRun(slow, { ms: 100 });
+        await sleep(300);
+        expect((await row(next)).status).toBe('queued'); // the dying worker has free worker slots, but A has none
+
+        const live = await cluster.startWorker();
+        await proxy.cut();
+        const cutAt = performance.now();
+        // Its last refresh was at most LEASE_MS / 3 before the cut, so its slots hold for LEASE_MS * 2/3 more.
+        await sleep(LEASE_MS / 3);
+        expect((await row(next)).status).toBe('queued');
+
+        const answer = await syncWithin(slow, next, 15);
+        const afterCut = performance.now() - cutAt;
+        expect(answer.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '100' }] });
+        expect((await row(next)).owner).toBe(live.ctx.get(InvocationExecutor).owner);
+        expect(afterCut).toBeLessThan(LEASE_MS + 2500); // expiry, then at most one refusal delay (≤ 1.2 s)
+        // The dead worker's runs: its BullMQ locks lapsed too, and the live worker settled them.
+        await until(
+          async () => (await row(held[0])).status === 'failed' && (await row(held[1])).status === 'failed',
+          10_000,
+          'the dead runs to be settled',
+        );
+        for (const id of held) expect(JSON.parse((await row(id)).error!)).toMatchObject({ code: 'interrupted' });
+        expect(await redis.exists(slotKey('acct'))).toBe(0);
+        await live.close();
+      } finally {
+        // A dead process is never closed; this one must be, to end the test. BullMQ 6.7's Worker.close()
+        // does not resolve once its connection was cut, even after it is back (reproduced with a bare
+        // BullMQ Worker), so its BullMQ worker is closed by force first; the rest closes as usual.
+        await dying.ctx.get<BotRunner, { worker: { close(force: boolean): Promise<void> } }>(BotRunner).worker.close(true);
+        await proxy.open();
+        await dying.close();
+        await proxy.cut();
+      }
+    }, 60_000);
+
+    it('the slot scripts: take up to the cap, refuse past it and list the run as waiting, keep a run that holds one, drop expired slots, refresh held ones, hand a freed slot to the oldest waiting run; without Redis, runs go ahead, logged once', async () => {
+      const logger = new Logger('test');
+      const warn = jest.spyOn(logger, 'warn').mockImplementation(() => undefined);
+      jest.spyOn(logger, 'log').mockImplementation(() => undefined);
+      const client = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500 });
+      await until(() => client.status === 'ready', 2000, 'redis');
+      const slots = new AccountRunSlots(client, cluster.keyPrefix, 2, 300, logger);
+      const key = slotKey('script');
+      const waitingKey = `${cluster.keyPrefix}run-waiting:script`;
+      const TAKEN = { taken: true };
+      try {
+        expect(await slots.take('script', 'r1')).toEqual(TAKEN);
+        expect(await slots.take('script', 'r2')).toEqual(TAKEN);
+        expect(await slots.take('script', 'r3')).toEqual({ taken: false, waiting: 1 });
+        expect(await slots.take('script', 'r4')).toEqual({ taken: false, waiting: 2 });
+        expect(await slots.take('script', 'r3')).toEqual({ taken: false, waiting: 2 }); // listed once, keeps its place
+        expect(await slots.take('script', 'r1')).toEqual(TAKEN); // already holds one: kept, not a third
+        expect(await client.zcard(key)).toBe(2);
+        // A freed slot goes to the oldest waiting run, taken off the list.
+        expect(await slots.release('script', 'r1')).toBe('r3');
+        expect(await client.zrange(waitingKey, 0, -1)).toEqual(['r4']);
+        expect(await slots.take('script', 'r3')).toEqual(TAKEN);
+        expect(await slots.nextWaiting('script')).toBeNull(); // no free slot: r4 stays listed
+        // Refreshed slots outlive their first expiry.
+        for (let i = 0; i < 5; i++) {
+          await sleep(100);
+          await slots.refresh();
+        }
+        expect(await slots.take('script', 'r4')).toEqual({ taken: false, waiting: 1 });
+        // A waiting run that will not start (cancelled) leaves the list, and the next one is answered when a slot is free.
+        expect(await slots.take('script', 'r5')).toEqual({ taken: false, waiting: 2 });
+        expect(await slots.forget('script', 'r4')).toBeNull(); // dropped; no free slot
+        expect(await slots.release('script', 'r2')).toBe('r5');
+        expect(await slots.release('script', 'r3')).toBeNull(); // nobody waiting
+        // Slots not refreshed expire (a dead worker's): dropped by the next take.
+        await client.zadd(key, 1, 'left-by-a-dead-worker');
+        expect(await slots.take('script', 'r5')).toEqual(TAKEN);
+        expect(await client.zrange(key, 0, -1)).toEqual(['r5']);
+        const ttl = await client.pttl(key);
+        expect(ttl).toBeGreaterThan(0);
+        expect(ttl).toBeLessThanOrEqual(300);
+        expect(await slots.release('script', 'r5')).toBeNull();
+        expect(await client.exists(key, waitingKey)).toBe(0);
+      } finally {
+        client.disconnect();
+      }
+      // Redis gone: the run goes ahead (availability over fairness), and the warning is written once.
+      expect(await slots.take('script', 'r6')).toEqual(TAKEN);
+      expect(await slots.take('script', 'r7')).toEqual(TAKEN);
+      expect(await slots.release('script', 'r6')).toBeNull();
+      expect(warn).toHaveBeenCalledTimes(1);
+      expect(String(warn.mock.calls[0][0])).toMatch(/run slot/);
+    });
+  });
+}
