@@ -129,7 +129,7 @@ export interface WebhookTriggerModuleOptions {
    * @default 15000
    */
   runLeaseMs?: number;
-  /** Finished runs older than this many days are deleted by an hourly job (0 keeps them forever). @default 30 */
+  /** Finished runs older than this many days are deleted at startup and then hourly (0 keeps them forever). @default 30 */
   historyRetentionDays?: number;
   /**
    * Failed key checks allowed per client IP (`request.ip`; configure your adapter's trust-proxy setting
