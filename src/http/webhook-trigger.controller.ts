@@ -54,7 +54,8 @@ export class WebhookTriggerController {
   @ApiHeader({
     name: 'Idempotency-Key',
     required: false,
-    description: 'Repeats with the same key on this trigger within idempotencyTtlMs (24 h by default) return the first invocation and charge nothing.',
+    description:
+      'Repeats with the same key on this trigger within idempotencyTtlMs (24 h by default) return the first invocation and charge nothing.',
   })
   @ApiBody({ schema: { type: 'object', additionalProperties: true }, description: 'Bot inputs: any JSON object.' })
   @ApiResponse({ status: 200, type: TriggerResponseDto, description: 'The run was accepted.' })
