@@ -4,7 +4,6 @@
  */
 import type { InvocationView } from '../../src/index.js';
 import { WEBHOOK_EVENTS } from '../../src/index.js';
-import { LIFECYCLE_BOTS } from '../fixtures/lifecycle-bots.js';
 import { rowOf, storedInvocations, untilStored } from '../helpers/db.js';
 import { captureEvents, eventsOf, historyEntry, type CapturedEvent } from '../helpers/events.js';
 import { CANCELLED_ERROR, TIMEOUT_ERROR, cancelRun, sleep, startRun, syncInvocation, until } from '../helpers/http.js';
@@ -16,6 +15,7 @@ import {
   startWebhookApp,
   type TestTrigger,
   type WebhookTestApp,
+  LIFECYCLE_APP,
 } from '../helpers/webhook-app.js';
 
 const ACCOUNT = 'acct';
@@ -108,16 +108,7 @@ describeOnEveryAdapter('events and history', ({ makeAdapter }) => {
     let t: WebhookTestApp;
     let events: CapturedEvent[];
     beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, {
-        options: {
-          rateLimits: UNTHROTTLED,
-          idempotencyTtlMs: 1_000,
-          shutdownGraceMs: 200,
-          failedKeyLimit: { limit: 1_000, ttlMs: 60_000 },
-        },
-        events: true,
-        providers: LIFECYCLE_BOTS,
-      });
+      t = await startWebhookApp(makeAdapter, LIFECYCLE_APP);
       events = captureEvents(t);
     });
     afterAll(() => t.close());

@@ -1,7 +1,6 @@
 /** Idempotency-Key: a repeated request gets the first run (one row, one charge, one run) until the key expires. */
 import { WEBHOOK_EVENTS } from '../../src/index.js';
 import { IDEMPOTENCY_KEY_REUSED } from '../../src/errors/webhook-trigger.messages.js';
-import { LIFECYCLE_BOTS } from '../fixtures/lifecycle-bots.js';
 import { creditsRow, expectNothingStored, invocationRows, storedCredits, storedInvocations } from '../helpers/db.js';
 import { captureEvents, type CapturedEvent } from '../helpers/events.js';
 import { expectError, sleep, startRun, syncInvocation, triggerBot, until } from '../helpers/http.js';
@@ -12,6 +11,7 @@ import {
   describeOnEveryAdapterAndDatabase,
   startWebhookApp,
   type WebhookTestApp,
+  LIFECYCLE_APP,
 } from '../helpers/webhook-app.js';
 
 const ACCOUNT = 'acct';
@@ -92,16 +92,7 @@ describeOnEveryAdapter('idempotency', ({ makeAdapter }) => {
   describe('with room for 16 runs and a 1 s idempotency TTL', () => {
     let t: WebhookTestApp;
     beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, {
-        options: {
-          rateLimits: UNTHROTTLED,
-          idempotencyTtlMs: 1_000,
-          shutdownGraceMs: 200,
-          failedKeyLimit: { limit: 1_000, ttlMs: 60_000 },
-        },
-        events: true,
-        providers: LIFECYCLE_BOTS,
-      });
+      t = await startWebhookApp(makeAdapter, LIFECYCLE_APP);
     });
     afterAll(() => t.close());
     beforeEach(() => t.admin.setCredits(ACCOUNT, 1000));

@@ -50,6 +50,8 @@ import {
   type ScratchStore,
   type TestTrigger,
   type WebhookTestApp,
+  LIFECYCLE_APP,
+  ONE_RUN_SLOT_APP,
 } from '../helpers/webhook-app.js';
 
 const ACCOUNT = 'acct';
@@ -156,16 +158,7 @@ describeOnEveryAdapter('lifecycle', ({ makeAdapter }) => {
   describe('with room for 16 runs and a 1 s idempotency TTL', () => {
     let t: WebhookTestApp;
     beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, {
-        options: {
-          rateLimits: UNTHROTTLED,
-          idempotencyTtlMs: 1_000,
-          shutdownGraceMs: 200,
-          failedKeyLimit: { limit: 1_000, ttlMs: 60_000 },
-        },
-        events: true,
-        providers: LIFECYCLE_BOTS,
-      });
+      t = await startWebhookApp(makeAdapter, LIFECYCLE_APP);
     });
     afterAll(() => t.close());
     beforeEach(() => t.admin.setCredits(ACCOUNT, 1000));
@@ -191,11 +184,7 @@ describeOnEveryAdapter('lifecycle', ({ makeAdapter }) => {
     let occupier: TestTrigger;
     let quick: TestTrigger;
     beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, {
-        options: { rateLimits: UNTHROTTLED, maxConcurrentRuns: 1, syncTimeoutMs: 500, shutdownGraceMs: 200 },
-        events: true,
-        providers: LIFECYCLE_BOTS,
-      });
+      t = await startWebhookApp(makeAdapter, ONE_RUN_SLOT_APP);
       events = captureEvents(t);
       occupier = await createTrigger(t, 'abortable', 'occupier');
       quick = await createTrigger(t, 'quick', 'behind it');

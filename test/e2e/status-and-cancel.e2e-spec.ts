@@ -8,7 +8,7 @@ import { InvocationAlreadyFinishedError } from '../../src/errors/webhook-trigger
 import { INVALID_KEY, MISSING_KEY } from '../../src/errors/webhook-trigger.messages.js';
 import { InvocationService } from '../../src/invocations/invocation.service.js';
 import { TriggerRepository } from '../../src/persistence/trigger.repository.js';
-import { botLog, LIFECYCLE_BOTS } from '../fixtures/lifecycle-bots.js';
+import { botLog } from '../fixtures/lifecycle-bots.js';
 import { creditsRow, rowOf, untilStored } from '../helpers/db.js';
 import { captureEvents, eventsOf, historyEntry, type CapturedEvent } from '../helpers/events.js';
 import {
@@ -27,12 +27,13 @@ import {
   until,
 } from '../helpers/http.js';
 import {
-  UNTHROTTLED,
   createTrigger,
   describeOnEveryAdapter,
   startWebhookApp,
   type TestTrigger,
   type WebhookTestApp,
+  LIFECYCLE_APP,
+  ONE_RUN_SLOT_APP,
 } from '../helpers/webhook-app.js';
 
 const ACCOUNT = 'acct';
@@ -42,16 +43,7 @@ describeOnEveryAdapter('status and cancel', ({ makeAdapter }) => {
     let t: WebhookTestApp;
     let events: CapturedEvent[];
     beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, {
-        options: {
-          rateLimits: UNTHROTTLED,
-          idempotencyTtlMs: 1_000,
-          shutdownGraceMs: 200,
-          failedKeyLimit: { limit: 1_000, ttlMs: 60_000 },
-        },
-        events: true,
-        providers: LIFECYCLE_BOTS,
-      });
+      t = await startWebhookApp(makeAdapter, LIFECYCLE_APP);
       events = captureEvents(t);
     });
     afterAll(() => t.close());
@@ -284,11 +276,7 @@ describeOnEveryAdapter('status and cancel', ({ makeAdapter }) => {
     let occupier: TestTrigger;
     let quick: TestTrigger;
     beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, {
-        options: { rateLimits: UNTHROTTLED, maxConcurrentRuns: 1, syncTimeoutMs: 500, shutdownGraceMs: 200 },
-        events: true,
-        providers: LIFECYCLE_BOTS,
-      });
+      t = await startWebhookApp(makeAdapter, ONE_RUN_SLOT_APP);
       events = captureEvents(t);
       occupier = await createTrigger(t, 'abortable', 'occupier');
       quick = await createTrigger(t, 'quick', 'behind it');

@@ -5,7 +5,6 @@
 import { CompletionBus } from '../../src/index.js';
 import { InMemoryCompletionBus } from '../../src/completion/in-memory-completion.bus.js';
 import { BAD_TIMEOUT, INVALID_OUTPUTS, MISSING_KEY } from '../../src/errors/webhook-trigger.messages.js';
-import { LIFECYCLE_BOTS } from '../fixtures/lifecycle-bots.js';
 import { historyEntry } from '../helpers/events.js';
 import {
   CANCELLED_ERROR,
@@ -26,6 +25,8 @@ import {
   startWebhookApp,
   type TestTrigger,
   type WebhookTestApp,
+  LIFECYCLE_APP,
+  ONE_RUN_SLOT_APP,
 } from '../helpers/webhook-app.js';
 
 const ACCOUNT = 'acct';
@@ -188,16 +189,7 @@ describeOnEveryAdapter('sync', ({ makeAdapter }) => {
   describe('with room for 16 runs and a 1 s idempotency TTL', () => {
     let t: WebhookTestApp;
     beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, {
-        options: {
-          rateLimits: UNTHROTTLED,
-          idempotencyTtlMs: 1_000,
-          shutdownGraceMs: 200,
-          failedKeyLimit: { limit: 1_000, ttlMs: 60_000 },
-        },
-        events: true,
-        providers: LIFECYCLE_BOTS,
-      });
+      t = await startWebhookApp(makeAdapter, LIFECYCLE_APP);
     });
     afterAll(() => t.close());
     beforeEach(() => t.admin.setCredits(ACCOUNT, 1000));
@@ -239,11 +231,7 @@ describeOnEveryAdapter('sync', ({ makeAdapter }) => {
     let occupier: TestTrigger;
     let quick: TestTrigger;
     beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, {
-        options: { rateLimits: UNTHROTTLED, maxConcurrentRuns: 1, syncTimeoutMs: 500, shutdownGraceMs: 200 },
-        events: true,
-        providers: LIFECYCLE_BOTS,
-      });
+      t = await startWebhookApp(makeAdapter, ONE_RUN_SLOT_APP);
       occupier = await createTrigger(t, 'abortable', 'occupier');
       quick = await createTrigger(t, 'quick', 'behind it');
     });

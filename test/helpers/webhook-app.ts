@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { WebhookTriggerModule, WebhookTriggersAdmin, type WebhookTriggerModuleOptions } from '../../src/index.js';
 import { BadOutputsBot, EchoBot, FailBot, SlowBot } from '../fixtures/bots.js';
+import { LIFECYCLE_BOTS } from '../fixtures/lifecycle-bots.js';
 import type { TestStore } from './db.js';
 import { createScratchDatabase, serviceUrl } from './services.js';
 
@@ -116,6 +117,23 @@ export const FIXTURE_BOTS: Type[] = [EchoBot, SlowBot, FailBot, BadOutputsBot];
 export const UNTHROTTLED: WebhookTriggerModuleOptions['rateLimits'] = {
   perTrigger: { limit: 100_000, ttlMs: 1_000 },
   perAccount: { limit: 100_000, ttlMs: 60_000 },
+};
+
+/**
+ * The app the lifecycle-minded suites share (sync, status and cancel, idempotency, events, lifecycle): room
+ * for 16 runs, a 1 s idempotency TTL, a 200 ms shutdown grace, the lifecycle bots, events on.
+ */
+export const LIFECYCLE_APP: StartOptions = {
+  options: { rateLimits: UNTHROTTLED, idempotencyTtlMs: 1_000, shutdownGraceMs: 200, failedKeyLimit: { limit: 1_000, ttlMs: 60_000 } },
+  events: true,
+  providers: LIFECYCLE_BOTS,
+};
+
+/** One run slot, so a long run holds it: what the queueing, cancel-while-queued and sync-timeout tests need. */
+export const ONE_RUN_SLOT_APP: StartOptions = {
+  options: { rateLimits: UNTHROTTLED, maxConcurrentRuns: 1, syncTimeoutMs: 500, shutdownGraceMs: 200 },
+  events: true,
+  providers: LIFECYCLE_BOTS,
 };
 
 export interface WebhookTestApp {
