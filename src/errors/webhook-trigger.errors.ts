@@ -4,8 +4,10 @@ import {
   BOT_NOT_REGISTERED,
   BODY_NOT_JSON_TYPE,
   BODY_TIMEOUT,
+  CLIENT_GONE,
   BODY_TOO_LARGE,
   IDEMPOTENCY_KEY_REUSED,
+  IDEMPOTENCY_KEY_TAKEN,
   INVALID_KEY,
   MISSING_KEY,
   NOT_ENOUGH_CREDITS,
@@ -79,7 +81,7 @@ export class BodyTimeoutError extends WebhookTriggerError {
 /** The client went away before its request was read: nobody to answer, and not an error of ours. */
 export class ClientGoneError extends WebhookTriggerError {
   constructor() {
-    super('The client closed the connection before its request was read');
+    super(CLIENT_GONE);
   }
 }
 
@@ -122,7 +124,7 @@ export class IdempotencyKeyTakenError extends WebhookTriggerError {
     readonly triggerId: string,
     readonly idempotencyKey: string,
   ) {
-    super(`Idempotency key already used on trigger ${triggerId}`);
+    super(IDEMPOTENCY_KEY_TAKEN(triggerId));
   }
 }
 

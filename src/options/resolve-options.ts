@@ -131,7 +131,8 @@ function absoluteUrl(field: string, value: unknown): string {
 }
 
 const OPTION_NAMES = Object.keys(DEFAULTS);
-const EXTRA_NAMES: readonly (keyof WebhookTriggerModuleExtras)[] = [
+/** Names of the extras (wiring) of `forRoot()`/`forRootAsync()`, listed so Nest strips them from the options. */
+export const WEBHOOK_TRIGGER_EXTRA_NAMES: readonly (keyof WebhookTriggerModuleExtras)[] = [
   'isGlobal',
   'dataSourceName',
   'triggerRepository',
@@ -144,7 +145,7 @@ const EXTRA_NAMES: readonly (keyof WebhookTriggerModuleExtras)[] = [
   'rateLimitStorage',
 ];
 /** Extras that are classes: replacement parts. */
-const PART_EXTRAS = EXTRA_NAMES.filter((name) => name !== 'isGlobal' && name !== 'dataSourceName');
+const PART_EXTRAS = WEBHOOK_TRIGGER_EXTRA_NAMES.filter((name) => name !== 'isGlobal' && name !== 'dataSourceName');
 
 /** What a replacement class may declare about itself (static), read by the checks below. */
 interface PartClass {
@@ -243,6 +244,3 @@ export function resolveWebhookTriggerOptions(
   checkWiring(resolved, o, extras ?? {});
   return resolved;
 }
-
-/** Names of the extras (wiring) of `forRoot()`/`forRootAsync()`, listed so Nest strips them from the options. */
-export const WEBHOOK_TRIGGER_EXTRA_NAMES = EXTRA_NAMES;
