@@ -22,7 +22,8 @@ const base = {
 };
 
 // One project per kind of suite (CONTRIBUTING.md, "Where a test goes"). A path pattern picks suites across
-// all of them: `jest src` (unit), `jest test/e2e test/process`, `jest test/services`; `jest` runs everything.
+// all of them: `jest src` (unit), `jest test/e2e test/process`, `jest test/services`, `jest test/browser`;
+// `jest` runs everything.
 // Only the process suites need the sample app built: their project's globalSetup builds it once per run,
 // and Jest runs a project's globalSetup only when one of its suites is selected.
 module.exports = {
@@ -42,6 +43,14 @@ module.exports = {
       displayName: 'process',
       testMatch: ['<rootDir>/test/process/**/*.e2e-spec.ts'],
       globalSetup: '<rootDir>/test/global-setup.ts',
+    },
+    {
+      ...base,
+      displayName: 'browser',
+      // Real Chromium (test/browser/browser.ts); its globalSetup says when it is missing (an error in CI).
+      // Longer timeouts are set in the suites (jest.setTimeout): testTimeout is only read at the top level.
+      testMatch: ['<rootDir>/test/browser/**/*.browser-spec.ts'],
+      globalSetup: '<rootDir>/test/browser/global-setup.ts',
     },
   ],
 };
