@@ -47,6 +47,8 @@ export const SAMPLE_APP_ROOT = resolve(__dirname, '..', '..', '..');
 export const DEFAULT_SQLITE_PATH = join(SAMPLE_APP_ROOT, 'data', 'sample.sqlite');
 
 const MAX_TIMER_MS = 2_147_483_647;
+/** ADMIN_TOKEN's shortest length (the generated one has 32 characters). */
+export const MIN_ADMIN_TOKEN_LENGTH = 16;
 
 /** Unset and empty both mean "use the default". */
 function read(env: NodeJS.ProcessEnv, name: string): string | undefined {
@@ -121,6 +123,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
 
   const givenToken = read(env, 'ADMIN_TOKEN');
   if (givenToken !== undefined && /\s/.test(givenToken)) throw new ConfigError('ADMIN_TOKEN must not contain whitespace');
+  // It is also the key of the session cookies (HMAC): a short one would be guessable offline from a cookie.
+  if (givenToken !== undefined && givenToken.length < MIN_ADMIN_TOKEN_LENGTH) {
+    throw new ConfigError(`ADMIN_TOKEN must be at least ${MIN_ADMIN_TOKEN_LENGTH} characters long`);
+  }
   const adminToken = givenToken ?? randomBytes(24).toString('base64url');
 
   const syncTimeoutMs = wholeNumber(env, 'WEBHOOK_SYNC_TIMEOUT_MS', 300_000, 1, MAX_TIMER_MS);

@@ -27,6 +27,9 @@ async function bootstrap(): Promise<void> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), { abortOnError: false });
   app.enableShutdownHooks();
   app.disable('x-powered-by');
+  // The only form the app takes is the admin sign-in (one token): a few KB is plenty. Registered before
+  // init, so Nest does not add its default urlencoded parser (100 kB) as well.
+  app.useBodyParser('urlencoded', { limit: '4kb', extended: false });
 
   const document = SwaggerModule.createDocument(
     app,
@@ -102,7 +105,7 @@ function printBanner(config: SampleConfig, demo: DemoState): void {
   const lines = [
     '',
     `Webhook Triggers sample app is listening on port ${config.port}`,
-    `  Admin UI:     ${base}/admin`,
+    `  Admin UI:     ${base}/admin   (sign in with the admin token; the JSON API takes it as a Bearer token)`,
     `  API docs:     ${base}/docs   (OpenAPI: ${base}/openapi.json)`,
     `  Database:     ${config.databaseUrl !== undefined ? redact(config.databaseUrl) : config.sqlitePath}`,
   ];

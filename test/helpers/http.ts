@@ -123,14 +123,21 @@ export interface RawResult {
 
 /**
  * A request through node:http, for what fetch cannot express: header names sent exactly as spelled,
- * and a chunked body with no Content-Length.
+ * a chunked body with no Content-Length, and a chosen source address (`localAddress`, e.g. `127.0.0.7`
+ * towards `http://127.0.0.1:…`: another client IP for per-IP limits).
  */
 export function rawRequest(
   url: string,
-  opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer; chunks?: Array<string | Buffer> } = {},
+  opts: {
+    method?: string;
+    headers?: Record<string, string>;
+    body?: string | Buffer;
+    chunks?: Array<string | Buffer>;
+    localAddress?: string;
+  } = {},
 ): Promise<RawResult> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: opts.method ?? 'GET', headers: opts.headers }, (res) => {
+    const req = httpRequest(url, { method: opts.method ?? 'GET', headers: opts.headers, localAddress: opts.localAddress }, (res) => {
       const parts: Buffer[] = [];
       res.on('data', (c: Buffer) => parts.push(c));
       res.on('end', () => {

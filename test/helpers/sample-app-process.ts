@@ -93,7 +93,7 @@ export function launchSampleApp(env: Record<string, string>, entry: SampleAppEnt
 }
 
 /**
- * Starts `node <entry>` and waits until it is ready: the HTTP app once /admin answers and its banner (printed
+ * Starts `node <entry>` and waits until it is ready: the HTTP app once /admin/sign-in answers and its banner (printed
  * after listen) is out; a worker, which has no HTTP server, once it printed its banner.
  */
 export async function startSampleApp(env: Record<string, string>, entry: SampleAppEntry = 'main'): Promise<SampleAppProcess> {
@@ -104,7 +104,7 @@ export async function startSampleApp(env: Record<string, string>, entry: SampleA
     if (entry === 'worker') {
       if (app.output().includes('Webhook Triggers worker')) return app;
     } else {
-      const ok = await fetch(`${app.base}/admin`).then(
+      const ok = await fetch(`${app.base}/admin/sign-in`).then(
         (r) => r.ok,
         () => false,
       );

@@ -1,4 +1,4 @@
-import type { INestApplication, LoggerService, Provider, Type } from '@nestjs/common';
+import type { INestApplication, LoggerService, ModuleMetadata, Provider, Type } from '@nestjs/common';
 import type { AbstractHttpAdapter } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -161,6 +161,10 @@ export interface StartOptions {
   providers?: Provider[];
   /** Replace the fixture bots instead of adding to them. */
   onlyProviders?: boolean;
+  /** Modules besides the webhook module (e.g. the admin module and what its guards need). */
+  imports?: NonNullable<ModuleMetadata['imports']>;
+  /** Controllers of the test module. */
+  controllers?: Type[];
   /** Open this SQLite file (e.g. one a closed app left behind) instead of a fresh one; it is not deleted on close. */
   dbFile?: string;
   /** The app's logger (e.g. one that records every line). @default false: silent */
@@ -178,7 +182,9 @@ export async function startWebhookApp(makeAdapter: AdapterFactory, start: StartO
       imports: [
         ...(start.events ? [EventEmitterModule.forRoot()] : []),
         WebhookTriggerModule.forRoot({ database: databaseOption(store), ...start.options }),
+        ...(start.imports ?? []),
       ],
+      controllers: start.controllers ?? [],
       providers: [...(start.onlyProviders ? [] : FIXTURE_BOTS), ...(start.providers ?? [])],
     }).compile();
     const adapter = makeAdapter();

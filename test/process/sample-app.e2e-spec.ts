@@ -3,10 +3,11 @@
  * `node` process on a free port, driven over real HTTP, stopped with SIGTERM and started again on the same
  * database.
  */
+import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expectError, send, syncInvocation, triggerBot, type HttpResult } from '../helpers/http.js';
+import { expectError, rawRequest, send, syncInvocation, triggerBot, type HttpResult, type RawResult } from '../helpers/http.js';
 import {
   adminApi,
   freePort,
@@ -22,8 +23,19 @@ jest.setTimeout(30_000);
 
 const ADMIN_TOKEN = 'sample-e2e-admin-token-5f1c2a';
 const AUTH = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+const SIGN_IN_CSP = "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/** Loopback source addresses, one per client in the wrong-token tests (the limit counts per client IP). */
+const ADDRESSES = { wrongOnce: '127.0.0.21', rightToken: '127.0.0.22', limited: '127.0.0.23' };
 /** Appears in bot inputs; must never show up in the app's logs. */
 const INPUT_MARKER = 'input-marker-9d7e3b';
+
+/** The app's URL on 127.0.0.1 (it listens on every address), for requests from a chosen loopback source address. */
+const loopback = (app: SampleAppProcess) => app.base.replace('localhost', '127.0.0.1');
+
+/** A session value as the sample app signs it: `v1.<issuedAtMs>.<HMAC-SHA256(token, "v1."+issuedAtMs), base64url>`. */
+const session = (token: string, issuedAt: number) =>
+  `v1.${issuedAt}.${createHmac('sha256', token).update(`v1.${issuedAt}`).digest('base64url')}`;
 
 /** Triggers as the printed curl command does, then waits on the run's sync endpoint. */
 async function run(t: { url: string; key: string }, inputs: unknown): Promise<{ id: string; result: HttpResult }> {
@@ -49,6 +61,15 @@ describe('sample app (real process)', () => {
   const finished: { id: string; botId: string; outputs: unknown; error: unknown }[] = [];
   const shownKeys: string[] = []; // keys that only ever appeared in HTTP answers, never in the banner
   let creditsBeforeRestart: number;
+
+  /** Posts the sign-in form from `localAddress`, as a browser does. */
+  const signInFrom = (localAddress: string, token: string): Promise<RawResult> =>
+    rawRequest(`${loopback(app)}/admin/sign-in`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token }).toString(),
+      localAddress,
+    });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sample-app-e2e-'));
@@ -329,13 +350,111 @@ describe('sample app (real process)', () => {
     expect(await docs.text()).toContain('swagger');
   });
 
-  it('serves the admin page', async () => {
-    const page = await fetch(`${app.base}/admin`);
+  it('sends a browser without a session to /admin/sign-in; anything else without credentials gets 401', async () => {
+    const page = await fetch(`${app.base}/admin`, { headers: { Accept: BROWSER_ACCEPT }, redirect: 'manual' });
+    expect(page.status).toBe(303);
+    expect(page.headers.get('location')).toBe('/admin/sign-in');
+    const root = await fetch(`${app.base}/`, { redirect: 'manual' });
+    expect(root.status).toBe(302);
+    expect(root.headers.get('location')).toBe('/admin');
+    for (const [path, accept] of [
+      ['/admin', '*/*'],
+      ['/admin/api/bots', 'application/json'],
+      ['/admin/api/bots', BROWSER_ACCEPT], // a browser opening the API still needs a session: 303, never the data
+    ]) {
+      const res = await send('GET', `${app.base}${path}`, { headers: { Accept: accept } });
+      if (accept === BROWSER_ACCEPT) {
+        expect(res.status).toBe(200); // fetch followed the 303 to the sign-in page
+        expect(res.text).toContain('Admin token');
+        continue;
+      }
+      expectError(res, 401);
+      expect(res.body.message).toBe('Send the admin token as "Authorization: Bearer <ADMIN_TOKEN>" or sign in at /admin/sign-in');
+      expect(res.headers.get('www-authenticate')).toBe('Bearer');
+    }
+  });
+
+  it('serves a script-free sign-in form under a strict CSP; a wrong token gets 401 and "Wrong admin token."', async () => {
+    const form = await fetch(`${app.base}/admin/sign-in`);
+    expect(form.status).toBe(200);
+    expect(form.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(form.headers.get('content-security-policy')).toBe(SIGN_IN_CSP);
+    expect(form.headers.get('cache-control')).toBe('no-store');
+    const html = await form.text();
+    expect(html).toMatch(/<label for="token">Admin token<\/label>\s*<input id="token" name="token" type="password"/);
+    expect(html).toContain('<button type="submit">Sign in</button>');
+    expect(html).not.toMatch(/<script|style=/i);
+    const css = await fetch(`${app.base}/admin/sign-in.css`);
+    expect(css.status).toBe(200);
+    expect(css.headers.get('content-type')).toBe('text/css; charset=utf-8');
+
+    const wrong = await signInFrom(ADDRESSES.wrongOnce, 'not-the-admin-token');
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers['content-security-policy']).toBe(SIGN_IN_CSP);
+    expect(wrong.text).toContain('<p class="error" role="alert">Wrong admin token.</p>');
+    expect(wrong.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('signs in with the token: a 12-hour HttpOnly, SameSite=Strict session cookie for /admin, valid on any node', async () => {
+    const signedIn = await signInFrom(ADDRESSES.rightToken, ADMIN_TOKEN);
+    expect(signedIn.status).toBe(303);
+    expect(signedIn.headers.location).toBe('/admin');
+    const [setCookie, ...more] = signedIn.headers['set-cookie'] ?? [];
+    expect(more).toEqual([]);
+    expect(setCookie).toMatch(/^admin_session=v1\.\d{13}\.[\w-]{43}; Path=\/admin; Max-Age=43200; HttpOnly; SameSite=Strict$/); // no Secure over http
+    const cookie = setCookie.split(';')[0];
+
+    const page = await fetch(`${app.base}/admin`, { headers: { Cookie: cookie, Accept: BROWSER_ACCEPT }, redirect: 'manual' });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toContain('text/html');
-    const html = await page.text();
-    expect(html).toContain('Admin token');
-    expect(html).toContain('/admin/api');
+    expect((await send('GET', `${app.base}/admin/api/bots`, { headers: { Cookie: cookie } })).status).toBe(200);
+
+    // Stateless: a session minted with the token (as another node of a scaled-out app would) works, and
+    // one 12 h old, one signed with another token or one with a changed time does not.
+    const now = Date.now();
+    const api = (value: string) => send('GET', `${app.base}/admin/api/bots`, { headers: { Cookie: `other=1; admin_session=${value}` } });
+    expect((await api(session(ADMIN_TOKEN, now - 11 * 3600_000))).status).toBe(200);
+    expectError(await api(session(ADMIN_TOKEN, now - 12 * 3600_000 - 1_000)), 401);
+    expectError(await api(session(ADMIN_TOKEN, now + 3600_000)), 401);
+    expectError(await api(session('another-admin-token-of-some-length', now)), 401);
+    const [v, issuedAt, mac] = session(ADMIN_TOKEN, now).split('.');
+    expectError(await api(`${v}.${Number(issuedAt) + 1}.${mac}`), 401);
+
+    const out = await rawRequest(`${app.base}/admin/sign-out`, { method: 'POST', headers: { Cookie: cookie } });
+    expect(out.status).toBe(303);
+    expect(out.headers.location).toBe('/admin/sign-in');
+    expect(out.headers['set-cookie']).toEqual(['admin_session=; Path=/admin; Max-Age=0; HttpOnly; SameSite=Strict']);
+  });
+
+  it('limits wrong admin tokens per client address: 10 a minute (form and Bearer alike), then 429 even for the right one', async () => {
+    const bearer = (from: string, token: string) =>
+      rawRequest(`${loopback(app)}/admin/api/bots`, { headers: { Authorization: `Bearer ${token}` }, localAddress: from });
+    const from = ADDRESSES.limited;
+    for (let i = 0; i < 10; i++) {
+      const res = i % 2 === 0 ? await signInFrom(from, `wrong-${i}`) : await bearer(from, `wrong-${i}`);
+      expect(res.status).toBe(401);
+    }
+    const refused = await bearer(from, 'wrong-again');
+    expect(refused.status).toBe(429);
+    const wait = Number(refused.headers['retry-after']);
+    expect(wait).toBeGreaterThanOrEqual(1);
+    expect(wait).toBeLessThanOrEqual(60);
+    expect(refused.body).toEqual({
+      success: false,
+      statusCode: 429,
+      error: 'Too Many Requests',
+      message: expect.stringMatching(/^Too many wrong admin tokens; try again in \d+ s$/),
+    });
+    expect((await bearer(from, ADMIN_TOKEN)).status).toBe(429);
+    const form = await signInFrom(from, ADMIN_TOKEN);
+    expect(form.status).toBe(429);
+    expect(form.headers['retry-after']).toMatch(/^\d+$/);
+    expect(form.text).toMatch(/role="alert">Too many wrong admin tokens; try again in \d+ s</);
+    expect(form.headers['set-cookie']).toBeUndefined();
+
+    // Another address is not affected, and right tokens are never counted.
+    for (let i = 0; i < 15; i++) expect((await bearer(ADDRESSES.rightToken, ADMIN_TOKEN)).status).toBe(200);
+    expect((await bearer(ADDRESSES.rightToken, 'wrong')).status).toBe(401);
   });
 
   it('logs invocation events, but never inputs or keys it did not print itself', () => {
@@ -409,6 +528,7 @@ describe('sample app (real process)', () => {
       ['WEBHOOK_SHUTDOWN_GRACE_MS', '-1'],
       ['WEBHOOK_BOT_TIMEOUT_MS', '1.5'],
       ['WEBHOOK_RUN_LEASE_MS', 'forever'],
+      ['ADMIN_TOKEN', 'fifteen-chars-x'],
     ];
     for (const [name, value] of invalid) {
       const bad = launchSampleApp({ ...env, PORT: String(await freePort()), SQLITE_PATH: ':memory:', [name]: value });

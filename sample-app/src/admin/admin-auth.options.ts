@@ -1,0 +1,10 @@
+/** What the sample app's admin sign-in needs (`AdminAuthModule.forRoot`). */
+export interface AdminAuthOptions {
+  /** ADMIN_TOKEN: the Bearer token, the sign-in form's password, and the key that signs session cookies. */
+  adminToken: string;
+  /** Wrong tokens allowed per client IP in a sliding window. @default { limit: 10, windowMs: 60_000 } */
+  wrongTokens?: { limit: number; windowMs: number };
+}
+
+/** Injection token of the `AdminAuthOptions`. */
+export const ADMIN_AUTH_OPTIONS = Symbol('ADMIN_AUTH_OPTIONS');
