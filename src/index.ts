@@ -36,7 +36,7 @@ export type { BotView, TriggerView, TriggerWithKey, InvocationView, CreateTrigge
 
 export { TriggerRepository } from './persistence/trigger.repository.js';
 export { InvocationRepository } from './persistence/invocation.repository.js';
-export type { LostRun } from './persistence/invocation.repository.js';
+export type { HistoryQuery, LostRun } from './persistence/invocation.repository.js';
 export { CreditLedger } from './persistence/credit-ledger.js';
 export { CreditAccounts } from './persistence/credit-accounts.js';
 export { WebhookUnitOfWork } from './persistence/unit-of-work.js';

@@ -149,7 +149,10 @@ export class WebhookTriggersAdmin {
    */
   async listInvocations(botId: string, limit = 100): Promise<InvocationView[]> {
     if (!this.registry.get(botId)) return [];
-    const rows = await this.invocations.listByBot(botId, Math.min(Math.max(1, Math.trunc(limit) || 1), 1000), LISTED_OUTPUTS_MAX);
+    const rows = await this.invocations.listByBot(botId, {
+      limit: Math.min(Math.max(1, Math.trunc(limit) || 1), 1000),
+      outputsUpTo: LISTED_OUTPUTS_MAX,
+    });
     return rows.map((row) => this.toInvocationView(row));
   }
 
