@@ -724,8 +724,8 @@ function renderSettings(scope, panel, bot, focusHeading) {
         const trigger = await api('POST', `${botPath(bot.id)}/triggers`, { name, type: typeSelect.value });
         if (!scope.alive) return;
         close(false);
-        status.textContent = `Created the trigger “${trigger.name}”.`;
         await loadList();
+        status.textContent = `Created the trigger “${trigger.name}”.`;
         showView(trigger, 'Trigger created. Copy its key now and keep it secret.');
       } catch (error) {
         formErrors.show(error);
@@ -780,8 +780,8 @@ function renderSettings(scope, panel, bot, focusHeading) {
         viewing = null;
         viewArea.replaceChildren();
       }
-      status.textContent = `Deleted the trigger “${trigger.name}”.`;
       await loadList();
+      status.textContent = `Deleted the trigger “${trigger.name}”.`;
       focusEl(h2);
     } catch (error) {
       errors.show(error);
