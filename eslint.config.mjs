@@ -1,6 +1,7 @@
 // ESLint 9 flat config: typescript-eslint's type-checked rules for the library (src), its tests (test),
 // the sample app (sample-app/src) and the benchmark harness (bench). Each .ts file is checked with the
 // nearest tsconfig.json (projectService): the root one for src and test, sample-app/ and bench/ for theirs.
+// admin-ui/ is plain browser JavaScript (ES modules), checked with the recommended rules only.
 // Formatting is Prettier's job (`npm run lint:format`); eslint-config-prettier turns off clashing rules.
 import eslint from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
@@ -73,12 +74,20 @@ export default defineConfig(
     // Config files at the repo root (this file, jest.config.js, .dependency-cruiser.cjs): plain JS for Node,
     // outside any tsconfig, so no type-aware rules.
     files: ['**/*.{js,cjs,mjs}'],
+    ignores: ['admin-ui/**'],
     extends: [eslint.configs.recommended, tseslint.configs.disableTypeChecked],
     languageOptions: { globals: { ...globals.node } },
   },
   {
     files: ['**/*.{js,cjs}'],
+    ignores: ['admin-ui/**'],
     languageOptions: { sourceType: 'commonjs' },
+  },
+  {
+    // The admin screens' browser code (served as is, no build): an ES module in the browser, no Node globals.
+    files: ['admin-ui/**/*.js'],
+    extends: [eslint.configs.recommended, tseslint.configs.disableTypeChecked],
+    languageOptions: { ecmaVersion: 'latest', sourceType: 'module', globals: { ...globals.browser } },
   },
   prettier,
 );

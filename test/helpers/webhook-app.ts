@@ -1,4 +1,4 @@
-import type { INestApplication, LoggerService, ModuleMetadata, Provider, Type } from '@nestjs/common';
+import type { DynamicModule, INestApplication, LoggerService, Provider, Type } from '@nestjs/common';
 import type { AbstractHttpAdapter } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -161,14 +161,16 @@ export interface StartOptions {
   providers?: Provider[];
   /** Replace the fixture bots instead of adding to them. */
   onlyProviders?: boolean;
-  /** Modules besides the webhook module (e.g. the admin module and what its guards need). */
-  imports?: NonNullable<ModuleMetadata['imports']>;
   /** Controllers of the test module. */
   controllers?: Type[];
   /** Open this SQLite file (e.g. one a closed app left behind) instead of a fresh one; it is not deleted on close. */
   dbFile?: string;
   /** The app's logger (e.g. one that records every line). @default false: silent */
   logger?: LoggerService | false;
+  /** More modules for the app (e.g. `WebhookTriggerAdminModule.forRoot(…)`). */
+  imports?: Array<Type | DynamicModule>;
+  /** `app.setGlobalPrefix(…)` before listening. */
+  globalPrefix?: string;
 }
 
 /** A real Nest app with the webhook module on a real database (a SQLite file by default), listening on a random port. */
@@ -190,6 +192,7 @@ export async function startWebhookApp(makeAdapter: AdapterFactory, start: StartO
     const adapter = makeAdapter();
     const logger = start.logger ?? false;
     app = adapter ? moduleRef.createNestApplication(adapter, { logger }) : moduleRef.createNestApplication({ logger });
+    if (start.globalPrefix) app.setGlobalPrefix(start.globalPrefix);
     await app.listen(0, '127.0.0.1');
   } catch (e) {
     await app?.close().catch(() => undefined);
