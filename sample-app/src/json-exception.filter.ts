@@ -4,7 +4,9 @@ import { STATUS_CODES } from 'node:http';
 
 /**
  * Global filter of the sample app: every error outside the webhook routes (which have their own filter)
- * answers `{ success: false, statusCode, error, message }`, like the webhook API, and never a stack.
+ * answers `{ success: false, statusCode, error, message }`, like the webhook API, and never a stack; under
+ * /admin (the library's admin and the sign-in) it answers Nest's `{ statusCode, error, message }`, the shape
+ * the admin module gives its own errors (docs/admin.md), so one API never answers in two shapes.
  */
 @Catch()
 export class JsonExceptionFilter implements ExceptionFilter {
@@ -29,9 +31,14 @@ export class JsonExceptionFilter implements ExceptionFilter {
     } else {
       this.logger.error('Unexpected error', exception instanceof Error ? exception.stack : String(exception));
     }
-    httpAdapter.reply(response, { success: false, statusCode: status, error: STATUS_CODES[status] ?? 'Error', message }, status);
+    const body = { statusCode: status, error: STATUS_CODES[status] ?? 'Error', message };
+    const path = String(httpAdapter.getRequestUrl(host.switchToHttp().getRequest<unknown>()));
+    httpAdapter.reply(response, ADMIN_PATH.test(path) ? body : { success: false, ...body }, status);
   }
 }
+
+/** The admin's mount (sample-app/src/app.module.ts) and everything under it. */
+const ADMIN_PATH = /^\/admin(?:[/?#]|$)/;
 
 /** Errors of Express's body parser carry a 4xx `status` and a `type`. */
 function isBodyParserError(e: unknown): e is Error & { status: number; type: string } {

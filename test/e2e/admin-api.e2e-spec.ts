@@ -3,10 +3,9 @@
  * trigger contract the sample app had, history filters and keyset paging, run detail, cancel, replay,
  * credits, read-only mode, CSRF for cookie sessions, and the live stream.
  */
-import { STATUS_CODES } from 'node:http';
 import { WebhookTriggerAdminModule } from '../../src/index.js';
 import { ADMIN_TEST_COOKIE, ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
-import { ISO, request, send, startRun, syncUntilFinished, triggerBot, until, type HttpResult } from '../helpers/http.js';
+import { expectAdminError, ISO, request, send, startRun, syncUntilFinished, triggerBot, until, type HttpResult } from '../helpers/http.js';
 import { describeOnEveryAdapter, startWebhookApp, type TestTrigger, type WebhookTestApp } from '../helpers/webhook-app.js';
 
 const AUTH = { Authorization: `Bearer ${ADMIN_TEST_TOKEN}` };
@@ -428,14 +427,6 @@ describeOnEveryAdapter('admin API, read-only, under a global prefix', ({ makeAda
     expect(page.text).toContain('data-read-only="true"');
   });
 });
-
-/** An admin error: Nest's shape `{ statusCode, error, message }`, with nothing else. */
-function expectAdminError(res: HttpResult, status: number): void {
-  expect({ status: res.status, body: res.body }).toEqual({
-    status,
-    body: { statusCode: status, error: STATUS_CODES[status], message: expect.any(String) },
-  });
-}
 
 interface StreamedChange {
   invocationId: string;

@@ -102,6 +102,14 @@ export function expectError(res: HttpResult, status: number): void {
   expect(res.text).not.toMatch(/stack|\n\s+at /);
 }
 
+/** An admin API error (docs/admin.md): Nest's shape `{ statusCode, error, message }`, with nothing else. */
+export function expectAdminError(res: HttpResult, status: number): void {
+  expect({ status: res.status, body: res.body }).toEqual({
+    status,
+    body: { statusCode: status, error: STATUS_CODES[status], message: expect.any(String) },
+  });
+}
+
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Re-checks `probe` every 10 ms until it returns true, failing after `timeoutMs`. */

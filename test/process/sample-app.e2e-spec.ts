@@ -7,7 +7,17 @@ import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expectError, rawRequest, send, syncInvocation, triggerBot, type HttpResult, type RawResult } from '../helpers/http.js';
+import {
+  expectAdminError,
+  expectError,
+  ISO,
+  rawRequest,
+  send,
+  syncInvocation,
+  triggerBot,
+  type HttpResult,
+  type RawResult,
+} from '../helpers/http.js';
 import {
   adminApi,
   freePort,
@@ -119,9 +129,9 @@ describe('sample app (real process)', () => {
     for (const [method, path] of endpoints) {
       const url = `${app.base}/admin/api${path}`;
       const json = method === 'POST' || method === 'PUT' ? { name: 'x', credits: 5 } : undefined;
-      expectError(await send(method, url, { json }), 401);
-      expectError(await send(method, url, { json, headers: { Authorization: 'Bearer wrong-token' } }), 401);
-      expectError(await send(method, url, { json, headers: { Authorization: ADMIN_TOKEN } }), 401); // no "Bearer"
+      expectAdminError(await send(method, url, { json }), 401);
+      expectAdminError(await send(method, url, { json, headers: { Authorization: 'Bearer wrong-token' } }), 401);
+      expectAdminError(await send(method, url, { json, headers: { Authorization: ADMIN_TOKEN } }), 401); // no "Bearer"
     }
     // Nothing was changed by those calls.
     expect((await adminApi(app, 'GET', '/accounts/demo')).body.credits).toBe(999);
@@ -130,11 +140,21 @@ describe('sample app (real process)', () => {
   it('lists the bots', async () => {
     const bots = await adminApi(app, 'GET', '/bots');
     expect(bots.status).toBe(200);
+    // One run (the demo trigger's) so far, 999 credits left.
+    const bot = (id: string, name: string, triggers: number, runsLast24h: number) => ({
+      id,
+      name,
+      accountId: 'demo',
+      creditsPerRun: 1,
+      accountCredits: 999,
+      triggers,
+      runsLast24h,
+    });
     expect(bots.body).toEqual([
-      { id: 'echo', name: 'Echo', accountId: 'demo' },
-      { id: 'slow', name: 'Slow', accountId: 'demo' },
-      { id: 'fail', name: 'Fail', accountId: 'demo' },
-      { id: 'slow-retry', name: 'Slow (retried when interrupted)', accountId: 'demo' },
+      bot('echo', 'Echo', 1, 1),
+      bot('slow', 'Slow', 0, 0),
+      bot('fail', 'Fail', 0, 0),
+      bot('slow-retry', 'Slow (retried when interrupted)', 0, 0),
     ]);
   });
 
@@ -148,6 +168,7 @@ describe('sample app (real process)', () => {
       botId: 'echo',
       url: expect.any(String),
       key: expect.stringMatching(/^whk_/),
+      createdAt: ISO,
     });
     expect(created.body.url).toBe(`${app.base}/webhooks/${created.body.id}/trigger`);
     echoTrigger = created.body;
@@ -162,9 +183,10 @@ describe('sample app (real process)', () => {
       name: 'My echo',
       type: 'webhook',
       url: echoTrigger.url,
-      createdAt: expect.any(String),
+      createdAt: created.body.createdAt,
+      lastUsedAt: null,
     });
-    expect(Number.isNaN(Date.parse(list.body[1].createdAt))).toBe(false);
+    expect(list.body[0].lastUsedAt).toEqual(ISO); // the demo trigger ran in the first test
     for (const t of list.body) expect(t).not.toHaveProperty('key');
 
     const viewed = await adminApi(app, 'GET', `/triggers/${echoTrigger.id}`);
@@ -176,15 +198,16 @@ describe('sample app (real process)', () => {
       botId: 'echo',
       url: echoTrigger.url,
       key: echoTrigger.key,
+      createdAt: created.body.createdAt,
     });
 
-    expectError(await adminApi(app, 'POST', '/bots/nope/triggers', { name: 'x', type: 'webhook' }), 404);
-    expectError(await adminApi(app, 'GET', '/bots/nope/triggers'), 404);
-    expectError(await adminApi(app, 'GET', '/triggers/trg_doesnotexist0000'), 404);
+    expectAdminError(await adminApi(app, 'POST', '/bots/nope/triggers', { name: 'x', type: 'webhook' }), 404);
+    expectAdminError(await adminApi(app, 'GET', '/bots/nope/triggers'), 404);
+    expectAdminError(await adminApi(app, 'GET', '/triggers/trg_doesnotexist0000'), 404);
     for (const bad of [{}, { name: '' }, { name: '   ' }, { name: 42, type: 'webhook' }, { name: 'x', type: 'email' }, ['x'], 'x']) {
-      expectError(await adminApi(app, 'POST', '/bots/echo/triggers', bad), 400);
+      expectAdminError(await adminApi(app, 'POST', '/bots/echo/triggers', bad), 400);
     }
-    expectError(await send('POST', `${app.base}/admin/api/bots/echo/triggers`, { headers: AUTH, raw: '{"name":' }), 400);
+    expectAdminError(await send('POST', `${app.base}/admin/api/bots/echo/triggers`, { headers: AUTH, raw: '{"name":' }), 400);
     expect((await adminApi(app, 'GET', '/bots/echo/triggers')).body).toHaveLength(2);
 
     slowTrigger = (await adminApi(app, 'POST', '/bots/slow/triggers', { name: 'Slow one', type: 'webhook' })).body;
@@ -255,7 +278,7 @@ describe('sample app (real process)', () => {
     finished.push({ id, botId: 'echo', outputs: result.body.outputs, error: null });
     expect((await adminApi(app, 'GET', `/triggers/${echoTrigger.id}`)).body.key).toBe(echoTrigger.key);
 
-    expectError(await adminApi(app, 'POST', '/triggers/trg_doesnotexist0000/rotate-key'), 404);
+    expectAdminError(await adminApi(app, 'POST', '/triggers/trg_doesnotexist0000/rotate-key'), 404);
   });
 
   it('deletes a trigger: 204, then its URL, View and a second delete answer 404', async () => {
@@ -265,8 +288,8 @@ describe('sample app (real process)', () => {
     expect(deleted.status).toBe(204);
     expect(deleted.body).toBe('');
     expectError(await triggerBot(t, { text: 'x' }), 404);
-    expectError(await adminApi(app, 'GET', `/triggers/${t.id}`), 404);
-    expectError(await adminApi(app, 'DELETE', `/triggers/${t.id}`), 404);
+    expectAdminError(await adminApi(app, 'GET', `/triggers/${t.id}`), 404);
+    expectAdminError(await adminApi(app, 'DELETE', `/triggers/${t.id}`), 404);
     expect((await adminApi(app, 'GET', '/bots/echo/triggers')).body.map((x: { id: string }) => x.id)).not.toContain(t.id);
     deletedTriggerId = t.id;
   });
@@ -288,10 +311,10 @@ describe('sample app (real process)', () => {
     expectError(await triggerBot(echoTrigger, { text: 'no credits' }), 402);
 
     for (const bad of [{ credits: -1 }, { credits: 1.5 }, { credits: '10' }, { credits: null }, {}, [5]]) {
-      expectError(await adminApi(app, 'PUT', '/accounts/demo/credits', bad), 400);
+      expectAdminError(await adminApi(app, 'PUT', '/accounts/demo/credits', bad), 400);
     }
     expect((await adminApi(app, 'GET', '/accounts/demo')).body).toEqual({ id: 'demo', credits: 0 });
-    expectError(await adminApi(app, 'GET', '/accounts/nobody'), 404);
+    expectAdminError(await adminApi(app, 'GET', '/accounts/nobody'), 404);
 
     expect((await adminApi(app, 'PUT', '/accounts/demo/credits', { credits: 500 })).body).toEqual({ id: 'demo', credits: 500 });
     creditsBeforeRestart = 500;
@@ -306,14 +329,18 @@ describe('sample app (real process)', () => {
       for (const [i, h] of (history.body as Record<string, unknown>[]).entries()) {
         expect(Object.keys(h).sort()).toEqual([
           'createdAt',
+          'credits',
           'durationMs',
           'error',
           'finishedAt',
           'id',
+          'idempotencyKey',
           'outputs',
+          'outputsTruncated',
           'startedAt',
           'status',
           'triggerId',
+          'triggerName',
         ]);
         expect(h.status).toBe(botId === 'fail' ? 'failed' : 'succeeded');
         expect(h.finishedAt).toEqual(expect.any(String));
@@ -330,8 +357,8 @@ describe('sample app (real process)', () => {
     const latest = (await adminApi(app, 'GET', '/bots/echo/invocations?limit=1')).body;
     expect(latest).toHaveLength(1);
     expect(latest[0].outputs).toEqual([{ title: 'text', message: 'costs one' }]);
-    expectError(await adminApi(app, 'GET', '/bots/echo/invocations?limit=0'), 400);
-    expectError(await adminApi(app, 'GET', '/bots/nope/invocations'), 404);
+    expectAdminError(await adminApi(app, 'GET', '/bots/echo/invocations?limit=0'), 400);
+    expectAdminError(await adminApi(app, 'GET', '/bots/nope/invocations'), 404);
   });
 
   it('serves /openapi.json (OpenAPI 3.0.3, version 1.0.0, triggerBot, X-Key) and Swagger UI at /docs', async () => {
@@ -368,7 +395,7 @@ describe('sample app (real process)', () => {
         expect(res.text).toContain('Admin token');
         continue;
       }
-      expectError(res, 401);
+      expectAdminError(res, 401);
       expect(res.body.message).toBe('Send the admin token as "Authorization: Bearer <ADMIN_TOKEN>" or sign in at /admin/sign-in');
       expect(res.headers.get('www-authenticate')).toBe('Bearer');
     }
@@ -408,17 +435,25 @@ describe('sample app (real process)', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toContain('text/html');
     expect((await send('GET', `${app.base}/admin/api/bots`, { headers: { Cookie: cookie } })).status).toBe(200);
+    // A change with the cookie also needs the admin module's CSRF header (docs/admin.md); Bearer clients do not.
+    const setCredits = (headers: Record<string, string>) =>
+      send('PUT', `${app.base}/admin/api/accounts/demo/credits`, {
+        headers: { Cookie: cookie, ...headers },
+        json: { credits: creditsBeforeRestart },
+      });
+    expectAdminError(await setCredits({}), 403);
+    expect((await setCredits({ 'X-Webhook-Admin': '1' })).body).toEqual({ id: 'demo', credits: creditsBeforeRestart });
 
     // Stateless: a session minted with the token (as another node of a scaled-out app would) works, and
     // one 12 h old, one signed with another token or one with a changed time does not.
     const now = Date.now();
     const api = (value: string) => send('GET', `${app.base}/admin/api/bots`, { headers: { Cookie: `other=1; admin_session=${value}` } });
     expect((await api(session(ADMIN_TOKEN, now - 11 * 3600_000))).status).toBe(200);
-    expectError(await api(session(ADMIN_TOKEN, now - 12 * 3600_000 - 1_000)), 401);
-    expectError(await api(session(ADMIN_TOKEN, now + 3600_000)), 401);
-    expectError(await api(session('another-admin-token-of-some-length', now)), 401);
+    expectAdminError(await api(session(ADMIN_TOKEN, now - 12 * 3600_000 - 1_000)), 401);
+    expectAdminError(await api(session(ADMIN_TOKEN, now + 3600_000)), 401);
+    expectAdminError(await api(session('another-admin-token-of-some-length', now)), 401);
     const [v, issuedAt, mac] = session(ADMIN_TOKEN, now).split('.');
-    expectError(await api(`${v}.${Number(issuedAt) + 1}.${mac}`), 401);
+    expectAdminError(await api(`${v}.${Number(issuedAt) + 1}.${mac}`), 401);
 
     const out = await rawRequest(`${app.base}/admin/sign-out`, { method: 'POST', headers: { Cookie: cookie } });
     expect(out.status).toBe(303);
@@ -440,7 +475,6 @@ describe('sample app (real process)', () => {
     expect(wait).toBeGreaterThanOrEqual(1);
     expect(wait).toBeLessThanOrEqual(60);
     expect(refused.body).toEqual({
-      success: false,
       statusCode: 429,
       error: 'Too Many Requests',
       message: expect.stringMatching(/^Too many wrong admin tokens; try again in \d+ s$/),
@@ -483,7 +517,7 @@ describe('sample app (real process)', () => {
     const echoIds = (await adminApi(app, 'GET', '/bots/echo/triggers')).body.map((t: { id: string }) => t.id);
     expect(echoIds).toContain(echoTrigger.id);
     expect(echoIds).not.toContain(deletedTriggerId);
-    expectError(await adminApi(app, 'GET', `/triggers/${deletedTriggerId}`), 404);
+    expectAdminError(await adminApi(app, 'GET', `/triggers/${deletedTriggerId}`), 404);
     for (const t of [echoTrigger, slowTrigger, failTrigger]) {
       expect((await adminApi(app, 'GET', `/triggers/${t.id}`)).body).toEqual(expect.objectContaining({ id: t.id, url: t.url, key: t.key }));
     }
