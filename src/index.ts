@@ -21,6 +21,7 @@ export {
   WebhookTriggerError,
   WebhookConfigurationError,
   WebhookAdminInputError,
+  WebhookAdminConflictError,
   IdempotencyKeyTakenError,
 } from './errors/webhook-trigger.errors.js';
 
@@ -31,12 +32,31 @@ export type { BotContext, BotInputs, BotOutput, WebhookBotOptions } from './bots
 export { WEBHOOK_EVENTS } from './events/invocation.events.js';
 export type { InvocationEvent } from './events/invocation.events.js';
 
-export { WebhookTriggersAdmin } from './admin/webhook-triggers.admin.js';
-export type { BotView, TriggerView, TriggerWithKey, InvocationView, CreateTriggerInput } from './admin/webhook-triggers.admin.js';
+export { WebhookTriggersAdmin, LISTED_OUTPUTS_MAX, RECENT_RUNS_CAP } from './admin/webhook-triggers.admin.js';
+export type {
+  BotView,
+  BotSummary,
+  TriggerView,
+  TriggerListItem,
+  TriggerWithKey,
+  InvocationView,
+  InvocationDetail,
+  TimelineStep,
+  HistoryFilter,
+  CreateTriggerInput,
+} from './admin/webhook-triggers.admin.js';
+export { WebhookTriggerAdminModule } from './admin/webhook-trigger-admin.module.js';
+export type {
+  AdminGuard,
+  WebhookTriggerAdminOptions,
+  WebhookTriggerAdminAsyncOptions,
+  WebhookTriggerAdminSettings,
+  WebhookTriggerAdminMount,
+} from './admin/admin-options.js';
 
 export { TriggerRepository } from './persistence/trigger.repository.js';
 export { InvocationRepository } from './persistence/invocation.repository.js';
-export type { LostRun } from './persistence/invocation.repository.js';
+export type { HistoryQuery, LostRun } from './persistence/invocation.repository.js';
 export { CreditLedger } from './persistence/credit-ledger.js';
 export { CreditAccounts } from './persistence/credit-accounts.js';
 export { WebhookUnitOfWork } from './persistence/unit-of-work.js';
@@ -61,6 +81,7 @@ export { WEBHOOK_TRIGGER_MIGRATIONS } from './persistence/typeorm/migrations/ind
 export { BotRunner } from './runs/bot-runner.js';
 export type { DispatchedRun } from './runs/bot-runner.js';
 export { CompletionBus } from './completion/completion-bus.js';
+export type { RunChange } from './completion/completion-bus.js';
 export { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
 export type { RateLimitRecord } from './rate-limits/rate-limit.storage.js';
 export type { WebhookErrorBody } from './http/webhook-exception.filter.js';

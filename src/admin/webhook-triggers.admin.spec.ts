@@ -14,7 +14,7 @@ describe('WebhookTriggersAdmin', () => {
   function setUp(options: WebhookTriggerModuleOptions = {}): void {
     f = createWebhookFakes({ publicBaseUrl: 'https://api.example.com', ...options });
     f.addBot({ id: 'weather', name: 'Weather', credits: 3, accountId: 'acme' });
-    admin = new WebhookTriggersAdmin(f.registry, f.triggers, f.invocations, f.accounts, f.options);
+    admin = new WebhookTriggersAdmin(f.registry, f.triggers, f.invocations, f.accounts, f.service, f.bus, f.options);
   }
 
   /** What `promise` rejects with, to check the error's class and message. */
@@ -51,7 +51,7 @@ describe('WebhookTriggersAdmin', () => {
         keyCiphertext: null,
       });
       const { key: _key, ...view } = created;
-      expect(await admin.listTriggers('weather')).toEqual([view]);
+      expect(await admin.listTriggers('weather')).toEqual([{ ...view, lastUsedAt: null }]);
     });
 
     it('accepts names of 1 to 200 characters after trimming, and refuses others', async () => {
@@ -176,6 +176,8 @@ describe('WebhookTriggersAdmin', () => {
           outputs: null,
           outputsTruncated: false,
           error: null,
+          triggerName: null,
+          idempotencyKey: null,
         },
         {
           id: 'inv_old',
@@ -190,6 +192,8 @@ describe('WebhookTriggersAdmin', () => {
           outputs: [{ title: 't', message: 'm' }],
           outputsTruncated: false,
           error: null,
+          triggerName: null,
+          idempotencyKey: null,
         },
       ]);
       expect((await admin.listInvocations('weather', 1)).map((i) => i.id)).toEqual(['inv_new']);

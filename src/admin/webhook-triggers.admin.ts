@@ -3,22 +3,38 @@ import { ApplicationConfig } from '@nestjs/core';
 import type { BotOutput } from '../bots/bot.types.js';
 import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
-import { ACCOUNT_ID_PATTERN, INVOCATION_ID_PATTERN, newTriggerId, PLAIN_TEXT_200, TRIGGER_ID_PATTERN } from '../keys/ids.js';
+import {
+  ACCOUNT_ID_PATTERN,
+  INVOCATION_ID_PATTERN,
+  newTriggerId,
+  PLAIN_TEXT_200,
+  PLAIN_TEXT_255,
+  TRIGGER_ID_PATTERN,
+} from '../keys/ids.js';
 import { generateTriggerKey, hashTriggerKey, TriggerKeyCipher } from '../keys/trigger-keys.js';
 import { CreditAccounts } from '../persistence/credit-accounts.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import type { InvocationError, InvocationRecord, InvocationStatus, TriggerRecord } from '../persistence/records.js';
+import type { BotInputs } from '../bots/bot.types.js';
 import { TriggerRepository } from '../persistence/trigger.repository.js';
 import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { WEBHOOKS_PATH } from '../http/webhook-routes.js';
-import { WebhookAdminInputError } from '../errors/webhook-trigger.errors.js';
+import { InvalidRequestError, WebhookAdminConflictError, WebhookAdminInputError } from '../errors/webhook-trigger.errors.js';
 import {
   BAD_ACCOUNT_ID,
   BAD_CREDITS,
+  BAD_ADMIN_FIELD,
   BAD_TRIGGER_NAME,
+  BODY_TOO_LARGE,
+  REPLAY_TRIGGER_DELETED,
   TRIGGER_TYPE_UNSUPPORTED,
   UNKNOWN_BOT,
 } from '../errors/webhook-trigger.messages.js';
+import { InvocationService } from '../invocations/invocation.service.js';
+import { CompletionBus, type RunChange } from '../completion/completion-bus.js';
+import { parseTriggerBody } from '../http/webhook-body.parser.js';
+import { INVOCATION_STATUSES } from '../persistence/records.js';
+import type { HistoryQuery } from '../persistence/invocation.repository.js';
 
 /** Longest outputs (characters of JSON) a history list carries per run. */
 export const LISTED_OUTPUTS_MAX = 8 * 1024;
@@ -40,6 +56,25 @@ export interface TriggerView {
   createdAt: Date;
 }
 
+/** A trigger in a bot's list, with the time of its newest run. */
+export interface TriggerListItem extends TriggerView {
+  /** When the newest run through it was created; null when never used. */
+  lastUsedAt: Date | null;
+}
+
+/** A bot with what the bots list shows about it. */
+export interface BotSummary extends BotView {
+  /** The owner account's balance; null when the account was never opened. */
+  accountCredits: number | null;
+  /** Active triggers. */
+  triggers: number;
+  /** Runs created in the last 24 hours, counted up to `RECENT_RUNS_CAP`. */
+  runsLast24h: number;
+}
+
+/** Most runs the bots list counts per bot (it shows "10000+" beyond). */
+export const RECENT_RUNS_CAP = 10_000;
+
 export interface TriggerWithKey extends TriggerView {
   /** The key; null when the module has no `keySecret` and so cannot show it again. */
   key: string | null;
@@ -60,6 +95,42 @@ export interface InvocationView {
   /** True in history lists when the outputs were too long to list (`outputs` is then null; see `getInvocation`). */
   outputsTruncated: boolean;
   error: InvocationError | null;
+  /** The trigger's name; null when the trigger was deleted (and in `getInvocation`, which reads no trigger). */
+  triggerName: string | null;
+  idempotencyKey: string | null;
+}
+
+/** One step of a run's life, for a timeline. */
+export interface TimelineStep {
+  status: InvocationStatus;
+  at: Date;
+}
+
+/** One run with everything a run detail screen shows. */
+export interface InvocationDetail extends InvocationView {
+  accountId: string;
+  /** The run's inputs; absent unless asked for (`showInputs`), since inputs may hold secrets. */
+  inputs?: Record<string, unknown>;
+  inputsHidden: boolean;
+  trigger: { id: string; name: string | null; deleted: boolean };
+  /** queued at `createdAt`, running at `startedAt`, the final status at `finishedAt` (steps that happened). */
+  timeline: TimelineStep[];
+}
+
+/** Filters and paging of a bot's history; every field optional. */
+export interface HistoryFilter {
+  /** 1–1000. @default 50 */
+  limit?: number;
+  status?: InvocationStatus;
+  triggerId?: string;
+  /** Runs created at or after this time. */
+  from?: Date;
+  /** Runs created before this time. */
+  to?: Date;
+  /** An exact invocation id or idempotency key. */
+  search?: string;
+  /** Keyset cursor: the id of the last run of the previous page; the page holds older runs. */
+  before?: string;
 }
 
 export interface CreateTriggerInput {
@@ -69,8 +140,9 @@ export interface CreateTriggerInput {
 }
 
 /**
- * What a host needs to build its own trigger UI: create, list, view, rotate and delete triggers, read
- * run history and manage credits. The module mounts no HTTP API for this; expose it as you see fit.
+ * What the admin screens and API are built on, and what a host needs to build its own: create, list,
+ * view, rotate and delete triggers, read, cancel and replay runs, and manage credits.
+ * `WebhookTriggerAdminModule` mounts it over HTTP; use it directly to build your own.
  */
 @Injectable()
 export class WebhookTriggersAdmin {
@@ -81,6 +153,8 @@ export class WebhookTriggersAdmin {
     private readonly triggers: TriggerRepository,
     private readonly invocations: InvocationRepository,
     private readonly accounts: CreditAccounts,
+    private readonly service: InvocationService,
+    private readonly bus: CompletionBus,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
     @Optional() private readonly appConfig?: ApplicationConfig,
   ) {
@@ -89,6 +163,27 @@ export class WebhookTriggersAdmin {
 
   listBots(): BotView[] {
     return this.registry.list().map(({ id, name, accountId, credits }) => ({ id, name, accountId, credits }));
+  }
+
+  /** Every bot with its account's balance, its number of triggers and its runs of the last 24 hours. */
+  async listBotSummaries(): Promise<BotSummary[]> {
+    return Promise.all(this.listBots().map((bot) => this.summarize(bot)));
+  }
+
+  /** One bot's summary, or null when this app has no such bot. */
+  async getBotSummary(botId: string): Promise<BotSummary | null> {
+    const bot = this.listBots().find((b) => b.id === botId);
+    return bot ? this.summarize(bot) : null;
+  }
+
+  private async summarize(bot: BotView): Promise<BotSummary> {
+    const since = new Date(Date.now() - 24 * 60 * 60 * 1000);
+    const [accountCredits, triggers, runsLast24h] = await Promise.all([
+      this.accounts.getBalance(bot.accountId),
+      this.triggers.listByBot(bot.id),
+      this.invocations.countByBotSince(bot.id, since, RECENT_RUNS_CAP),
+    ]);
+    return { ...bot, accountCredits, triggers: triggers.length, runsLast24h };
   }
 
   /** Creates a trigger for a bot; the answer is the only time a key is shown when there is no `keySecret`. */
@@ -114,10 +209,12 @@ export class WebhookTriggersAdmin {
     return { ...this.toView(record), key };
   }
 
-  /** A registered bot's triggers, oldest first ([] for a bot this app does not have). */
-  async listTriggers(botId: string): Promise<TriggerView[]> {
+  /** A registered bot's triggers, oldest first, each with its last use ([] for a bot this app does not have). */
+  async listTriggers(botId: string): Promise<TriggerListItem[]> {
     if (!this.registry.get(botId)) return [];
-    return (await this.triggers.listByBot(botId)).map((t) => this.toView(t));
+    const triggers = await this.triggers.listByBot(botId);
+    const lastUsed = await this.invocations.lastUsedAt(triggers.map((t) => t.id));
+    return triggers.map((t) => ({ ...this.toView(t), lastUsedAt: lastUsed.get(t.id) ?? null }));
   }
 
   /** The trigger with its key (decrypted with `keySecret`), or null when unknown or deleted. */
@@ -143,20 +240,113 @@ export class WebhookTriggersAdmin {
   }
 
   /**
-   * A bot's runs, newest first ([] for a bot this app does not have). Outputs longer than
-   * `LISTED_OUTPUTS_MAX` characters of JSON are left out (`outputs: null`, `outputsTruncated: true`):
-   * `getInvocation` gives them whole.
+   * A bot's runs, newest first, filtered and paged by keyset ([] for a bot this app does not have; a number
+   * is the limit). Outputs longer than `LISTED_OUTPUTS_MAX` characters of JSON are left out
+   * (`outputs: null`, `outputsTruncated: true`): `getInvocation` gives them whole. Throws
+   * `WebhookAdminInputError` for a bad filter (an unknown status, a cursor that is not one of the bot's runs).
    */
-  async listInvocations(botId: string, limit = 100): Promise<InvocationView[]> {
+  async listInvocations(botId: string, filter: HistoryFilter | number = {}): Promise<InvocationView[]> {
     if (!this.registry.get(botId)) return [];
-    const rows = await this.invocations.listByBot(botId, Math.min(Math.max(1, Math.trunc(limit) || 1), 1000), LISTED_OUTPUTS_MAX);
-    return rows.map((row) => this.toInvocationView(row));
+    // A bare number is the limit of the older signature, kept within 1–1000 as it always was.
+    const given = typeof filter === 'number' ? { limit: Math.min(Math.max(1, Math.trunc(filter) || 1), 1000) } : filter;
+    const query = await this.historyQuery(botId, given);
+    const [rows, triggers] = await Promise.all([this.invocations.listByBot(botId, query), this.triggers.listByBot(botId)]);
+    const names = new Map(triggers.map((t) => [t.id, t.name]));
+    return rows.map((row) => this.toInvocationView(row, names.get(row.triggerId) ?? null));
+  }
+
+  private async historyQuery(botId: string, filter: HistoryFilter): Promise<HistoryQuery> {
+    const bad = (field: string, problem: string) => new WebhookAdminInputError(BAD_ADMIN_FIELD(field, problem));
+    const limit = filter.limit ?? 50;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw bad('limit', 'a whole number from 1 to 1000');
+    if (filter.status !== undefined && !INVOCATION_STATUSES.includes(filter.status)) {
+      throw bad('status', `one of ${INVOCATION_STATUSES.join(', ')}`);
+    }
+    for (const field of ['from', 'to'] as const) {
+      const value = filter[field];
+      if (value !== undefined && !(value instanceof Date && Number.isFinite(value.getTime()))) throw bad(field, 'an ISO 8601 time');
+    }
+    if (filter.triggerId !== undefined && !TRIGGER_ID_PATTERN.test(filter.triggerId)) throw bad('triggerId', 'a trigger id');
+    if (filter.search !== undefined && !PLAIN_TEXT_255.test(filter.search)) throw bad('q', 'an invocation id or an idempotency key');
+    const query: HistoryQuery = { limit, outputsUpTo: LISTED_OUTPUTS_MAX };
+    if (filter.status !== undefined) query.status = filter.status;
+    if (filter.triggerId !== undefined) query.triggerId = filter.triggerId;
+    if (filter.from !== undefined) query.createdFrom = filter.from;
+    if (filter.to !== undefined) query.createdBefore = filter.to;
+    if (filter.search !== undefined) query.search = filter.search;
+    if (filter.before !== undefined) {
+      const cursor = INVOCATION_ID_PATTERN.test(filter.before) ? await this.invocations.findById(filter.before) : null;
+      if (!cursor || cursor.botId !== botId) throw bad('before', "the id of one of this bot's runs (the last run of the previous page)");
+      query.after = { createdAt: cursor.createdAt, id: cursor.id };
+    }
+    return query;
   }
 
   /** One run, whole (outputs included however long), or null when unknown. */
   async getInvocation(invocationId: string): Promise<InvocationView | null> {
     const row = INVOCATION_ID_PATTERN.test(invocationId) ? await this.invocations.findById(invocationId) : null;
-    return row ? this.toInvocationView(row) : null;
+    return row ? this.toInvocationView(row, null) : null;
+  }
+
+  /** One run with its trigger and timeline, for a detail screen; its inputs only with `showInputs`. Null when unknown. */
+  async getInvocationDetail(invocationId: string, { showInputs = false } = {}): Promise<InvocationDetail | null> {
+    const row = INVOCATION_ID_PATTERN.test(invocationId) ? await this.invocations.findById(invocationId) : null;
+    return row ? this.toDetail(row, showInputs) : null;
+  }
+
+  /**
+   * Cancels a queued or running run, whatever its trigger (a queued one is refunded; a running one's bot
+   * is signalled). Null when unknown; throws `InvocationAlreadyFinishedError` (409) for a finished run.
+   */
+  async cancelInvocation(invocationId: string, { showInputs = false } = {}): Promise<InvocationDetail | null> {
+    if (!INVOCATION_ID_PATTERN.test(invocationId)) return null;
+    const row = await this.service.cancelById(invocationId);
+    return row ? this.toDetail(row, showInputs) : null;
+  }
+
+  /**
+   * Starts a new run through the same trigger with the same inputs, or `inputs` (checked like a trigger
+   * body: a JSON object within `maxBodyBytes` and `maxJsonDepth`), charged as a new run. Null when the run
+   * is unknown; throws `WebhookAdminConflictError` (409) when its trigger was deleted, and what a trigger
+   * would (402 not enough credits, 503 shutting down).
+   */
+  async replayInvocation(invocationId: string, inputs?: unknown): Promise<{ id: string } | null> {
+    const row = INVOCATION_ID_PATTERN.test(invocationId) ? await this.invocations.findById(invocationId) : null;
+    if (!row) return null;
+    const replayInputs = inputs === undefined ? row.inputs : this.checkInputs(inputs);
+    const trigger = await this.triggers.findActive(row.triggerId);
+    if (!trigger) throw new WebhookAdminConflictError(REPLAY_TRIGGER_DELETED(row.triggerId));
+    const { id } = await this.service.start(trigger, replayInputs);
+    return { id };
+  }
+
+  /** The rules of a trigger body, for inputs that came through the host's own JSON parser. */
+  private checkInputs(inputs: unknown): BotInputs {
+    let text: string | undefined;
+    try {
+      text = JSON.stringify(inputs);
+    } catch {
+      text = undefined; // cycles cannot come from JSON; a stack overflow from absurd depth can
+    }
+    if (text === undefined) throw new WebhookAdminInputError(BAD_ADMIN_FIELD('inputs', 'a JSON object'));
+    const bytes = Buffer.from(text, 'utf8');
+    if (bytes.length > this.options.maxBodyBytes) throw new WebhookAdminInputError(BODY_TOO_LARGE(this.options.maxBodyBytes));
+    try {
+      return parseTriggerBody(bytes, this.options.maxJsonDepth);
+    } catch (error) {
+      if (error instanceof InvalidRequestError) throw new WebhookAdminInputError(error.message);
+      throw error;
+    }
+  }
+
+  /**
+   * Calls `listener` with every state change of runs (of `botId` when given) on every node the completion
+   * bus reaches; returns the function that stops it.
+   */
+  watchRuns(botId: string | undefined, listener: (change: RunChange) => void): () => void {
+    return this.bus.watchChanges((change) => {
+      if (botId === undefined || change.botId === botId) listener(change);
+    });
   }
 
   /** The account's balance, or null when unknown (or not a possible account id). */
@@ -191,8 +381,24 @@ export class WebhookTriggersAdmin {
     };
   }
 
-  private toInvocationView(row: InvocationRecord): InvocationView {
-    const { id, triggerId, botId, status, credits, createdAt, startedAt, finishedAt, outputs, error } = row;
+  private async toDetail(row: InvocationRecord, showInputs: boolean): Promise<InvocationDetail> {
+    const trigger = await this.triggers.findActive(row.triggerId);
+    const timeline: TimelineStep[] = [{ status: 'queued', at: row.createdAt }];
+    if (row.startedAt) timeline.push({ status: 'running', at: row.startedAt });
+    if (row.finishedAt) timeline.push({ status: row.status, at: row.finishedAt });
+    const detail: InvocationDetail = {
+      ...this.toInvocationView(row, trigger?.name ?? null),
+      accountId: row.accountId,
+      inputsHidden: !showInputs,
+      trigger: { id: row.triggerId, name: trigger?.name ?? null, deleted: !trigger },
+      timeline,
+    };
+    if (showInputs) detail.inputs = row.inputs;
+    return detail;
+  }
+
+  private toInvocationView(row: InvocationRecord, triggerName: string | null): InvocationView {
+    const { id, triggerId, botId, status, credits, createdAt, startedAt, finishedAt, outputs, error, idempotencyKey } = row;
     return {
       id,
       triggerId,
@@ -206,6 +412,8 @@ export class WebhookTriggersAdmin {
       outputs,
       outputsTruncated: row.outputsTruncated === true,
       error,
+      triggerName,
+      idempotencyKey,
     };
   }
 }

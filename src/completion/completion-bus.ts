@@ -1,8 +1,24 @@
+import type { InvocationStatus } from '../persistence/records.js';
+
+/** A run entered a state: what the admin's live history needs to update one row. */
+export interface RunChange {
+  invocationId: string;
+  botId: string;
+  triggerId: string;
+  status: InvocationStatus;
+}
+
 /**
  * Carries "invocation X finished" to waiting sync requests, ids only; waiters read the result from the
  * repository. Replace it (e.g. with Redis pub/sub) when runs finish in another process.
+ *
+ * It also carries every state change of a run to the watchers of live history (`announce` /
+ * `watchChanges`). The default reaches this process only; the Redis bus fans changes out between
+ * processes, so a screen on one node sees runs that start and finish on another.
  */
 export abstract class CompletionBus {
+  private readonly changeWatchers = new Set<(change: RunChange) => void>();
+
   abstract publish(invocationId: string): Promise<void>;
   /** Calls `listener` when `invocationId` finishes; returns the function that unsubscribes. */
   abstract subscribe(invocationId: string, listener: () => void): () => void;
@@ -11,4 +27,31 @@ export abstract class CompletionBus {
    * that a run it is executing was cancelled or recovered elsewhere, so it can fire the bot's signal.
    */
   abstract onAnyFinished(listener: (invocationId: string) => void): void;
+
+  /** Tells every change watcher the bus reaches that a run entered a state. Never throws, never waits. */
+  announce(change: RunChange): void {
+    this.notifyChangeWatchers(change);
+  }
+
+  /** Calls `listener` with every change announced; returns the function that stops it. */
+  watchChanges(listener: (change: RunChange) => void): () => void {
+    this.changeWatchers.add(listener);
+    if (this.changeWatchers.size === 1) this.firstChangeWatcher();
+    return () => {
+      if (this.changeWatchers.delete(listener) && this.changeWatchers.size === 0) this.lastChangeWatcherGone();
+    };
+  }
+
+  /** Number of change watchers in this process. */
+  get changeWatcherCount(): number {
+    return this.changeWatchers.size;
+  }
+
+  protected notifyChangeWatchers(change: RunChange): void {
+    for (const watcher of this.changeWatchers) watcher(change);
+  }
+
+  /** Hook for buses that listen to other processes only while someone in this one watches. */
+  protected firstChangeWatcher(): void {}
+  protected lastChangeWatcherGone(): void {}
 }

@@ -13,6 +13,7 @@ import {
   UnknownInvocationError,
   UnknownTriggerError,
   UnsupportedMediaTypeError,
+  WebhookAdminConflictError,
   WebhookAdminInputError,
   type WebhookTriggerError,
 } from './webhook-trigger.errors.js';
@@ -29,6 +30,7 @@ const HTTP_STATUS = new Map<abstract new (...args: never[]) => WebhookTriggerErr
   [SyncTimeoutError, 408],
   [BodyTimeoutError, 408],
   [InvocationAlreadyFinishedError, 409],
+  [WebhookAdminConflictError, 409],
   [PayloadTooLargeError, 413],
   [UnsupportedMediaTypeError, 415],
   [IdempotencyKeyReusedError, 422],

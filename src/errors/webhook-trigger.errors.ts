@@ -33,6 +33,9 @@ export class WebhookConfigurationError extends WebhookTriggerError {}
 /** Invalid input to the admin service (an unknown bot, a bad name or credit amount). */
 export class WebhookAdminInputError extends WebhookTriggerError {}
 
+/** An admin change that conflicts with the current state (409), e.g. replaying a run of a deleted trigger. */
+export class WebhookAdminConflictError extends WebhookTriggerError {}
+
 /** A request the webhook API refuses as malformed (400). */
 export class InvalidRequestError extends WebhookTriggerError {}
 

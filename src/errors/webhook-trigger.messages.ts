@@ -45,6 +45,20 @@ export const TRIGGER_TYPE_UNSUPPORTED = (type: string) => `Trigger type "${type}
 export const BAD_TRIGGER_NAME = 'Trigger name must be 1–200 characters without control characters';
 export const BAD_ACCOUNT_ID = 'Account ids are 1–200 characters without control characters';
 export const BAD_CREDITS = 'credits must be a whole number ≥ 0';
+export const BAD_ADMIN_FIELD = (field: string, expected: string) => `${field} must be ${expected}`;
+export const REPLAY_TRIGGER_DELETED = (triggerId: string) => `Trigger "${triggerId}" was deleted; its runs cannot be replayed`;
+export const ADMIN_READ_ONLY = 'The admin is read-only: changes are refused';
+export const ADMIN_CROSS_SITE = 'Cross-site request refused: send changes from the admin screens (header X-Webhook-Admin: 1, same origin)';
+export const ADMIN_TOO_MANY_STREAMS = (max: number) => `Too many live history streams are open on this server (${max}); retry later`;
+export const ADMIN_INVALID_OPTION = (field: string, expected: string) =>
+  `WebhookTriggerAdminModule: invalid option "${field}": ${expected}`;
+export const ADMIN_GUARDS_REQUIRED =
+  'WebhookTriggerAdminModule: the option "guards" is required: the guards that decide who is an admin (e.g. guards: [AdminGuard]). Pass guards: [] to mount the admin without any guard.';
+export const ADMIN_NO_GUARDS = (path: string) =>
+  `WebhookTriggerAdminModule is mounted at /${path} with guards: []: anyone who can reach this server can manage triggers, credits and runs`;
+export const ADMIN_WITHOUT_MODULE =
+  'WebhookTriggerAdminModule needs WebhookTriggerModule.forRoot() (or forRootAsync()) in the same application';
+export const UNKNOWN_INVOCATION_ID = (id: string) => `Invocation "${id}" does not exist`;
 
 // Startup
 export const INVALID_OPTION = (field: string, problem: string) => `WebhookTriggerModule: invalid option "${field}": ${problem}`;

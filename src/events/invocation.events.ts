@@ -1,6 +1,7 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import type { InvocationRecord, InvocationStatus } from '../persistence/records.js';
+import { CompletionBus } from '../completion/completion-bus.js';
 
 /** Event names emitted through @nestjs/event-emitter, one per state a run enters (`running` → `started`). */
 export const WEBHOOK_EVENTS = {
@@ -24,20 +25,25 @@ export interface InvocationEvent {
 }
 
 /**
- * Emits state changes through the host's EventEmitter2. Optional on purpose: importing
+ * Announces every state change on the completion bus (the admin's live history, on every node the bus
+ * reaches) and emits it through the host's EventEmitter2. The emitter is optional on purpose: importing
  * EventEmitterModule.forRoot() here as well would give the app two emitters and double-bound listeners.
  * Its own folder because the service (invocations/), the executor (runs/) and the interrupted-run
  * policy (lifecycle/) all emit, and invocations/ sits above the other two.
  */
 @Injectable()
 export class InvocationEvents {
-  constructor(@Optional() private readonly emitter?: EventEmitter2) {}
+  constructor(
+    private readonly bus: CompletionBus,
+    @Optional() private readonly emitter?: EventEmitter2,
+  ) {}
 
   emit(
     invocation: Pick<InvocationRecord, 'id' | 'triggerId' | 'botId' | 'accountId'>,
     status: InvocationStatus,
     durationMs?: number,
   ): void {
+    this.bus.announce({ invocationId: invocation.id, botId: invocation.botId, triggerId: invocation.triggerId, status });
     if (!this.emitter) return;
     const event: InvocationEvent = {
       invocationId: invocation.id,

@@ -36,7 +36,7 @@ describe('InvocationService', () => {
   }
 
   const balance = () => f.accounts.getBalance('acct');
-  const rows = () => f.invocations.listByBot('echo', 100, Number.MAX_SAFE_INTEGER);
+  const rows = () => f.invocations.listByBot('echo', { limit: 100, outputsUpTo: Number.MAX_SAFE_INTEGER });
 
   beforeAll(() => Logger.overrideLogger(false)); // the executor's notes on dropped outcomes
   beforeEach(async () => {

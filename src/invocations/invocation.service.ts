@@ -70,8 +70,19 @@ export class InvocationService {
    * null when the run does not exist for this trigger.
    */
   async cancel(trigger: TriggerRecord, invocationId: string): Promise<InvocationRecord | null> {
-    let invocation = await this.find(trigger, invocationId);
-    if (!invocation) return null;
+    const invocation = await this.find(trigger, invocationId);
+    return invocation ? this.cancelRun(invocation) : null;
+  }
+
+  /** `cancel` for the admin, who may cancel any run, whatever its trigger; null when the run is unknown. */
+  async cancelById(invocationId: string): Promise<InvocationRecord | null> {
+    const invocation = await this.invocations.findById(invocationId);
+    return invocation ? this.cancelRun(invocation) : null;
+  }
+
+  private async cancelRun(found: InvocationRecord): Promise<InvocationRecord> {
+    const invocationId = found.id;
+    let invocation = found;
     const { error } = RunStop.cancelled();
     if (invocation.status === 'queued') {
       const finishedAt = new Date();

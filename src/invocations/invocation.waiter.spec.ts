@@ -51,6 +51,12 @@ class FakeInvocationRepository extends InvocationRepository {
   async listByBot(): Promise<InvocationRecord[]> {
     return [...this.rows.values()];
   }
+  async countByBotSince(): Promise<number> {
+    return 0;
+  }
+  async lastUsedAt(): Promise<Map<string, Date>> {
+    return new Map();
+  }
 }
 
 const ID = 'inv_AAAAAAAAAAAAAAAAAAAAAA';

@@ -9,6 +9,9 @@ export const INVOCATION_ID_PATTERN = /^inv_[A-Za-z0-9_-]{22}$/;
 // eslint-disable-next-line no-control-regex -- control characters are exactly what this refuses
 export const PLAIN_TEXT_200 = /^[^\x00-\x1f\x7f]{1,200}$/;
 export const ACCOUNT_ID_PATTERN = PLAIN_TEXT_200;
+/** An admin search: an invocation id or an idempotency key (1–255 visible ASCII characters). */
+// eslint-disable-next-line no-control-regex -- as above
+export const PLAIN_TEXT_255 = /^[^\x00-\x1f\x7f]{1,255}$/;
 
 /**
  * Random bytes drawn from a 4 KiB pool refilled in one call: an id per request would otherwise be a

@@ -51,9 +51,31 @@ export abstract class InvocationRepository {
    */
   abstract listQueued(limit: number, createdBefore?: Date): Promise<Array<Pick<InvocationRecord, 'id' | 'accountId'>>>;
   /**
-   * A bot's invocations, newest first, for history lists: a run whose outputs are longer than
-   * `outputsUpTo` characters of JSON comes back with `outputs: null` and `outputsTruncated: true`, so a
-   * page of history never carries megabytes (`findById` gives a run whole).
+   * A page of a bot's invocations, newest first by `(createdAt, id)`, for history lists: a run whose
+   * outputs are longer than `outputsUpTo` characters of JSON comes back with `outputs: null` and
+   * `outputsTruncated: true`, so a page of history never carries megabytes (`findById` gives a run whole).
    */
-  abstract listByBot(botId: string, limit: number, outputsUpTo: number): Promise<InvocationRecord[]>;
+  abstract listByBot(botId: string, query: HistoryQuery): Promise<InvocationRecord[]>;
+  /** How many runs of the bot were created at or after `since`, counting no further than `cap`. */
+  abstract countByBotSince(botId: string, since: Date, cap: number): Promise<number>;
+  /** The newest `createdAt` of each trigger's runs (triggers without runs are absent). */
+  abstract lastUsedAt(triggerIds: string[]): Promise<Map<string, Date>>;
+}
+
+/** What a history page asks for; every filter given must hold (AND). */
+export interface HistoryQuery {
+  /** 1..1000. */
+  limit: number;
+  /** Longer outputs (characters of JSON) come back `null`, with `outputsTruncated: true`. */
+  outputsUpTo: number;
+  status?: InvocationStatus;
+  triggerId?: string;
+  /** `createdAt >= createdFrom`. */
+  createdFrom?: Date;
+  /** `createdAt < createdBefore`. */
+  createdBefore?: Date;
+  /** An exact invocation id or an exact idempotency key (either matches). */
+  search?: string;
+  /** Keyset cursor: only runs strictly older than this one in `(createdAt, id)` order (the last run of the previous page). */
+  after?: { createdAt: Date; id: string };
 }

@@ -6,6 +6,7 @@ import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
 import { CANNOT_CONNECT } from '../errors/webhook-trigger.messages.js';
 import { createRedisClient, redactRedisUrl } from './ioredis.js';
 import { InMemoryCompletionBus } from '../completion/in-memory-completion.bus.js';
+import type { RunChange } from '../completion/completion-bus.js';
 
 /**
  * Carries "invocation X finished" between processes over Redis pub/sub, so a sync request waiting on
@@ -26,6 +27,10 @@ import { InMemoryCompletionBus } from '../completion/in-memory-completion.bus.js
  *   it is answered at its timeout (after a final re-read of the row it answers 200 if the run finished,
  *   408 otherwise), and the caller calls sync again, which reads the finished row at once. A failed
  *   PUBLISH is logged and never fails the run's bookkeeping.
+ * - Run changes for live history (`announce`) go on a second channel (`${keyPrefix}invocation-changed`,
+ *   JSON `{ invocationId, botId, triggerId, status }`), published without waiting. A process subscribes
+ *   to it only while it has a change watcher (an open admin history stream), so API nodes and workers
+ *   nobody watches never parse them. Lost messages only make a screen miss a live update.
  */
 @Injectable()
 export class RedisCompletionBus extends InMemoryCompletionBus implements OnModuleInit, OnApplicationShutdown {
@@ -34,6 +39,7 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
   private readonly logger = new Logger(LOG_CONTEXT);
   private readonly url: string;
   private readonly channel: string;
+  private readonly changeChannel: string;
   private subscriber?: RedisClient;
   private publisher?: RedisClient;
 
@@ -42,6 +48,7 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
     const redis = options.redis!; // checked at bootstrap (requiresRedis)
     this.url = redis.url;
     this.channel = `${redis.keyPrefix}invocation-finished`;
+    this.changeChannel = `${redis.keyPrefix}invocation-changed`;
   }
 
   /** Connects both clients and awaits the SUBSCRIBE, so the app never serves before it hears messages. */
@@ -63,6 +70,7 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
     }
     this.subscriber.on('message', (channel: string, invocationId: string) => {
       if (channel === this.channel) this.wakeLocal(invocationId);
+      else if (channel === this.changeChannel) this.receiveChange(invocationId);
     });
     try {
       await Promise.all([this.publisher.connect(), this.subscriber.connect()]);
@@ -83,6 +91,34 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
         `Redis completion bus: could not publish "${invocationId}" finished (${(error as Error).message}); remote waiters answer at their timeout`,
       );
     }
+  }
+
+  /** Local watchers hear it from the echo of the channel (at most a millisecond later), so once each. */
+  override announce(change: RunChange): void {
+    if (!this.publisher) return this.notifyChangeWatchers(change);
+    this.publisher.publish(this.changeChannel, JSON.stringify(change)).catch((error: Error) => {
+      this.logger.debug(`Redis completion bus: could not announce a change of "${change.invocationId}" (${error.message})`);
+    });
+  }
+
+  protected override firstChangeWatcher(): void {
+    this.subscriber?.subscribe(this.changeChannel).catch((error: Error) => {
+      this.logger.warn(`Redis completion bus: could not subscribe to run changes (${error.message})`);
+    });
+  }
+
+  protected override lastChangeWatcherGone(): void {
+    this.subscriber?.unsubscribe(this.changeChannel).catch(() => undefined);
+  }
+
+  private receiveChange(message: string): void {
+    let change: RunChange;
+    try {
+      change = JSON.parse(message) as RunChange;
+    } catch {
+      return;
+    }
+    if (typeof change?.invocationId === 'string') this.notifyChangeWatchers(change);
   }
 
   /**

@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { IdempotencyKeyTakenError } from '../../src/errors/webhook-trigger.errors.js';
 import { CreditAccounts } from '../../src/persistence/credit-accounts.js';
@@ -12,6 +15,7 @@ import { InMemoryWebhookDatabase } from './in-memory-database.js';
 import { InMemoryInvocationRepository } from './in-memory-invocation.repository.js';
 import { InMemoryTriggerRepository } from './in-memory-trigger.repository.js';
 import { InMemoryUnitOfWork } from './in-memory-unit-of-work.js';
+import { invocationHistoryContract } from './invocation-history.contract.js';
 
 /** One implementation of the store contracts, as the service and the executor see them. */
 interface Stores {
@@ -51,6 +55,25 @@ async function sqliteStores(): Promise<Stores> {
     accounts: moduleRef.get(CreditAccounts),
     unitOfWork: moduleRef.get(WebhookUnitOfWork),
     close: () => moduleRef.close(),
+  };
+}
+
+/** The SQL stores on a SQLite file in a temp dir (WAL, as hosts run it), removed on close. */
+async function sqliteFileStores(): Promise<Stores> {
+  const dir = mkdtempSync(join(tmpdir(), 'webhook-contract-'));
+  const moduleRef: TestingModule = await Test.createTestingModule({
+    imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: join(dir, 'webhooks.sqlite') } })],
+  }).compile();
+  return {
+    triggers: moduleRef.get(TriggerRepository),
+    invocations: moduleRef.get(InvocationRepository),
+    ledger: moduleRef.get(CreditLedger),
+    accounts: moduleRef.get(CreditAccounts),
+    unitOfWork: moduleRef.get(WebhookUnitOfWork),
+    close: async () => {
+      await moduleRef.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -307,37 +330,6 @@ describe.each([
       expect((await s.invocations.listQueued(1))[0]).toEqual({ id: early.id, accountId: early.accountId });
     });
 
-    it("lists a bot's runs newest first, up to a limit", async () => {
-      const first = newInvocation({ createdAt: at(1) });
-      const second = newInvocation({ createdAt: at(2) });
-      const third = newInvocation({ createdAt: at(3) });
-      for (const i of [second, third, first, newInvocation({ botId: 'other' })]) await s.invocations.insert(i);
-      expect((await s.invocations.listByBot('echo', 10, 1000)).map((r) => r.id)).toEqual([third.id, second.id, first.id]);
-      expect((await s.invocations.listByBot('echo', 2, 1000)).map((r) => r.id)).toEqual([third.id, second.id]);
-      expect(await s.invocations.listByBot('nobody', 10, 1000)).toEqual([]);
-    });
-
-    it('leaves outputs longer than the bound out of a list, flagged, and keeps them whole by id', async () => {
-      const short = newInvocation({ createdAt: at(1) });
-      const long = newInvocation({ createdAt: at(2) });
-      for (const i of [short, long]) await s.invocations.insert(i);
-      for (const [i, message] of [
-        [short, 'x'],
-        [long, 'y'.repeat(500)],
-      ] as const) {
-        await s.invocations.markRunning(i.id, at(3), 'owner', at(10_000));
-        await s.invocations.transition(i.id, 'running', 'succeeded', {
-          finishedAt: at(4),
-          outputs: [{ title: 't', message }],
-          error: null,
-        });
-      }
-      const [listedLong, listedShort] = await s.invocations.listByBot('echo', 10, 100);
-      expect(listedShort).toMatchObject({ id: short.id, outputs: [{ title: 't', message: 'x' }], outputsTruncated: false });
-      expect(listedLong).toMatchObject({ id: long.id, outputs: null, outputsTruncated: true });
-      expect((await s.invocations.findById(long.id))?.outputs).toEqual([{ title: 't', message: 'y'.repeat(500) }]);
-    });
-
     it('opens an account once and never overwrites its balance', async () => {
       expect(await s.accounts.openAccount('fresh', 5)).toBe(true);
       expect(await s.accounts.openAccount('fresh', 9)).toBe(false);
@@ -503,4 +495,12 @@ describe.each([
       expect(await s.accounts.getBalance('acct')).toBe(3);
     });
   });
+});
+
+/** History queries (filters, search, keyset pages, counts): also run on PostgreSQL by test/services/postgres.e2e-spec.ts. */
+describe.each([
+  ['in-memory fakes', inMemoryStores],
+  ['SQL stores on a SQLite file', sqliteFileStores],
+])('invocation history: %s', (_name, open) => {
+  invocationHistoryContract(open);
 });

@@ -1,5 +1,5 @@
 import { IdempotencyKeyTakenError } from '../../src/errors/webhook-trigger.errors.js';
-import { InvocationRepository, type LostRun } from '../../src/persistence/invocation.repository.js';
+import { InvocationRepository, type HistoryQuery, type LostRun } from '../../src/persistence/invocation.repository.js';
 import {
   TERMINAL_STATUSES,
   type InvocationRecord,
@@ -162,17 +162,46 @@ export class InMemoryInvocationRepository extends InvocationRepository {
       .map(({ id, accountId }) => ({ id, accountId }));
   }
 
-  async listByBot(botId: string, limit: number, outputsUpTo: number): Promise<InvocationRecord[]> {
+  async listByBot(botId: string, query: HistoryQuery): Promise<InvocationRecord[]> {
+    const { after } = query;
     return [...this.rows.values()]
-      .filter((r) => r.botId === botId)
+      .filter(
+        (r) =>
+          r.botId === botId &&
+          (query.status === undefined || r.status === query.status) &&
+          (query.triggerId === undefined || r.triggerId === query.triggerId) &&
+          (query.createdFrom === undefined || r.createdAt >= query.createdFrom) &&
+          (query.createdBefore === undefined || r.createdAt < query.createdBefore) &&
+          (query.search === undefined || r.id === query.search || r.idempotencyKey === query.search) &&
+          // Strictly older than the cursor in (createdAt, id) order.
+          (after === undefined ||
+            r.createdAt.getTime() < after.createdAt.getTime() ||
+            (r.createdAt.getTime() === after.createdAt.getTime() && r.id < after.id)),
+      )
       .sort((a, b) => oldestFirst(b, a))
-      .slice(0, limit)
+      .slice(0, query.limit)
       .map((row) => {
         const record = toRecord(row);
         // As in SQL: outputs longer than the bound (as JSON text) are left out of a list, and flagged.
-        const truncated = record.outputs !== null && JSON.stringify(record.outputs).length > outputsUpTo;
+        const truncated = record.outputs !== null && JSON.stringify(record.outputs).length > query.outputsUpTo;
         return { ...record, outputs: truncated ? null : record.outputs, outputsTruncated: truncated };
       });
+  }
+
+  async countByBotSince(botId: string, since: Date, cap: number): Promise<number> {
+    let n = 0;
+    for (const row of this.rows.values()) if (row.botId === botId && row.createdAt >= since) n++;
+    return Math.min(n, Math.max(0, Math.trunc(cap)));
+  }
+
+  async lastUsedAt(triggerIds: string[]): Promise<Map<string, Date>> {
+    const wanted = new Set(triggerIds);
+    const last = new Map<string, Date>();
+    for (const row of this.rows.values()) {
+      const seen = last.get(row.triggerId);
+      if (wanted.has(row.triggerId) && (seen === undefined || row.createdAt > seen)) last.set(row.triggerId, new Date(row.createdAt));
+    }
+    return last;
   }
 }
 

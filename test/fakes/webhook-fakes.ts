@@ -11,6 +11,7 @@ import { resolveWebhookTriggerOptions } from '../../src/options/resolve-options.
 import type { WebhookTriggerModuleExtras, WebhookTriggerModuleOptions } from '../../src/options/webhook-trigger-options.interface.js';
 import type { TriggerRecord } from '../../src/persistence/records.js';
 import { InvocationExecutor } from '../../src/runs/invocation.executor.js';
+import { InvocationService } from '../../src/invocations/invocation.service.js';
 import { InMemoryCreditAccounts, InMemoryCreditLedger } from './in-memory-credit-ledger.js';
 import { InMemoryWebhookDatabase } from './in-memory-database.js';
 import { InMemoryInvocationRepository } from './in-memory-invocation.repository.js';
@@ -66,10 +67,23 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
   const emitter = new EventEmitter2();
   const events: RecordedEvent[] = [];
   emitter.onAny((name, event) => void events.push({ name: String(name), event: event as InvocationEvent }));
-  const invocationEvents = new InvocationEvents(emitter);
+  const invocationEvents = new InvocationEvents(bus, emitter);
   const shutdown = new ShutdownState();
   const executor = new InvocationExecutor(invocations, registry, bus, invocationEvents, resolved);
   const runner = new RecordingBotRunner(executor);
+  const service = new InvocationService(
+    unitOfWork,
+    invocations,
+    ledger,
+    accounts,
+    registry,
+    runner,
+    invocationEvents,
+    executor,
+    bus,
+    shutdown,
+    resolved,
+  );
 
   /** Registers a bot with the module's defaults for what it leaves out. */
   function addBot(bot: Partial<Omit<RegisteredBot, 'instance'>> & { id: string; main?: BotMain }): RegisteredBot {
@@ -120,6 +134,7 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
     shutdown,
     executor,
     runner,
+    service,
     addBot,
     addTrigger,
   };

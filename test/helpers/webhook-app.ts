@@ -1,4 +1,4 @@
-import type { INestApplication, LoggerService, Provider, Type } from '@nestjs/common';
+import type { DynamicModule, INestApplication, LoggerService, Provider, Type } from '@nestjs/common';
 import type { AbstractHttpAdapter } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -165,6 +165,10 @@ export interface StartOptions {
   dbFile?: string;
   /** The app's logger (e.g. one that records every line). @default false: silent */
   logger?: LoggerService | false;
+  /** More modules for the app (e.g. `WebhookTriggerAdminModule.forRoot(…)`). */
+  imports?: Array<Type | DynamicModule>;
+  /** `app.setGlobalPrefix(…)` before listening. */
+  globalPrefix?: string;
 }
 
 /** A real Nest app with the webhook module on a real database (a SQLite file by default), listening on a random port. */
@@ -178,12 +182,14 @@ export async function startWebhookApp(makeAdapter: AdapterFactory, start: StartO
       imports: [
         ...(start.events ? [EventEmitterModule.forRoot()] : []),
         WebhookTriggerModule.forRoot({ database: databaseOption(store), ...start.options }),
+        ...(start.imports ?? []),
       ],
       providers: [...(start.onlyProviders ? [] : FIXTURE_BOTS), ...(start.providers ?? [])],
     }).compile();
     const adapter = makeAdapter();
     const logger = start.logger ?? false;
     app = adapter ? moduleRef.createNestApplication(adapter, { logger }) : moduleRef.createNestApplication({ logger });
+    if (start.globalPrefix) app.setGlobalPrefix(start.globalPrefix);
     await app.listen(0, '127.0.0.1');
   } catch (e) {
     await app?.close().catch(() => undefined);

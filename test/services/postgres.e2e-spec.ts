@@ -1,7 +1,8 @@
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Client } from 'pg';
-import { CreditLedger, WebhookTriggerModule, WebhookTriggersAdmin, WebhookUnitOfWork } from '../../src/index.js';
+import { CreditLedger, InvocationRepository, WebhookTriggerModule, WebhookTriggersAdmin, WebhookUnitOfWork } from '../../src/index.js';
+import { invocationHistoryContract, type HistoryStores } from '../fakes/invocation-history.contract.js';
 import { EchoBot, SlowBot } from '../fixtures/bots.js';
 import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
 
@@ -52,7 +53,11 @@ if (!baseUrl) {
       await c.connect();
       const { rows } = await c.query(`SELECT name FROM webhook_migrations ORDER BY id`);
       await c.end();
-      expect(rows).toEqual([{ name: 'WebhookTriggersInitial1763800000000' }, { name: 'WebhookTriggersLifecycle1763900000000' }]);
+      expect(rows).toEqual([
+        { name: 'WebhookTriggersInitial1763800000000' },
+        { name: 'WebhookTriggersLifecycle1763900000000' },
+        { name: 'WebhookTriggersHistory1764000000000' },
+      ]);
     });
 
     it('triggers, runs and answers sync', async () => {
@@ -130,5 +135,24 @@ if (!baseUrl) {
       expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 99 });
       expect((await admin.listInvocations('echo')).filter((i) => i.triggerId === t.id)).toHaveLength(1);
     });
+  });
+
+  /** The SQL store on a fresh scratch database, migrated by the module (compiled, not initialised: no recovery timers). */
+  async function postgresStores(): Promise<HistoryStores> {
+    const scratch = await createScratchDatabase(baseUrl!);
+    const moduleRef = await Test.createTestingModule({
+      imports: [WebhookTriggerModule.forRoot({ database: { type: 'postgres', url: scratch.url } })],
+    }).compile();
+    return {
+      invocations: moduleRef.get(InvocationRepository),
+      close: async () => {
+        await moduleRef.close();
+        await scratch.drop();
+      },
+    };
+  }
+
+  describe('invocation history on PostgreSQL (the store contract of test/fakes)', () => {
+    invocationHistoryContract(postgresStores);
   });
 }

@@ -54,7 +54,10 @@ export class WebhookTriggerEntity {
 }
 
 @Entity('webhook_invocations')
-@Index('IDX_webhook_invocations_bot_created', ['botId', 'createdAt'])
+@Index('IDX_webhook_invocations_bot_created_id', ['botId', 'createdAt', 'id'])
+@Index('IDX_webhook_invocations_bot_status_created_id', ['botId', 'status', 'createdAt', 'id'])
+@Index('IDX_webhook_invocations_trigger_created_id', ['triggerId', 'createdAt', 'id'])
+@Index('IDX_webhook_invocations_bot_idempotency', ['botId', 'idempotencyKey'], { where: '"idempotency_key" IS NOT NULL' })
 @Index('UQ_webhook_invocations_idempotency', ['triggerId', 'idempotencyKey'], { unique: true })
 @Index('IDX_webhook_invocations_status_lease', ['status', 'leaseExpiresAt'])
 @Index('IDX_webhook_invocations_created', ['createdAt'])

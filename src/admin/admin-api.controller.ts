@@ -1,0 +1,167 @@
+import { Body, Delete, Get, HttpCode, Inject, NotFoundException, Param, Post, Put, Query, Sse, type MessageEvent } from '@nestjs/common';
+import type { Observable } from 'rxjs';
+import { WebhookAdminInputError } from '../errors/webhook-trigger.errors.js';
+import { BAD_ADMIN_FIELD, UNKNOWN_BOT, UNKNOWN_INVOCATION_ID, UNKNOWN_TRIGGER } from '../errors/webhook-trigger.messages.js';
+import type { InvocationStatus } from '../persistence/records.js';
+import { AdminBackend } from './admin-backend.js';
+import { AdminEventStreams } from './admin-event-streams.js';
+import { ADMIN_SETTINGS, type ResolvedAdminSettings } from './admin-options.js';
+import type { BotSummary, HistoryFilter, TriggerWithKey } from './webhook-triggers.admin.js';
+
+type QueryValue = string | string[] | undefined;
+
+/**
+ * The admin JSON API (`<path>/api`), a thin HTTP layer over `WebhookTriggersAdmin`. Mounted by
+ * `WebhookTriggerAdminModule` under its path with the host's guards; left out of OpenAPI.
+ */
+export class AdminApiController {
+  constructor(
+    private readonly backend: AdminBackend,
+    private readonly streams: AdminEventStreams,
+    @Inject(ADMIN_SETTINGS) private readonly settings: ResolvedAdminSettings,
+  ) {}
+
+  @Get('bots')
+  async listBots() {
+    return (await this.backend.admin.listBotSummaries()).map(botJson);
+  }
+
+  @Get('bots/:botId')
+  async getBot(@Param('botId') botId: string) {
+    return botJson(found(await this.backend.admin.getBotSummary(botId), UNKNOWN_BOT(botId)));
+  }
+
+  @Get('bots/:botId/triggers')
+  async listTriggers(@Param('botId') botId: string) {
+    this.requireBot(botId);
+    return (await this.backend.admin.listTriggers(botId)).map(({ id, name, type, url, createdAt, lastUsedAt }) => ({
+      id,
+      name,
+      type,
+      url,
+      createdAt,
+      lastUsedAt,
+    }));
+  }
+
+  @Post('bots/:botId/triggers')
+  @HttpCode(201)
+  async createTrigger(@Param('botId') botId: string, @Body() body: unknown) {
+    this.requireBot(botId);
+    const { name, type } = requireObject(body);
+    return withKey(await this.backend.admin.createTrigger(botId, { name: name as string, type: type as string | undefined }));
+  }
+
+  @Get('triggers/:triggerId')
+  async viewTrigger(@Param('triggerId') triggerId: string) {
+    return withKey(found(await this.backend.admin.viewTrigger(triggerId), UNKNOWN_TRIGGER(triggerId)));
+  }
+
+  @Post('triggers/:triggerId/rotate-key')
+  @HttpCode(200)
+  async rotateKey(@Param('triggerId') triggerId: string) {
+    const { id, url, key } = found(await this.backend.admin.rotateKey(triggerId), UNKNOWN_TRIGGER(triggerId));
+    return { id, url, key };
+  }
+
+  @Delete('triggers/:triggerId')
+  @HttpCode(204)
+  async deleteTrigger(@Param('triggerId') triggerId: string): Promise<void> {
+    if (!(await this.backend.admin.deleteTrigger(triggerId))) throw new NotFoundException(UNKNOWN_TRIGGER(triggerId));
+  }
+
+  @Get('bots/:botId/invocations')
+  async listInvocations(@Param('botId') botId: string, @Query() query: Record<string, QueryValue>) {
+    this.requireBot(botId);
+    return (await this.backend.admin.listInvocations(botId, historyFilter(query))).map((run) => {
+      const { botId: _bot, ...listed } = run;
+      return listed;
+    });
+  }
+
+  @Get('invocations/:invocationId')
+  async getInvocation(@Param('invocationId') id: string) {
+    return found(await this.backend.admin.getInvocationDetail(id, this.settings), UNKNOWN_INVOCATION_ID(id));
+  }
+
+  @Post('invocations/:invocationId/cancel')
+  @HttpCode(200)
+  async cancelInvocation(@Param('invocationId') id: string) {
+    return found(await this.backend.admin.cancelInvocation(id, this.settings), UNKNOWN_INVOCATION_ID(id));
+  }
+
+  @Post('invocations/:invocationId/replay')
+  @HttpCode(201)
+  async replayInvocation(@Param('invocationId') id: string, @Body() body: unknown) {
+    const { inputs } = body === undefined || body === null || body === '' ? {} : requireObject(body);
+    return found(await this.backend.admin.replayInvocation(id, inputs), UNKNOWN_INVOCATION_ID(id));
+  }
+
+  @Get('accounts/:accountId')
+  async getAccount(@Param('accountId') accountId: string) {
+    return found(await this.backend.admin.getCredits(accountId), `No account ${accountId.slice(0, 200)}`);
+  }
+
+  @Put('accounts/:accountId/credits')
+  async setCredits(@Param('accountId') accountId: string, @Body() body: unknown) {
+    const { credits } = requireObject(body);
+    return this.backend.admin.setCredits(accountId, credits as number);
+  }
+
+  @Sse('events')
+  events(@Query('botId') botId?: QueryValue): Observable<MessageEvent> {
+    if (botId !== undefined) this.requireBot(single(botId, 'botId'));
+    return this.streams.stream(this.backend.admin, botId as string | undefined);
+  }
+
+  private requireBot(botId: string): void {
+    if (!this.backend.admin.listBots().some((b) => b.id === botId)) throw new NotFoundException(UNKNOWN_BOT(botId.slice(0, 200)));
+  }
+}
+
+function botJson({ id, name, accountId, credits, accountCredits, triggers, runsLast24h }: BotSummary) {
+  return { id, name, accountId, creditsPerRun: credits, accountCredits, triggers, runsLast24h };
+}
+
+function withKey({ id, name, type, botId, url, key, createdAt }: TriggerWithKey) {
+  return { id, name, type, botId, url, key, createdAt };
+}
+
+function found<T>(value: T | null, message: string): T {
+  if (value === null) throw new NotFoundException(message);
+  return value;
+}
+
+function requireObject(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new WebhookAdminInputError('Send a JSON object with Content-Type: application/json');
+  }
+  return body as Record<string, unknown>;
+}
+
+function single(value: QueryValue, field: string): string {
+  if (typeof value !== 'string') throw new WebhookAdminInputError(BAD_ADMIN_FIELD(field, 'given once'));
+  return value;
+}
+
+/** `?limit&status&triggerId&from&to&q&before` as a filter; the service checks the values. */
+function historyFilter(query: Record<string, QueryValue>): HistoryFilter {
+  const filter: HistoryFilter = {};
+  const text = (field: string): string | undefined =>
+    query[field] === undefined || query[field] === '' ? undefined : single(query[field], field);
+  const limit = text('limit');
+  if (limit !== undefined) filter.limit = /^\d{1,4}$/.test(limit) ? Number(limit) : NaN;
+  const status = text('status');
+  if (status !== undefined) filter.status = status as InvocationStatus;
+  const triggerId = text('triggerId');
+  if (triggerId !== undefined) filter.triggerId = triggerId;
+  for (const field of ['from', 'to'] as const) {
+    const value = text(field);
+    if (value !== undefined) filter[field] = new Date(/^\d{4}-\d\d-\d\d/.test(value) ? value : NaN);
+  }
+  const search = text('q');
+  if (search !== undefined) filter.search = search;
+  const before = text('before');
+  if (before !== undefined) filter.before = before;
+  return filter;
+}

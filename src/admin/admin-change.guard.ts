@@ -1,0 +1,42 @@
+import { type CanActivate, type ExecutionContext, ForbiddenException, Inject, Injectable } from '@nestjs/common';
+import type { IncomingHttpHeaders } from 'node:http';
+import { ADMIN_CROSS_SITE, ADMIN_READ_ONLY } from '../errors/webhook-trigger.messages.js';
+import { ADMIN_SETTINGS, type ResolvedAdminSettings } from './admin-options.js';
+
+/** The header the screens send with every change; a cross-site form cannot set it, and fetch needs CORS to. */
+export const ADMIN_CHANGE_HEADER = 'x-webhook-admin';
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Runs after the host's guards (so a stranger gets the host's 401, not our 403), on every admin route:
+ * - `readOnly`: every change is refused (403).
+ * - CSRF: a change that carries a cookie (the host may authenticate by it, and a browser attaches it to a
+ *   forged cross-site request) must carry `X-Webhook-Admin: 1` and must not come from another site
+ *   (`Sec-Fetch-Site`, else `Origin` against the Host). Token clients without cookies (curl) are not affected.
+ */
+@Injectable()
+export class AdminChangeGuard implements CanActivate {
+  constructor(@Inject(ADMIN_SETTINGS) private readonly settings: ResolvedAdminSettings) {}
+
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<{ method: string; headers: IncomingHttpHeaders }>();
+    if (READS.has(request.method)) return true;
+    if (this.settings.readOnly) throw new ForbiddenException(ADMIN_READ_ONLY);
+    if (request.headers.cookie !== undefined && !sameSiteChange(request.headers)) throw new ForbiddenException(ADMIN_CROSS_SITE);
+    return true;
+  }
+}
+
+function sameSiteChange(headers: IncomingHttpHeaders): boolean {
+  if (headers[ADMIN_CHANGE_HEADER] !== '1') return false;
+  const site = headers['sec-fetch-site'];
+  if (typeof site === 'string') return site === 'same-origin' || site === 'none';
+  const origin = headers.origin;
+  if (origin === undefined) return true; // not a browser's cross-origin request (those send Origin)
+  const host = headers['x-forwarded-host'] ?? headers.host;
+  try {
+    return new URL(origin).host === String(host).split(',')[0].trim();
+  } catch {
+    return false;
+  }
+}
