@@ -369,6 +369,10 @@ describeOnEveryAdapter('admin API', ({ makeAdapter }) => {
       const js = await request(`${t.baseUrl}/admin/assets/admin.js`, { headers: AUTH });
       expect(js.status).toBe(200);
       expect(js.headers.get('content-type')).toMatch(/^text\/javascript/);
+      expect(js.text).toContain("window.addEventListener('hashchange', route);"); // the file itself, not a JSON-wrapped Buffer
+      const css = await request(`${t.baseUrl}/admin/assets/admin.css`, { headers: AUTH });
+      expect(css.headers.get('content-type')).toMatch(/^text\/css/);
+      expect(css.text).toContain(':focus-visible');
       expectAdminError(await request(`${t.baseUrl}/admin/assets/..%2Fpackage.json`, { headers: AUTH }), 404);
       expectAdminError(await request(`${t.baseUrl}/admin/assets/nope.js`, { headers: AUTH }), 404);
     });
