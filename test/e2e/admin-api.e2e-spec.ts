@@ -5,7 +5,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import { WebhookTriggerAdminModule } from '../../src/index.js';
-import { ADMIN_TEST_COOKIE, ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
+import { ADMIN_TEST_BASIC, ADMIN_TEST_COOKIE, ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
 import { ISO, request, send, startRun, syncUntilFinished, triggerBot, until, type HttpResult } from '../helpers/http.js';
 import { ADAPTERS, describeOnEveryAdapter, startWebhookApp, type TestTrigger, type WebhookTestApp } from '../helpers/webhook-app.js';
 
@@ -302,7 +302,7 @@ describeOnEveryAdapter('admin API', ({ makeAdapter }) => {
     });
   });
 
-  describe('CSRF with a cookie session', () => {
+  describe('CSRF with a cookie session or Basic credentials', () => {
     const cookie = { Cookie: ADMIN_TEST_COOKIE };
 
     it('refuses a cookie change without the admin header, or from another site, and changes nothing', async () => {
@@ -310,6 +310,7 @@ describeOnEveryAdapter('admin API', ({ makeAdapter }) => {
         await put('/accounts/csrf/credits', { credits: 5 }, cookie),
         await put('/accounts/csrf/credits', { credits: 5 }, { ...cookie, 'X-Webhook-Admin': '1', Origin: 'https://evil.example' }),
         await put('/accounts/csrf/credits', { credits: 5 }, { ...cookie, 'X-Webhook-Admin': '1', 'Sec-Fetch-Site': 'cross-site' }),
+        await put('/accounts/csrf/credits', { credits: 5 }, { Authorization: ADMIN_TEST_BASIC }),
       ];
       for (const res of refusals) {
         expectAdminError(res, 403);
