@@ -32,8 +32,8 @@ export class AdminScreensController {
     const asset = this.files.assets.get(file);
     if (!asset) throw new NotFoundException(`No admin asset ${file.slice(0, 100)}`);
     this.headers(response, asset.type);
-    // As text: Nest's Express adapter answers a returned Buffer as JSON ({"type":"Buffer","data":[…]}).
-    return asset.body.toString('utf8');
+    // Kept as text: Nest's Express adapter answers a returned Buffer as JSON ({"type":"Buffer","data":[…]}).
+    return asset.body;
   }
 
   private headers(response: unknown, type: string): void {
