@@ -1279,7 +1279,7 @@ async function showRun(scope, id) {
   render(
     h1,
     back,
-    h('div', { class: 'heading-row' }, live),
+    h('div', { class: 'run-live' }, live),
     actionErrors.el,
     actionStatus,
     summary,
