@@ -1395,22 +1395,40 @@ function replaySection(scope, run) {
   const errorId = 'replay-inputs-error';
   const errorEl = h('div', { id: errorId, class: 'field-error' });
   const hint = run.inputsHidden
-    ? 'Starts a new run through the same trigger, charged as a new run. The run’s inputs are hidden: the new run gets the inputs above.'
+    ? 'Starts a new run through the same trigger, charged as a new run. The run’s inputs are hidden: “Replay” sends the inputs above, “Replay with the same inputs” sends the run’s own.'
     : 'Starts a new run through the same trigger with these inputs, charged as a new run.';
   const fieldWrap = field('Inputs (JSON)', textarea, hint).wrap;
   textarea.setAttribute('aria-describedby', `${textarea.getAttribute('aria-describedby')} ${errorId}`);
   fieldWrap.append(errorEl);
   const submit = h('button', { type: 'submit', class: 'button primary' }, 'Replay');
-  const form = h(
-    'form',
-    { class: 'replay', novalidate: true, 'aria-labelledby': 'replay-h' },
-    fieldWrap,
-    h('div', { class: 'actions' }, submit),
-  );
+  const actions = h('div', { class: 'actions' }, submit);
+  const form = h('form', { class: 'replay', novalidate: true, 'aria-labelledby': 'replay-h' }, fieldWrap, actions);
   const showError = (text) => {
     textarea.setAttribute('aria-invalid', 'true');
     fill(errorEl, alertEl(text));
   };
+  /** Sends the replay; `body` without `inputs` replays the run's own inputs (the server still has them). */
+  const replay = async (body) => {
+    submit.disabled = true;
+    try {
+      const created = await api('POST', `${runPath(run.id)}/replay`, body);
+      if (!scope.alive) return;
+      location.hash = runHref(created.id);
+    } catch (error) {
+      if (!scope.alive) return;
+      showError(errorText(error));
+      submit.disabled = false;
+    }
+  };
+  if (run.inputsHidden) {
+    const same = h('button', { type: 'button', class: 'button' }, 'Replay with the same inputs');
+    same.addEventListener('click', () => {
+      errorEl.replaceChildren();
+      textarea.removeAttribute('aria-invalid');
+      void replay({});
+    });
+    actions.append(same);
+  }
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     errorEl.replaceChildren();
@@ -1428,16 +1446,7 @@ function replaySection(scope, run) {
       textarea.focus();
       return;
     }
-    submit.disabled = true;
-    try {
-      const created = await api('POST', `${runPath(run.id)}/replay`, { inputs });
-      if (!scope.alive) return;
-      location.hash = runHref(created.id);
-    } catch (error) {
-      if (!scope.alive) return;
-      showError(errorText(error));
-      submit.disabled = false;
-    }
+    await replay({ inputs });
   });
   return h('section', { 'aria-labelledby': 'replay-h', class: 'card' }, headingEl, form);
 }

@@ -136,7 +136,11 @@ if (!redisUrl || !postgresUrl) {
       b.announce(change(0)); // nobody watches yet: nothing goes out
       const heard: string[] = [];
       const stop = a.watchChanges((c) => heard.push(c.invocationId));
-      await until(async () => Number(((await monitor.call('PUBSUB', 'NUMSUB', changeChannel)) as [string, number])[1]) === 2, 2_000, 'A subscribed');
+      await until(
+        async () => Number(((await monitor.call('PUBSUB', 'NUMSUB', changeChannel)) as [string, number])[1]) === 2,
+        2_000,
+        'A subscribed',
+      );
       await sleep(50); // A's "watching" reaches B
       b.announce(change(1));
       await until(() => heard.includes('inv_change_1'), 2_000, 'the change on A');
@@ -145,7 +149,11 @@ if (!redisUrl || !postgresUrl) {
 
       stop();
       expect(a.changeWatcherCount).toBe(0);
-      await until(async () => Number(((await monitor.call('PUBSUB', 'NUMSUB', changeChannel)) as [string, number])[1]) === 1, 2_000, 'A unsubscribed');
+      await until(
+        async () => Number(((await monitor.call('PUBSUB', 'NUMSUB', changeChannel)) as [string, number])[1]) === 1,
+        2_000,
+        'A unsubscribed',
+      );
       spy.disconnect();
     });
 
