@@ -11,6 +11,7 @@ const PAGE_SIZE = 50;
 const STATUSES = ['queued', 'running', 'succeeded', 'failed', 'cancelled', 'timed_out'];
 const ACTIVE = new Set(['queued', 'running']);
 const KEY_PLACEHOLDER = '<TRIGGER_KEY>';
+const MAX_RESULT_LINES = 3; // outputs listed in a History row; the run detail lists them all
 
 const main = document.getElementById('main');
 const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
@@ -227,21 +228,19 @@ const runPath = (id) => `/invocations/${encodeURIComponent(id)}`;
 
 /**
  * Opens the bot's event stream while `scope` lives. `liveEl` (aria-live="polite") says "Live" or
- * "Reconnecting…"; `onReconnect` runs when the stream opens again after an error (events may be lost).
+ * "Reconnecting…". `onOpen` runs each time the stream (re)opens: events sent before it (between the page's
+ * own fetch and the subscription, or while reconnecting) are not replayed, so the screen fetches once more.
  */
-function openLive(scope, botId, liveEl, onInvocation, onReconnect) {
+function openLive(scope, botId, liveEl, onInvocation, onOpen) {
   const source = new EventSource(`${API}/events?botId=${encodeURIComponent(botId)}`);
-  let hadError = false;
   liveEl.textContent = 'Connecting…';
   liveEl.dataset.state = 'connecting';
   source.addEventListener('open', () => {
     liveEl.textContent = 'Live';
     liveEl.dataset.state = 'live';
-    if (hadError && onReconnect) onReconnect();
-    hadError = false;
+    if (onOpen) onOpen();
   });
   source.addEventListener('error', () => {
-    hadError = true;
     if (source.readyState === EventSource.CLOSED) {
       liveEl.textContent = 'Live updates stopped. Reload the page to see new runs.';
       liveEl.dataset.state = 'closed';
@@ -891,13 +890,16 @@ function resultCell(run) {
     return h('span', { class: 'result-line error-text', title: message }, message);
   }
   if (Array.isArray(run.outputs) && run.outputs.length > 0) {
+    const lines = run.outputs.slice(0, MAX_RESULT_LINES).map((o) => {
+      const line = `${o && o.title}: ${o && o.message}`;
+      return h('span', { class: 'result-line', title: line }, line);
+    });
+    const rest = run.outputs.length - MAX_RESULT_LINES;
     return h(
       'div',
       { class: 'result' },
-      run.outputs.map((o) => {
-        const line = `${o && o.title}: ${o && o.message}`;
-        return h('span', { class: 'result-line', title: line }, line);
-      }),
+      lines,
+      rest > 0 ? h('span', { class: 'result-line muted' }, `and ${rest} more — open the run`) : null,
     );
   }
   return ACTIVE.has(run.status) ? '—' : h('span', { class: 'muted' }, 'no outputs');
@@ -918,6 +920,13 @@ function runCells(run) {
     num(run.credits),
     resultCell(run),
   ];
+}
+
+/** Whether a row would show the same thing for both (a list item and a detail differ in other fields). */
+function sameRun(a, b) {
+  const shown = (r) =>
+    JSON.stringify([r.status, r.triggerName, r.triggerId, r.createdAt, r.durationMs, r.credits, r.outputs, r.outputsTruncated, r.error]);
+  return shown(a) === shown(b);
 }
 
 const HISTORY_COLUMNS = ['Invocation', 'Status', 'Trigger', 'Started', 'Duration', 'Credits', 'Result'];
@@ -1013,7 +1022,13 @@ function renderHistory(scope, panel, bot, focusHeading) {
   );
   if (focusHeading) focusEl(h2);
 
-  more.addEventListener('click', () => void load(false));
+  more.addEventListener('click', async () => {
+    const firstNew = rows.size;
+    await load(false);
+    // Keyboard users continue at the first run just loaded (the button may be gone now).
+    const link = t.tbody.children[firstNew] && t.tbody.children[firstNew].querySelector('a');
+    if (link && (document.activeElement === more || document.activeElement === document.body)) link.focus();
+  });
 
   function query(before) {
     const params = new URLSearchParams({ limit: String(PAGE_SIZE) });
@@ -1043,7 +1058,7 @@ function renderHistory(scope, panel, bot, focusHeading) {
 
   function updateRow(run) {
     const entry = rows.get(run.id);
-    if (!entry) return;
+    if (!entry || sameRun(entry.run, run)) return;
     entry.run = run;
     // Keep the first cell (the link) so focus on it survives the update.
     const cells = t.cells(['', ...runCells(run)]).slice(1);
@@ -1131,7 +1146,7 @@ function renderHistory(scope, panel, bot, focusHeading) {
     }
   }
 
-  // After a dropped connection: pick up what changed meanwhile, without losing the rows already shown.
+  // When the stream (re)opens: pick up what changed before it, without losing the rows already shown.
   async function catchUp() {
     try {
       const seq = loadSeq;
@@ -1264,7 +1279,7 @@ async function showRun(scope, id) {
   render(
     h1,
     back,
-    h('div', { class: 'heading-row' }, live),
+    h('div', { class: 'run-live' }, live),
     actionErrors.el,
     actionStatus,
     summary,
@@ -1380,22 +1395,40 @@ function replaySection(scope, run) {
   const errorId = 'replay-inputs-error';
   const errorEl = h('div', { id: errorId, class: 'field-error' });
   const hint = run.inputsHidden
-    ? 'Starts a new run through the same trigger, charged as a new run. The run’s inputs are hidden: the new run gets the inputs above.'
+    ? 'Starts a new run through the same trigger, charged as a new run. The run’s inputs are hidden: “Replay” sends the inputs above, “Replay with the same inputs” sends the run’s own.'
     : 'Starts a new run through the same trigger with these inputs, charged as a new run.';
   const fieldWrap = field('Inputs (JSON)', textarea, hint).wrap;
   textarea.setAttribute('aria-describedby', `${textarea.getAttribute('aria-describedby')} ${errorId}`);
   fieldWrap.append(errorEl);
   const submit = h('button', { type: 'submit', class: 'button primary' }, 'Replay');
-  const form = h(
-    'form',
-    { class: 'replay', novalidate: true, 'aria-labelledby': 'replay-h' },
-    fieldWrap,
-    h('div', { class: 'actions' }, submit),
-  );
+  const actions = h('div', { class: 'actions' }, submit);
+  const form = h('form', { class: 'replay', novalidate: true, 'aria-labelledby': 'replay-h' }, fieldWrap, actions);
   const showError = (text) => {
     textarea.setAttribute('aria-invalid', 'true');
     fill(errorEl, alertEl(text));
   };
+  /** Sends the replay; `body` without `inputs` replays the run's own inputs (the server still has them). */
+  const replay = async (body) => {
+    submit.disabled = true;
+    try {
+      const created = await api('POST', `${runPath(run.id)}/replay`, body);
+      if (!scope.alive) return;
+      location.hash = runHref(created.id);
+    } catch (error) {
+      if (!scope.alive) return;
+      showError(errorText(error));
+      submit.disabled = false;
+    }
+  };
+  if (run.inputsHidden) {
+    const same = h('button', { type: 'button', class: 'button' }, 'Replay with the same inputs');
+    same.addEventListener('click', () => {
+      errorEl.replaceChildren();
+      textarea.removeAttribute('aria-invalid');
+      void replay({});
+    });
+    actions.append(same);
+  }
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     errorEl.replaceChildren();
@@ -1413,16 +1446,7 @@ function replaySection(scope, run) {
       textarea.focus();
       return;
     }
-    submit.disabled = true;
-    try {
-      const created = await api('POST', `${runPath(run.id)}/replay`, { inputs });
-      if (!scope.alive) return;
-      location.hash = runHref(created.id);
-    } catch (error) {
-      if (!scope.alive) return;
-      showError(errorText(error));
-      submit.disabled = false;
-    }
+    await replay({ inputs });
   });
   return h('section', { 'aria-labelledby': 'replay-h', class: 'card' }, headingEl, form);
 }

@@ -7,6 +7,7 @@ import { arch, cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { clusterRows, redact, runCluster, type ClusterResult, type ClusterSettings } from './harness/cluster.js';
 import { Contender } from './harness/contender.js';
+import { historyRows, runHistory, type HistoryPhase, type HistorySettings } from './harness/history.js';
 import { httpCall, parseJson } from './harness/http.js';
 import { load, loadProblem, quantile, triggerHeaders, triggerUrl, type LoadResult, type LoadTarget } from './harness/load.js';
 import { renderTable, verdict, type Row, type Target } from './harness/report.js';
@@ -59,8 +60,8 @@ const settings = {
   waiterAdapters: adapters('BENCH_WAITER_ADAPTERS', 'fastify,express'),
   /** PRAGMA synchronous of the raw baseline's WAL database (the module runs SQLite's default, FULL). */
   rawSynchronous: (process.env.BENCH_RAW_SYNCHRONOUS || 'FULL').toUpperCase(),
-  /** Run only some phases: `throughput`, `waiters`, `cluster` (comma-separated); default all three. */
-  only: (process.env.BENCH_ONLY || 'throughput,waiters,cluster').split(',').map((s) => s.trim()),
+  /** Run only some phases: `throughput`, `waiters`, `cluster`, `history` (comma-separated); default all four. */
+  only: (process.env.BENCH_ONLY || 'throughput,waiters,cluster,history').split(',').map((s) => s.trim()),
   /** The several-node phase (`cluster`): PostgreSQL + Redis, each node its own process. */
   cluster: {
     postgresUrl: process.env.WEBHOOK_TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test',
@@ -75,6 +76,13 @@ const settings = {
     /** How long the wake-up bot sleeps, so the sync request is already waiting when the run finishes. */
     botMs: num('BENCH_CLUSTER_BOT_MS', 20, 20),
   } satisfies ClusterSettings,
+  /** History pages on a large table (phase `history`): SQLite, then PostgreSQL. */
+  history: {
+    rows: num('BENCH_HISTORY_ROWS', 1_000_000, 20_000),
+    reps: num('BENCH_HISTORY_REPS', 50, 50),
+    databases: ['sqlite', 'postgres'],
+    postgresUrl: process.env.WEBHOOK_TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test',
+  } satisfies HistorySettings,
   /** Exit 2 when a target is not met (a full run otherwise exits 0 and reports it). */
   strict: process.env.BENCH_STRICT === '1',
 };
@@ -82,8 +90,10 @@ if (settings.waiters > 10_000 || settings.fewWaiters > 10_000) throw new Error('
 if (!['OFF', 'NORMAL', 'FULL', 'EXTRA'].includes(settings.rawSynchronous))
   throw new Error('BENCH_RAW_SYNCHRONOUS must be OFF, NORMAL, FULL or EXTRA');
 for (const phase of settings.only)
-  if (!['throughput', 'waiters', 'cluster'].includes(phase))
-    throw new Error(`BENCH_ONLY: unknown phase ${phase} (throughput, waiters, cluster)`);
+  if (!['throughput', 'waiters', 'cluster', 'history'].includes(phase))
+    throw new Error(`BENCH_ONLY: unknown phase ${phase} (throughput, waiters, cluster, history)`);
+if (settings.history.rows < 1000 || settings.history.reps < 1)
+  throw new Error('BENCH_HISTORY_ROWS must be ≥ 1000 and BENCH_HISTORY_REPS ≥ 1');
 if (settings.cluster.samples < 1 || settings.cluster.connections < 2)
   throw new Error('BENCH_CLUSTER_SAMPLES must be ≥ 1 and BENCH_CLUSTER_CONNECTIONS ≥ 2');
 
@@ -607,12 +617,18 @@ async function main(): Promise<void> {
       if (failure) byCause.set(failure, [...(byCause.get(failure) ?? []), named[key as keyof typeof named]]);
     for (const [failure, what] of byCause) failures.push(`${what.length === 4 ? 'several nodes' : what.join(', ')}: ${failure}`);
   }
+  let history: HistoryPhase | undefined;
+  if (settings.only.includes('history')) {
+    history = await runHistory(settings.history, script('history'), contenderFlags, log);
+    for (const [database, failure] of Object.entries(history.failures)) failures.push(`history pages on ${database}: ${failure}`);
+  }
 
   const rows = [
     ...buildRows(tp, rawWait, ourWait).filter((r) =>
       r.section.startsWith('Throughput') || r.section.startsWith('Wake-up: trigger→sync') ? runThroughputPhase : runWaitersPhase,
     ),
     ...(cluster ? clusterRows(cluster, settings.cluster) : []),
+    ...(history ? historyRows(history, settings.history) : []),
   ];
   const judge = !smoke;
   const wallS = (now() - started) / 1000;
@@ -683,6 +699,7 @@ async function main(): Promise<void> {
         settings: {
           ...settings,
           cluster: { ...settings.cluster, postgresUrl: redact(settings.cluster.postgresUrl), redisUrl: redact(settings.cluster.redisUrl) },
+          history: { ...settings.history, postgresUrl: redact(settings.history.postgresUrl) },
         },
         wallSeconds: +wallS.toFixed(1),
         failures,
@@ -694,6 +711,7 @@ async function main(): Promise<void> {
         throughput: Object.fromEntries(Object.entries(tp).map(([k, v]) => [k, { ...v, spec: undefined, label: v.spec.label }])),
         waiters: { raw: rawWait, ...ourWait },
         ...(cluster ? { cluster } : {}),
+        ...(history ? { history } : {}),
       },
       null,
       2,

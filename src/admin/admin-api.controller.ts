@@ -1,4 +1,19 @@
-import { Body, Delete, Get, HttpCode, Inject, NotFoundException, Param, Post, Put, Query, Sse, type MessageEvent } from '@nestjs/common';
+import {
+  Body,
+  Delete,
+  Get,
+  HttpCode,
+  Inject,
+  NotFoundException,
+  Param,
+  Post,
+  Put,
+  Query,
+  Req,
+  Sse,
+  type MessageEvent,
+} from '@nestjs/common';
+import type { Socket } from 'node:net';
 import type { Observable } from 'rxjs';
 import { WebhookAdminInputError } from '../errors/webhook-trigger.errors.js';
 import { BAD_ADMIN_FIELD, UNKNOWN_BOT, UNKNOWN_INVOCATION_ID, UNKNOWN_TRIGGER } from '../errors/webhook-trigger.messages.js';
@@ -109,9 +124,9 @@ export class AdminApiController {
   }
 
   @Sse('events')
-  events(@Query('botId') botId?: QueryValue): Observable<MessageEvent> {
+  events(@Req() request: { socket?: Socket; raw?: { socket?: Socket } }, @Query('botId') botId?: QueryValue): Observable<MessageEvent> {
     if (botId !== undefined) this.requireBot(single(botId, 'botId'));
-    return this.streams.stream(this.backend.admin, botId as string | undefined);
+    return this.streams.stream(this.backend.admin, botId as string | undefined, request.raw?.socket ?? request.socket);
   }
 
   private requireBot(botId: string): void {

@@ -10,9 +10,10 @@ const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /**
  * Runs after the host's guards (so a stranger gets the host's 401, not our 403), on every admin route:
  * - `readOnly`: every change is refused (403).
- * - CSRF: a change that carries a cookie (the host may authenticate by it, and a browser attaches it to a
- *   forged cross-site request) must carry `X-Webhook-Admin: 1` and must not come from another site
- *   (`Sec-Fetch-Site`, else `Origin` against the Host). Token clients without cookies (curl) are not affected.
+ * - CSRF: a change that carries a credential the browser attaches by itself (a cookie, or HTTP Basic
+ *   credentials it remembers), and so would attach to a forged cross-site request too, must carry
+ *   `X-Webhook-Admin: 1` and must not come from another site (`Sec-Fetch-Site`, else `Origin` against the
+ *   Host). Token clients (`Authorization: Bearer …`, no cookie) are not affected.
  */
 @Injectable()
 export class AdminChangeGuard implements CanActivate {
@@ -22,9 +23,13 @@ export class AdminChangeGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<{ method: string; headers: IncomingHttpHeaders }>();
     if (READS.has(request.method)) return true;
     if (this.settings.readOnly) throw new ForbiddenException(ADMIN_READ_ONLY);
-    if (request.headers.cookie !== undefined && !sameSiteChange(request.headers)) throw new ForbiddenException(ADMIN_CROSS_SITE);
+    if (carriesAmbientCredentials(request.headers) && !sameSiteChange(request.headers)) throw new ForbiddenException(ADMIN_CROSS_SITE);
     return true;
   }
+}
+
+function carriesAmbientCredentials(headers: IncomingHttpHeaders): boolean {
+  return headers.cookie !== undefined || /^basic\s/i.test(headers.authorization ?? '');
 }
 
 function sameSiteChange(headers: IncomingHttpHeaders): boolean {

@@ -1,4 +1,5 @@
 import { Inject, Injectable, type MessageEvent, type OnModuleDestroy, ServiceUnavailableException } from '@nestjs/common';
+import type { Socket } from 'node:net';
 import { Observable, type Subscriber } from 'rxjs';
 import { ADMIN_TOO_MANY_STREAMS } from '../errors/webhook-trigger.messages.js';
 import { ADMIN_SETTINGS, type ResolvedAdminSettings } from './admin-options.js';
@@ -14,7 +15,8 @@ export const EVENT_STREAM_PING_MS = 15_000;
  */
 @Injectable()
 export class AdminEventStreams implements OnModuleDestroy {
-  private readonly open = new Set<Subscriber<MessageEvent>>();
+  /** Each open stream and its connection (ended at shutdown: a kept-alive socket would hold the server's close for seconds). */
+  private readonly open = new Map<Subscriber<MessageEvent>, Socket | undefined>();
 
   constructor(@Inject(ADMIN_SETTINGS) private readonly settings: ResolvedAdminSettings) {}
 
@@ -23,12 +25,12 @@ export class AdminEventStreams implements OnModuleDestroy {
   }
 
   /** A stream of `invocation` events for `botId` (all bots when undefined); 503 beyond the limit. */
-  stream(admin: WebhookTriggersAdmin, botId: string | undefined): Observable<MessageEvent> {
+  stream(admin: WebhookTriggersAdmin, botId: string | undefined, socket?: Socket): Observable<MessageEvent> {
     if (this.open.size >= this.settings.maxEventStreams) {
       throw new ServiceUnavailableException(ADMIN_TOO_MANY_STREAMS(this.settings.maxEventStreams));
     }
     return new Observable<MessageEvent>((subscriber) => {
-      this.open.add(subscriber);
+      this.open.set(subscriber, socket);
       const stop = admin.watchRuns(botId, (change) => subscriber.next({ type: 'invocation', data: change }));
       const ping = setInterval(() => subscriber.next({ type: 'ping', data: '' }), EVENT_STREAM_PING_MS);
       ping.unref();
@@ -40,7 +42,11 @@ export class AdminEventStreams implements OnModuleDestroy {
     });
   }
 
-  onModuleDestroy(): void {
-    for (const subscriber of [...this.open]) subscriber.complete();
+  async onModuleDestroy(): Promise<void> {
+    if (this.open.size === 0) return;
+    const sockets = [...this.open.values()];
+    for (const subscriber of [...this.open.keys()]) subscriber.complete();
+    await new Promise((resolve) => setTimeout(resolve, 20)); // the streams' last bytes go out
+    for (const socket of sockets) socket?.end();
   }
 }

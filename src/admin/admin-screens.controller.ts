@@ -28,10 +28,11 @@ export class AdminScreensController {
   }
 
   @Get('assets/:file')
-  asset(@Param('file') file: string, @Res({ passthrough: true }) response: unknown): Buffer {
+  asset(@Param('file') file: string, @Res({ passthrough: true }) response: unknown): string {
     const asset = this.files.assets.get(file);
     if (!asset) throw new NotFoundException(`No admin asset ${file.slice(0, 100)}`);
     this.headers(response, asset.type);
+    // Kept as text: Nest's Express adapter answers a returned Buffer as JSON ({"type":"Buffer","data":[…]}).
     return asset.body;
   }
 

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 export interface AdminScreenFiles {
   /** index.html with `{{base}}`, `{{readOnly}}`, `{{showInputs}}` placeholders. */
   page: string;
-  assets: ReadonlyMap<string, { body: Buffer; type: string }>;
+  assets: ReadonlyMap<string, { body: string; type: string }>;
 }
 
 const ASSET_TYPES: Record<string, string> = {
@@ -33,7 +33,7 @@ export function loadAdminScreenFiles(): AdminScreenFiles {
   }
   const root = join(dir, 'admin-ui');
   const assets = new Map(
-    Object.entries(ASSET_TYPES).map(([file, type]) => [file, { body: readFileSync(join(root, file)), type }] as const),
+    Object.entries(ASSET_TYPES).map(([file, type]) => [file, { body: readFileSync(join(root, file), 'utf8'), type }] as const),
   );
   cached = { page: readFileSync(join(root, 'index.html'), 'utf8'), assets };
   return cached;

@@ -8,6 +8,11 @@ import { createRedisClient, redactRedisUrl } from './ioredis.js';
 import { InMemoryCompletionBus } from '../completion/in-memory-completion.bus.js';
 import type { RunChange } from '../completion/completion-bus.js';
 
+/** Said on the finished channel by a process that watches run changes (never an invocation id). */
+const WATCHING = 'watching';
+const WATCHING_BEAT_MS = 20_000;
+const WATCHING_HEARD_MS = 60_000;
+
 /**
  * Carries "invocation X finished" between processes over Redis pub/sub, so a sync request waiting on
  * one node is answered within milliseconds of a run finishing on another. Needs the `redis` option and
@@ -28,9 +33,11 @@ import type { RunChange } from '../completion/completion-bus.js';
  *   408 otherwise), and the caller calls sync again, which reads the finished row at once. A failed
  *   PUBLISH is logged and never fails the run's bookkeeping.
  * - Run changes for live history (`announce`) go on a second channel (`${keyPrefix}invocation-changed`,
- *   JSON `{ invocationId, botId, triggerId, status }`), published without waiting. A process subscribes
- *   to it only while it has a change watcher (an open admin history stream), so API nodes and workers
- *   nobody watches never parse them. Lost messages only make a screen miss a live update.
+ *   JSON `{ invocationId, botId, triggerId, status }`), published without waiting, and only while some
+ *   process watches: a process with a watcher (an open admin history stream) subscribes to that channel
+ *   and says `WATCHING` on the finished channel (every process hears it) at once and every 20 s; a
+ *   process publishes changes for 60 s after it last heard it. So an app nobody watches sends nothing
+ *   more per run. Lost messages only make a screen miss a live update.
  */
 @Injectable()
 export class RedisCompletionBus extends InMemoryCompletionBus implements OnModuleInit, OnApplicationShutdown {
@@ -40,6 +47,9 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
   private readonly url: string;
   private readonly channel: string;
   private readonly changeChannel: string;
+  /** Until when some process watches run changes (as last heard on the finished channel). */
+  private watchedUntil = 0;
+  private watchingBeat?: NodeJS.Timeout;
   private subscriber?: RedisClient;
   private publisher?: RedisClient;
 
@@ -69,7 +79,8 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
       client.on('error', (error: Error) => this.logger.warn(`Redis completion bus: ${error.message}`));
     }
     this.subscriber.on('message', (channel: string, invocationId: string) => {
-      if (channel === this.channel) this.wakeLocal(invocationId);
+      if (channel === this.channel && invocationId === WATCHING) this.watchedUntil = Date.now() + WATCHING_HEARD_MS;
+      else if (channel === this.channel) this.wakeLocal(invocationId);
       else if (channel === this.changeChannel) this.receiveChange(invocationId);
     });
     try {
@@ -96,18 +107,24 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
   /** Local watchers hear it from the echo of the channel (at most a millisecond later), so once each. */
   override announce(change: RunChange): void {
     if (!this.publisher) return this.notifyChangeWatchers(change);
+    if (Date.now() > this.watchedUntil) return;
     this.publisher.publish(this.changeChannel, JSON.stringify(change)).catch((error: Error) => {
       this.logger.debug(`Redis completion bus: could not announce a change of "${change.invocationId}" (${error.message})`);
     });
   }
 
   protected override firstChangeWatcher(): void {
-    this.subscriber?.subscribe(this.changeChannel).catch((error: Error) => {
-      this.logger.warn(`Redis completion bus: could not subscribe to run changes (${error.message})`);
-    });
+    const sayWatching = () => void this.publisher?.publish(this.channel, WATCHING).catch(() => undefined);
+    this.subscriber
+      ?.subscribe(this.changeChannel)
+      .then(sayWatching)
+      .catch((error: Error) => this.logger.warn(`Redis completion bus: could not subscribe to run changes (${error.message})`));
+    this.watchingBeat = setInterval(sayWatching, WATCHING_BEAT_MS);
+    this.watchingBeat.unref();
   }
 
   protected override lastChangeWatcherGone(): void {
+    clearInterval(this.watchingBeat);
     this.subscriber?.unsubscribe(this.changeChannel).catch(() => undefined);
   }
 
@@ -130,6 +147,7 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
   }
 
   private close(): void {
+    clearInterval(this.watchingBeat);
     // disconnect(), not quit(): nothing is pending that must be flushed, and quit() waits on a dead server.
     this.publisher?.disconnect();
     this.subscriber?.disconnect();

@@ -4,9 +4,9 @@
  * credits, read-only mode, CSRF for cookie sessions, and the live stream.
  */
 import { WebhookTriggerAdminModule } from '../../src/index.js';
-import { ADMIN_TEST_COOKIE, ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
+import { ADMIN_TEST_BASIC, ADMIN_TEST_COOKIE, ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
 import { expectAdminError, ISO, request, send, startRun, syncUntilFinished, triggerBot, until, type HttpResult } from '../helpers/http.js';
-import { describeOnEveryAdapter, startWebhookApp, type TestTrigger, type WebhookTestApp } from '../helpers/webhook-app.js';
+import { ADAPTERS, describeOnEveryAdapter, startWebhookApp, type TestTrigger, type WebhookTestApp } from '../helpers/webhook-app.js';
 
 const AUTH = { Authorization: `Bearer ${ADMIN_TEST_TOKEN}` };
 
@@ -301,7 +301,7 @@ describeOnEveryAdapter('admin API', ({ makeAdapter }) => {
     });
   });
 
-  describe('CSRF with a cookie session', () => {
+  describe('CSRF with a cookie session or Basic credentials', () => {
     const cookie = { Cookie: ADMIN_TEST_COOKIE };
 
     it('refuses a cookie change without the admin header, or from another site, and changes nothing', async () => {
@@ -309,6 +309,7 @@ describeOnEveryAdapter('admin API', ({ makeAdapter }) => {
         await put('/accounts/csrf/credits', { credits: 5 }, cookie),
         await put('/accounts/csrf/credits', { credits: 5 }, { ...cookie, 'X-Webhook-Admin': '1', Origin: 'https://evil.example' }),
         await put('/accounts/csrf/credits', { credits: 5 }, { ...cookie, 'X-Webhook-Admin': '1', 'Sec-Fetch-Site': 'cross-site' }),
+        await put('/accounts/csrf/credits', { credits: 5 }, { Authorization: ADMIN_TEST_BASIC }),
       ];
       for (const res of refusals) {
         expectAdminError(res, 403);
@@ -368,6 +369,10 @@ describeOnEveryAdapter('admin API', ({ makeAdapter }) => {
       const js = await request(`${t.baseUrl}/admin/assets/admin.js`, { headers: AUTH });
       expect(js.status).toBe(200);
       expect(js.headers.get('content-type')).toMatch(/^text\/javascript/);
+      expect(js.text).toContain("window.addEventListener('hashchange', route);"); // the file itself, not a JSON-wrapped Buffer
+      const css = await request(`${t.baseUrl}/admin/assets/admin.css`, { headers: AUTH });
+      expect(css.headers.get('content-type')).toMatch(/^text\/css/);
+      expect(css.text).toContain(':focus-visible');
       expectAdminError(await request(`${t.baseUrl}/admin/assets/..%2Fpackage.json`, { headers: AUTH }), 404);
       expectAdminError(await request(`${t.baseUrl}/admin/assets/nope.js`, { headers: AUTH }), 404);
     });
@@ -471,3 +476,83 @@ async function openStream(url: string) {
     },
   };
 }
+
+describe('admin module setup', () => {
+  it('requires guards, naming the option and the opt-out', () => {
+    expect(() => WebhookTriggerAdminModule.forRoot({} as never)).toThrow(/"guards" is required.*guards: \[\]/);
+  });
+
+  it.each([
+    [{ guards: [TestAdminGuard], path: 'a b' }, 'path'],
+    [{ guards: [{}] }, 'guards'],
+    [{ guards: [TestAdminGuard], readOnly: 'yes' }, 'readOnly'],
+    [{ guards: [TestAdminGuard], maxEventStreams: 0 }, 'maxEventStreams'],
+    [{ guards: [TestAdminGuard], showInput: true }, 'showInput'],
+  ])('refuses %j at startup, naming %s', (options, field) => {
+    expect(() => WebhookTriggerAdminModule.forRoot(options as never)).toThrow(new RegExp(`"${field}"`));
+  });
+
+  it('warns when mounted with guards: [], and then answers without credentials', async () => {
+    const lines: string[] = [];
+    const logger = { log() {}, error() {}, debug() {}, verbose() {}, warn: (m: unknown) => void lines.push(String(m)) };
+    const t = await startWebhookApp(() => undefined, { logger, imports: [WebhookTriggerAdminModule.forRoot({ guards: [] })] });
+    try {
+      expect(lines).toContainEqual(expect.stringContaining('mounted at /admin with guards: []'));
+      expect((await request(`${t.baseUrl}/admin/api/bots`)).status).toBe(200);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('takes its settings from forRootAsync and guard instances', async () => {
+    const t = await startWebhookApp(() => undefined, {
+      imports: [
+        WebhookTriggerAdminModule.forRootAsync({
+          path: 'async-admin',
+          guards: [new TestAdminGuard()],
+          useFactory: async () => ({ readOnly: true }),
+        }),
+      ],
+    });
+    try {
+      expect((await request(`${t.baseUrl}/async-admin/api/bots`)).status).toBe(401);
+      expect((await send('PUT', `${t.baseUrl}/async-admin/api/accounts/a/credits`, { headers: AUTH, json: { credits: 1 } })).status).toBe(
+        403,
+      );
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('stops startup when WebhookTriggerModule is missing, saying so', async () => {
+    const { Test } = await import('@nestjs/testing');
+    const moduleRef = await Test.createTestingModule({ imports: [WebhookTriggerAdminModule.forRoot({ guards: [] })] }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await expect(app.init()).rejects.toThrow('WebhookTriggerAdminModule needs WebhookTriggerModule.forRoot()');
+    await app.close().catch(() => undefined);
+  });
+
+  it.each(ADAPTERS)(
+    'bounds live streams per node (503 beyond maxEventStreams) and ends them all when the app closes (%s)',
+    async (_name, makeAdapter) => {
+      const t = await startWebhookApp(makeAdapter, {
+        imports: [WebhookTriggerAdminModule.forRoot({ guards: [TestAdminGuard], maxEventStreams: 2 })],
+      });
+      const api = `${t.baseUrl}/admin/api`;
+      const streams = [await openStream(`${api}/events`), await openStream(`${api}/events?botId=echo`)];
+      const third = await send('GET', `${api}/events`, { headers: AUTH });
+      expectAdminError(third, 503);
+      streams[1].close();
+      await until(
+        async () => (await fetch(`${api}/events`, { headers: AUTH }).then((r) => (void r.body?.cancel(), r.status))) === 200,
+        2_000,
+        'a slot',
+      );
+      const started = performance.now();
+      await t.close();
+      // A kept-alive stream connection would hold the server's close until its keep-alive timeout (~5 s).
+      expect(performance.now() - started).toBeLessThan(2_000);
+      streams[0].close();
+    },
+  );
+});

@@ -209,8 +209,8 @@ function startApp(dir, env) {
   return app;
 }
 
-async function http(method, url, { key, body } = {}) {
-  const headers = { 'X-Key': key };
+async function http(method, url, { key, body, headers: extra } = {}) {
+  const headers = key === undefined ? { ...extra } : { 'X-Key': key, ...extra };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   const res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(30_000) });
   const text = await res.text();
@@ -325,6 +325,25 @@ bootstrap().catch((e: unknown) => {
 `;
 }
 
+/**
+ * The README's admin line added to the module's imports, as the README tells a user to (with the two
+ * imports it needs): after the line that closes `WebhookTriggerModule.forRoot({ … })`.
+ */
+function withAdminModule(moduleTs, name) {
+  const line = readmeBlock('snippet:admin-module').trim();
+  if (!line.startsWith('WebhookTriggerAdminModule.forRoot('))
+    fail('<!-- snippet:admin-module --> is not a WebhookTriggerAdminModule.forRoot(…) line');
+  const lines = moduleTs.split('\n');
+  const at = lines.findIndex((l) => /^ {4}\}\),\s*$/.test(l)); // `    }),` closing WebhookTriggerModule.forRoot
+  if (at < 0) fail(`<!-- snippet:${name} --> has no "    })," line closing WebhookTriggerModule.forRoot({ … })`);
+  lines.splice(at + 1, 0, `    ${line}`);
+  return [
+    "import { WebhookTriggerAdminModule } from 'nestjs-webhook-triggers';",
+    "import { AdminGuard } from './admin.guard.js';",
+    ...lines,
+  ].join('\n');
+}
+
 /** Writes the README's module and bot snippets (and main.ts) into the generated app. */
 function writeAppCode(app, dir) {
   const moduleTs = readmeBlock(`snippet:${app.module}`);
@@ -334,12 +353,14 @@ function writeAppCode(app, dir) {
   const botTs = readmeBlock('snippet:bot');
   if (!botTs.includes(`export class ${botClass} `))
     fail(`<!-- snippet:bot --> does not export ${botClass}, which <!-- snippet:${app.module} --> imports`);
-  writeFileSync(join(dir, 'src/app.module.ts'), `${moduleTs}\n`);
+  writeFileSync(join(dir, 'src/app.module.ts'), `${withAdminModule(moduleTs, app.module)}\n`);
   writeFileSync(join(dir, `src/${botFile}.ts`), `${botTs}\n`);
+  writeFileSync(join(dir, 'src/admin.guard.ts'), `${readmeBlock('snippet:admin-guard')}\n`);
   writeFileSync(join(dir, 'src/main.ts'), mainTs(app));
   return [
-    `src/app.module.ts (<!-- snippet:${app.module} -->)`,
+    `src/app.module.ts (<!-- snippet:${app.module} --> + <!-- snippet:admin-module -->)`,
     `src/${botFile}.ts (<!-- snippet:bot -->)`,
+    'src/admin.guard.ts (<!-- snippet:admin-guard -->)',
     'src/main.ts (<!-- snippet:main --> + scaffolding)',
   ];
 }
@@ -428,7 +449,13 @@ async function testApp(app, ctx) {
     });
 
     const port = await freePort();
-    const env = { PORT: String(port), INSTALL_TEST_SETUP: '1', NO_COLOR: '1', ...app.env };
+    const env = {
+      PORT: String(port),
+      INSTALL_TEST_SETUP: '1',
+      NO_COLOR: '1',
+      ADMIN_TOKEN: 'install-test-admin-token-0123456789',
+      ...app.env,
+    };
     if (app.db === 'postgres') {
       db = await createScratchDb();
       env.DATABASE_URL = db.url;
@@ -489,6 +516,33 @@ async function testApp(app, ctx) {
         }
       });
     }
+    await step('admin screens and API (README guard, Basic admin:ADMIN_TOKEN)', async () => {
+      const admin = `http://127.0.0.1:${port}/admin`;
+      const basic = { Authorization: `Basic ${Buffer.from(`admin:${env.ADMIN_TOKEN}`).toString('base64')}` };
+      const refused = await fetch(admin);
+      if (refused.status !== 401 || !/^Basic /.test(refused.headers.get('www-authenticate') ?? '')) {
+        fail(`GET /admin without credentials answered ${refused.status} (WWW-Authenticate: ${refused.headers.get('www-authenticate')})`);
+      }
+      const page = await fetch(admin, { headers: basic });
+      const html = await page.text();
+      if (page.status !== 200 || !html.includes('data-base="/admin"')) fail(`GET /admin answered ${page.status}: ${html.slice(0, 200)}`);
+      for (const [file, type] of [
+        ['admin.js', 'text/javascript'],
+        ['admin.css', 'text/css'],
+      ]) {
+        const res = await fetch(`${admin}/assets/${file}`, { headers: basic });
+        const body = await res.text();
+        if (res.status !== 200 || !res.headers.get('content-type')?.startsWith(type) || body.length < 500) {
+          fail(
+            `GET /admin/assets/${file} answered ${res.status} ${res.headers.get('content-type')} (${body.length} bytes): the package lacks admin-ui/?`,
+          );
+        }
+      }
+      const bots = await http('GET', `${admin}/api/bots`, { headers: basic });
+      if (bots.status !== 200 || bots.json?.[0]?.id !== bot.id || bots.json[0].runsLast24h !== 1)
+        fail(`GET /admin/api/bots answered ${bots.status} ${bots.text}`);
+      return `401 without credentials; page, admin.js, admin.css; bots ${bots.text}`;
+    });
     await step('SIGTERM', async () => {
       const s = Date.now();
       proc.child.kill('SIGTERM');
@@ -552,6 +606,8 @@ async function main() {
     }
     readmeBlock('snippet:bot');
     readmeBlock('snippet:main');
+    readmeBlock('snippet:admin-module');
+    readmeBlock('snippet:admin-guard');
 
     const s = Date.now();
     log('npm pack (prepack builds dist/) …');

@@ -16,6 +16,7 @@ import {
 } from '../../src/index.js';
 import { SlowBot } from '../fixtures/bots.js';
 import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
+import { sleep, until } from '../helpers/http.js';
 
 const redisUrl = serviceUrl('WEBHOOK_TEST_REDIS_URL');
 const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
@@ -122,6 +123,38 @@ if (!redisUrl || !postgresUrl) {
       await new Promise((r) => setTimeout(r, 50));
       expect(listener).not.toHaveBeenCalled();
       other.onApplicationShutdown();
+    });
+
+    it('carries run changes to a watcher on A from B, and B sends none while nobody watches', async () => {
+      const change = (n: number) => ({ invocationId: `inv_change_${n}`, botId: 'echo', triggerId: 'trg_x', status: 'queued' as const });
+      const changeChannel = `${keyPrefix}invocation-changed`;
+      const sent: string[] = [];
+      const spy = new Redis(redisUrl);
+      await spy.subscribe(changeChannel);
+      spy.on('message', (_channel: string, message: string) => sent.push(message));
+
+      b.announce(change(0)); // nobody watches yet: nothing goes out
+      const heard: string[] = [];
+      const stop = a.watchChanges((c) => heard.push(c.invocationId));
+      await until(
+        async () => Number(((await monitor.call('PUBSUB', 'NUMSUB', changeChannel)) as [string, number])[1]) === 2,
+        2_000,
+        'A subscribed',
+      );
+      await sleep(50); // A's "watching" reaches B
+      b.announce(change(1));
+      await until(() => heard.includes('inv_change_1'), 2_000, 'the change on A');
+      expect(heard).toEqual(['inv_change_1']);
+      expect(sent.map((m) => JSON.parse(m).invocationId)).toEqual(['inv_change_1']);
+
+      stop();
+      expect(a.changeWatcherCount).toBe(0);
+      await until(
+        async () => Number(((await monitor.call('PUBSUB', 'NUMSUB', changeChannel)) as [string, number])[1]) === 1,
+        2_000,
+        'A unsubscribed',
+      );
+      spy.disconnect();
     });
 
     it('fails at bootstrap, naming the redis option, when Redis is unreachable', async () => {

@@ -187,10 +187,9 @@ export class SqlInvocationRepository extends InvocationRepository {
       where.push('trigger_id = ?');
       values.push(query.triggerId);
     }
-    // With a trigger, `bot_id || ''` still filters by bot (a trigger of another bot finds nothing) but
-    // cannot use an index, so the planner walks (trigger_id, created_at, id): without ANALYZE statistics
-    // SQLite rates (bot_id, created_at, id) the same and may pick it, reading all of the bot's runs.
-    where.push(query.triggerId !== undefined && query.search === undefined ? "bot_id || '' = ?" : 'bot_id = ?');
+    // With a trigger too (a trigger of another bot finds nothing); both planners then walk
+    // (trigger_id, created_at, id), the narrower range.
+    where.push('bot_id = ?');
     values.push(botId);
     if (query.status !== undefined) {
       where.push('status = ?');
