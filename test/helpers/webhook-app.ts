@@ -171,6 +171,8 @@ export interface StartOptions {
   imports?: Array<Type | DynamicModule>;
   /** `app.setGlobalPrefix(…)` before listening. */
   globalPrefix?: string;
+  /** Listen on this port (e.g. one named in `publicBaseUrl` beforehand) instead of a random one. */
+  port?: number;
 }
 
 /** A real Nest app with the webhook module on a real database (a SQLite file by default), listening on a random port. */
@@ -193,7 +195,7 @@ export async function startWebhookApp(makeAdapter: AdapterFactory, start: StartO
     const logger = start.logger ?? false;
     app = adapter ? moduleRef.createNestApplication(adapter, { logger }) : moduleRef.createNestApplication({ logger });
     if (start.globalPrefix) app.setGlobalPrefix(start.globalPrefix);
-    await app.listen(0, '127.0.0.1');
+    await app.listen(start.port ?? 0, '127.0.0.1');
   } catch (e) {
     await app?.close().catch(() => undefined);
     await scratch?.drop();
