@@ -5,6 +5,7 @@
  */
 import { WebhookTriggerAdminModule } from '../../src/index.js';
 import { ADMIN_TEST_BASIC, ADMIN_TEST_COOKIE, ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
+import { openStream } from '../helpers/event-stream.js';
 import { expectAdminError, ISO, request, send, startRun, syncUntilFinished, triggerBot, until, type HttpResult } from '../helpers/http.js';
 import { ADAPTERS, describeOnEveryAdapter, startWebhookApp, type TestTrigger, type WebhookTestApp } from '../helpers/webhook-app.js';
 
@@ -334,7 +335,7 @@ describeOnEveryAdapter('admin API', ({ makeAdapter }) => {
     it("pushes every state change of the bot's runs, and only that bot's", async () => {
       const trigger = await createTrigger('echo', 'live');
       const other = await createTrigger('fail', 'live other');
-      const stream = await openStream(`${api}/events?botId=echo`);
+      const stream = await openStream(`${api}/events?botId=echo`, AUTH);
       try {
         await triggerBot(other);
         const id = await startRun(trigger, { x: 'y' });
@@ -433,50 +434,6 @@ describeOnEveryAdapter('admin API, read-only, under a global prefix', ({ makeAda
   });
 });
 
-interface StreamedChange {
-  invocationId: string;
-  botId: string;
-  triggerId: string;
-  status: string;
-}
-
-/** Reads a text/event-stream and collects its `invocation` events. */
-async function openStream(url: string) {
-  const controller = new AbortController();
-  const res = await fetch(url, { headers: AUTH, signal: controller.signal });
-  expect(res.status).toBe(200);
-  expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
-  const events: StreamedChange[] = [];
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  const reading = (async () => {
-    for (;;) {
-      const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
-      if (done) return;
-      buffer += decoder.decode(value, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) >= 0) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end + 2);
-        const type = /^event: (.*)$/m.exec(block)?.[1];
-        const data = /^data: (.*)$/m.exec(block)?.[1];
-        if (type === 'invocation' && data) events.push(JSON.parse(data) as StreamedChange);
-      }
-    }
-  })();
-  return {
-    async until(done: (events: StreamedChange[]) => boolean, timeoutMs = 5_000): Promise<StreamedChange[]> {
-      await until(() => done(events), timeoutMs, 'the streamed events');
-      return events;
-    },
-    close(): void {
-      controller.abort();
-      void reading;
-    },
-  };
-}
-
 describe('admin module setup', () => {
   it('requires guards, naming the option and the opt-out', () => {
     expect(() => WebhookTriggerAdminModule.forRoot({} as never)).toThrow(/"guards" is required.*guards: \[\]/);
@@ -539,7 +496,7 @@ describe('admin module setup', () => {
         imports: [WebhookTriggerAdminModule.forRoot({ guards: [TestAdminGuard], maxEventStreams: 2 })],
       });
       const api = `${t.baseUrl}/admin/api`;
-      const streams = [await openStream(`${api}/events`), await openStream(`${api}/events?botId=echo`)];
+      const streams = [await openStream(`${api}/events`, AUTH), await openStream(`${api}/events?botId=echo`, AUTH)];
       const third = await send('GET', `${api}/events`, { headers: AUTH });
       expectAdminError(third, 503);
       streams[1].close();

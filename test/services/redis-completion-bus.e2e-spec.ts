@@ -8,6 +8,7 @@ import { RedisCompletionBus } from '../../src/redis/redis-completion.bus.js';
 import { RedisCompletionBus as ExportedRedisCompletionBus } from '../../src/redis/index.js';
 import {
   InvocationRepository,
+  WebhookTriggerAdminModule,
   WebhookTriggerModule,
   WebhookTriggersAdmin,
   WEBHOOK_EVENTS,
@@ -17,6 +18,8 @@ import {
 import { SlowBot } from '../fixtures/bots.js';
 import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
 import { sleep, until } from '../helpers/http.js';
+import { openStream } from '../helpers/event-stream.js';
+import { ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
 
 const redisUrl = serviceUrl('WEBHOOK_TEST_REDIS_URL');
 const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
@@ -187,9 +190,10 @@ if (!redisUrl || !postgresUrl) {
     let emitterB: EventEmitter2;
     let invocationsB: InvocationRepository;
 
-    const start = async (opts: { bus: 'redis' | 'memory'; events?: boolean; syncTimeoutMs?: number }) => {
+    const start = async (opts: { bus: 'redis' | 'memory'; events?: boolean; syncTimeoutMs?: number; admin?: boolean }) => {
       const moduleRef = await Test.createTestingModule({
         imports: [
+          ...(opts.admin ? [WebhookTriggerAdminModule.forRoot({ guards: [TestAdminGuard] })] : []),
           ...(opts.events ? [EventEmitterModule.forRoot()] : []),
           WebhookTriggerModule.forRoot({
             database: { type: 'postgres', url: db.url },
@@ -211,7 +215,7 @@ if (!redisUrl || !postgresUrl) {
     beforeAll(async () => {
       db = await createScratchDatabase(postgresUrl);
       // A (waits): Redis bus and a huge sync wait, so only the bus can answer it early.
-      const a = await start({ bus: 'redis', syncTimeoutMs: 2_000_000_000 });
+      const a = await start({ bus: 'redis', syncTimeoutMs: 2_000_000_000, admin: true });
       const b = await start({ bus: 'redis', events: true });
       // C (waits): in-memory bus, for contrast.
       const c = await start({ bus: 'memory' });
@@ -263,6 +267,24 @@ if (!redisUrl || !postgresUrl) {
         answeredWall: performance.timeOrigin + answeredAt,
       };
     };
+
+    it("A's admin live stream shows a run that starts and finishes on B", async () => {
+      const stream = await openStream(`${urlA}/admin/api/events?botId=slow`, { Authorization: `Bearer ${ADMIN_TEST_TOKEN}` });
+      try {
+        await sleep(100); // A's "watching" reaches B
+        const t = await admin.createTrigger('slow', { name: `live-${randomBytes(3).toString('hex')}` });
+        const res = await fetch(`${urlB}/webhooks/${t.id}/trigger`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-key': t.key! },
+          body: JSON.stringify({ ms: 50 }),
+        });
+        const { invocation } = (await res.json()) as { invocation: { id: string } };
+        const events = await stream.until((all) => all.some((e) => e.invocationId === invocation.id && e.status === 'succeeded'));
+        expect(events.filter((e) => e.invocationId === invocation.id).map((e) => e.status)).toEqual(['queued', 'running', 'succeeded']);
+      } finally {
+        stream.close();
+      }
+    });
 
     it('a sync waiting on A answers 200 within milliseconds of the run finishing on B', async () => {
       const r = await crossNode(urlA, 400);
