@@ -322,6 +322,38 @@ describeInBrowser('admin screens in a browser', () => {
       expect(requested.filter((path) => path.endsWith('/x'))).toEqual([]);
     });
 
+    it('works by keyboard alone: tabs with the arrow keys, Add Trigger → Name → Create with Enter, a dialog closed with Escape', async () => {
+      await asAdmin(t, async (page) => {
+        await openBot(page, 'Echo', 'Settings');
+        // The tab list: arrow keys move between Settings and History.
+        await page.getByRole('tab', { name: 'Settings' }).focus();
+        await page.keyboard.press('ArrowRight');
+        await page.getByRole('heading', { level: 2, name: 'History' }).waitFor(SHOWN);
+        expect(await page.getByRole('tab', { name: 'History' }).getAttribute('aria-selected')).toBe('true');
+        await page.keyboard.press('ArrowLeft');
+        await page.getByRole('heading', { level: 2, name: 'Bot Triggers' }).waitFor(SHOWN);
+
+        // Add Trigger, typed and submitted from the keyboard.
+        await page.getByRole('button', { name: 'Add Trigger' }).focus();
+        await page.keyboard.press('Enter');
+        await page.getByLabel('Name', { exact: true }).waitFor(SHOWN);
+        await page.getByLabel('Name', { exact: true }).focus();
+        await page.keyboard.type('Typed by keyboard');
+        await page.keyboard.press('Enter');
+        await triggerView(page, 'Typed by keyboard').waitFor(SHOWN);
+
+        // A confirmation opened with Enter, closed with Escape: nothing changes.
+        await page.getByRole('button', { name: 'Delete Typed by keyboard' }).focus();
+        await page.keyboard.press('Enter');
+        const dialog = page.getByRole('dialog');
+        await dialog.waitFor(SHOWN);
+        expect(await page.evaluate('document.activeElement?.closest("dialog") !== null')).toBe(true); // focus moved into it
+        await page.keyboard.press('Escape');
+        await dialog.waitFor({ state: 'hidden' });
+        expect(await page.getByRole('button', { name: 'View Typed by keyboard' }).count()).toBe(1);
+      });
+    });
+
     it('fits a 360 px wide screen: Bots, Settings with a trigger open, History and a run, with nothing to scroll sideways', async () => {
       const trigger = await createTrigger(t, 'echo', 'Phone trigger');
       const runId = await startRun(trigger, { on: 'a phone' });
