@@ -22,6 +22,9 @@ export {
   WebhookConfigurationError,
   WebhookAdminInputError,
   WebhookAdminConflictError,
+  WebhookAdminForbiddenError,
+  WebhookAdminNotFoundError,
+  WebhookAdminUnavailableError,
   IdempotencyKeyTakenError,
 } from './errors/webhook-trigger.errors.js';
 

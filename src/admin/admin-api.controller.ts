@@ -1,21 +1,7 @@
-import {
-  Body,
-  Delete,
-  Get,
-  HttpCode,
-  Inject,
-  NotFoundException,
-  Param,
-  Post,
-  Put,
-  Query,
-  Req,
-  Sse,
-  type MessageEvent,
-} from '@nestjs/common';
+import { Body, Delete, Get, HttpCode, Inject, Param, Post, Put, Query, Req, Sse, type MessageEvent } from '@nestjs/common';
 import type { Socket } from 'node:net';
 import type { Observable } from 'rxjs';
-import { WebhookAdminInputError } from '../errors/webhook-trigger.errors.js';
+import { WebhookAdminInputError, WebhookAdminNotFoundError } from '../errors/webhook-trigger.errors.js';
 import { BAD_ADMIN_FIELD, UNKNOWN_BOT, UNKNOWN_INVOCATION_ID, UNKNOWN_TRIGGER } from '../errors/webhook-trigger.messages.js';
 import type { InvocationStatus } from '../persistence/records.js';
 import { AdminBackend } from './admin-backend.js';
@@ -82,7 +68,7 @@ export class AdminApiController {
   @Delete('triggers/:triggerId')
   @HttpCode(204)
   async deleteTrigger(@Param('triggerId') triggerId: string): Promise<void> {
-    if (!(await this.backend.admin.deleteTrigger(triggerId))) throw new NotFoundException(UNKNOWN_TRIGGER(triggerId));
+    if (!(await this.backend.admin.deleteTrigger(triggerId))) throw new WebhookAdminNotFoundError(UNKNOWN_TRIGGER(triggerId));
   }
 
   @Get('bots/:botId/invocations')
@@ -130,7 +116,7 @@ export class AdminApiController {
   }
 
   private requireBot(botId: string): void {
-    if (!this.backend.admin.listBots().some((b) => b.id === botId)) throw new NotFoundException(UNKNOWN_BOT(botId.slice(0, 200)));
+    if (!this.backend.admin.listBots().some((b) => b.id === botId)) throw new WebhookAdminNotFoundError(UNKNOWN_BOT(botId.slice(0, 200)));
   }
 }
 
@@ -143,7 +129,7 @@ function withKey({ id, name, type, botId, url, key, createdAt }: TriggerWithKey)
 }
 
 function found<T>(value: T | null, message: string): T {
-  if (value === null) throw new NotFoundException(message);
+  if (value === null) throw new WebhookAdminNotFoundError(message);
   return value;
 }
 

@@ -1,4 +1,5 @@
-import { type CanActivate, type ExecutionContext, ForbiddenException, Inject, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { WebhookAdminForbiddenError } from '../errors/webhook-trigger.errors.js';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ADMIN_CROSS_SITE, ADMIN_READ_ONLY } from '../errors/webhook-trigger.messages.js';
 import { ADMIN_SETTINGS, type ResolvedAdminSettings } from './admin-options.js';
@@ -22,8 +23,9 @@ export class AdminChangeGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const request = context.switchToHttp().getRequest<{ method: string; headers: IncomingHttpHeaders }>();
     if (READS.has(request.method)) return true;
-    if (this.settings.readOnly) throw new ForbiddenException(ADMIN_READ_ONLY);
-    if (carriesAmbientCredentials(request.headers) && !sameSiteChange(request.headers)) throw new ForbiddenException(ADMIN_CROSS_SITE);
+    if (this.settings.readOnly) throw new WebhookAdminForbiddenError(ADMIN_READ_ONLY);
+    if (carriesAmbientCredentials(request.headers) && !sameSiteChange(request.headers))
+      throw new WebhookAdminForbiddenError(ADMIN_CROSS_SITE);
     return true;
   }
 }

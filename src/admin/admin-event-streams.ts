@@ -1,4 +1,5 @@
-import { Inject, Injectable, type MessageEvent, type OnModuleDestroy, ServiceUnavailableException } from '@nestjs/common';
+import { Inject, Injectable, type MessageEvent, type OnModuleDestroy } from '@nestjs/common';
+import { WebhookAdminUnavailableError } from '../errors/webhook-trigger.errors.js';
 import type { Socket } from 'node:net';
 import { Observable, type Subscriber } from 'rxjs';
 import { ADMIN_TOO_MANY_STREAMS } from '../errors/webhook-trigger.messages.js';
@@ -27,7 +28,7 @@ export class AdminEventStreams implements OnModuleDestroy {
   /** A stream of `invocation` events for `botId` (all bots when undefined); 503 beyond the limit. */
   stream(admin: WebhookTriggersAdmin, botId: string | undefined, socket?: Socket): Observable<MessageEvent> {
     if (this.open.size >= this.settings.maxEventStreams) {
-      throw new ServiceUnavailableException(ADMIN_TOO_MANY_STREAMS(this.settings.maxEventStreams));
+      throw new WebhookAdminUnavailableError(ADMIN_TOO_MANY_STREAMS(this.settings.maxEventStreams));
     }
     return new Observable<MessageEvent>((subscriber) => {
       this.open.set(subscriber, socket);

@@ -1,4 +1,5 @@
-import { Get, Inject, NotFoundException, Param, Req, Res } from '@nestjs/common';
+import { Get, Inject, Param, Req, Res } from '@nestjs/common';
+import { WebhookAdminNotFoundError } from '../errors/webhook-trigger.errors.js';
 import { HttpAdapterHost } from '@nestjs/core';
 import { ADMIN_SETTINGS, type ResolvedAdminSettings } from './admin-options.js';
 import { ADMIN_CSP, loadAdminScreenFiles, renderAdminPage, type AdminScreenFiles } from './admin-screens.js';
@@ -30,7 +31,7 @@ export class AdminScreensController {
   @Get('assets/:file')
   asset(@Param('file') file: string, @Res({ passthrough: true }) response: unknown): string {
     const asset = this.files.assets.get(file);
-    if (!asset) throw new NotFoundException(`No admin asset ${file.slice(0, 100)}`);
+    if (!asset) throw new WebhookAdminNotFoundError(`No admin asset ${file.slice(0, 100)}`);
     this.headers(response, asset.type);
     // Kept as text: Nest's Express adapter answers a returned Buffer as JSON ({"type":"Buffer","data":[…]}).
     return asset.body;

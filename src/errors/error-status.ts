@@ -14,6 +14,9 @@ import {
   UnknownTriggerError,
   UnsupportedMediaTypeError,
   WebhookAdminConflictError,
+  WebhookAdminForbiddenError,
+  WebhookAdminNotFoundError,
+  WebhookAdminUnavailableError,
   WebhookAdminInputError,
   type WebhookTriggerError,
 } from './webhook-trigger.errors.js';
@@ -23,10 +26,12 @@ const HTTP_STATUS = new Map<abstract new (...args: never[]) => WebhookTriggerErr
   [InvalidRequestError, 400],
   [WebhookAdminInputError, 400],
   [InvalidKeyError, 401],
+  [WebhookAdminForbiddenError, 403],
   [NotEnoughCreditsError, 402],
   [UnknownTriggerError, 404],
   [UnknownInvocationError, 404],
   [BotNotRegisteredError, 404],
+  [WebhookAdminNotFoundError, 404],
   [SyncTimeoutError, 408],
   [BodyTimeoutError, 408],
   [InvocationAlreadyFinishedError, 409],
@@ -36,6 +41,7 @@ const HTTP_STATUS = new Map<abstract new (...args: never[]) => WebhookTriggerErr
   [IdempotencyKeyReusedError, 422],
   [RateLimitedError, 429],
   [ShuttingDownError, 503],
+  [WebhookAdminUnavailableError, 503],
 ]);
 
 /** The HTTP status of one of the module's errors, or undefined for anything else. */

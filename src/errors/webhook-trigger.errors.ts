@@ -33,6 +33,15 @@ export class WebhookConfigurationError extends WebhookTriggerError {}
 /** Invalid input to the admin service (an unknown bot, a bad name or credit amount). */
 export class WebhookAdminInputError extends WebhookTriggerError {}
 
+/** Something the admin was asked about does not exist (404): a bot, trigger, run, account or asset. */
+export class WebhookAdminNotFoundError extends WebhookTriggerError {}
+
+/** An admin change refused (403): read-only mode, or a cross-site request. */
+export class WebhookAdminForbiddenError extends WebhookTriggerError {}
+
+/** The admin cannot serve this now (503): too many live streams on this node. */
+export class WebhookAdminUnavailableError extends WebhookTriggerError {}
+
 /** An admin change that conflicts with the current state (409), e.g. replaying a run of a deleted trigger. */
 export class WebhookAdminConflictError extends WebhookTriggerError {}
 
