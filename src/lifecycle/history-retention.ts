@@ -32,6 +32,8 @@ export class HistoryRetention implements OnApplicationBootstrap {
       if (deleted > 0) this.logger.log(`Deleted ${deleted} finished run(s) older than ${this.options.historyRetentionDays} days`);
       return deleted;
     } catch (error) {
+      // A sweep cut off by the app's own shutdown (the database closing under it) is not a failure.
+      if (this.shutdown.isShuttingDown) return 0;
       this.logger.error('History retention failed; retrying in an hour', error instanceof Error ? error.stack : String(error));
       return 0;
     }
