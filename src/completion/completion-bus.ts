@@ -6,6 +6,8 @@ export interface RunChange {
   botId: string;
   triggerId: string;
   status: InvocationStatus;
+  /** `output`: a running run stored one more emitted output (its status did not change). Absent: a state change. */
+  kind?: 'output';
 }
 
 /**

@@ -34,6 +34,7 @@ export const INTERNAL_ERROR = 'Internal server error';
 export const OUTPUTS_TOO_LARGE = (bytes: number, max: number) =>
   `The bot's outputs are ${bytes} bytes of JSON, over the limit of ${max} (maxOutputBytes)`;
 export const INVALID_OUTPUTS = 'The bot returned invalid outputs: expected an array of { title: string, message: string }';
+export const INVALID_EMITTED_OUTPUT = 'The bot emitted an invalid output: expected { title: string, message: string }';
 export const RUN_TIMED_OUT = (ms: number) => `The bot did not finish within ${ms} ms`;
 export const RUN_CANCELLED = 'The run was cancelled';
 export const RUN_INTERRUPTED = 'The run was interrupted: the application stopped before it finished';

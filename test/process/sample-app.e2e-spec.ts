@@ -114,6 +114,7 @@ describe('sample app (real process)', () => {
       { id: 'slow', name: 'Slow', accountId: 'demo' },
       { id: 'fail', name: 'Fail', accountId: 'demo' },
       { id: 'slow-retry', name: 'Slow (retried when interrupted)', accountId: 'demo' },
+      { id: 'stream', name: 'Stream', accountId: 'demo' },
     ]);
   });
 
