@@ -44,6 +44,15 @@ export abstract class CompletionBus {
     };
   }
 
+  /**
+   * Resolves once changes announced anywhere the bus reaches are being delivered to this process's
+   * watchers (at once in process; with Redis, once the change channel is subscribed and the other
+   * processes were told someone watches). A watcher that read state before this may have missed a change.
+   */
+  whenWatching(): Promise<void> {
+    return Promise.resolve();
+  }
+
   /** Number of change watchers in this process. */
   get changeWatcherCount(): number {
     return this.changeWatchers.size;

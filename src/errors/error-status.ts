@@ -10,6 +10,7 @@ import {
   RateLimitedError,
   ShuttingDownError,
   SyncTimeoutError,
+  TooManyEventStreamsError,
   UnknownInvocationError,
   UnknownTriggerError,
   UnsupportedMediaTypeError,
@@ -36,6 +37,7 @@ const HTTP_STATUS = new Map<abstract new (...args: never[]) => WebhookTriggerErr
   [IdempotencyKeyReusedError, 422],
   [RateLimitedError, 429],
   [ShuttingDownError, 503],
+  [TooManyEventStreamsError, 503],
 ]);
 
 /** The HTTP status of one of the module's errors, or undefined for anything else. */
