@@ -11,6 +11,8 @@ import { WebhookThrottlerGuard } from './http/webhook-throttler.guard.js';
 import { WebhookTriggerController } from './http/webhook-trigger.controller.js';
 import { InvocationService } from './invocations/invocation.service.js';
 import { InvocationWaiter } from './invocations/invocation.waiter.js';
+import { InvocationChanges } from './invocations/invocation-changes.js';
+import { RunEventStreams } from './http/run-event-streams.js';
 import { GracefulShutdown } from './lifecycle/graceful-shutdown.js';
 import { HistoryRetention } from './lifecycle/history-retention.js';
 import { InterruptedRuns } from './lifecycle/interrupted-runs.js';
@@ -45,6 +47,8 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     InvocationExecutor,
     InvocationService,
     InvocationWaiter,
+    InvocationChanges,
+    RunEventStreams,
     ShutdownState,
     LeaseRecovery,
     InterruptedRuns,

@@ -66,6 +66,11 @@ export interface WakeFigures {
   finishedAtToAnswer: Stats;
   /** ms, from the bot's main() returning to the answer. */
   returnToAnswer: Stats;
+  /**
+   * ms, from the outcome being committed to the end of the run's event stream (`…/events`, opened beside
+   * the sync on the same node, read whole: it closes right after `done`).
+   */
+  storedToDone: Stats;
   /** ms, from sending the trigger POST to having the whole sync answer (includes the bot's sleep). */
   triggerToAnswer: Stats;
 }
@@ -424,6 +429,8 @@ interface Sample {
   id: string;
   sentAt: number;
   answer: Answer;
+  /** The run's event stream, read to its end (after `done`). */
+  stream: Answer;
   /** now() − Date.now() in this process when the answer arrived: turns `answer.at` into wall-clock ms. */
   skew: number;
 }
@@ -445,6 +452,7 @@ async function measureWake(
   for (const c of nodes.all) offsets.set(c, await c.clockOffset());
   const agents = new Map<Contender, Agent>();
   const agentOf = (c: Contender) => agents.get(c) ?? agents.set(c, new Agent({ keepAlive: true, maxSockets: 1 })).get(c)!;
+  const streamAgent = new Agent({ keepAlive: false });
   const body = JSON.stringify({ ms: s.botMs });
   const once = async (): Promise<Sample> => {
     const sentAt = now();
@@ -456,16 +464,26 @@ async function measureWake(
     });
     const id = parseJson(a)?.invocation?.id;
     if (a.status !== 200 || typeof id !== 'string') throw new Error(`wake-up: trigger answered HTTP ${a.status}: ${a.text.slice(0, 200)}`);
-    const answer = await httpCall(agentOf(syncNode), {
-      url: `${triggerUrl({ port: syncNode.port, trigger: t })}/invocation/${id}/sync`,
-      headers: { 'x-key': t.key },
-    });
+    const [answer, stream] = await Promise.all([
+      httpCall(agentOf(syncNode), {
+        url: `${triggerUrl({ port: syncNode.port, trigger: t })}/invocation/${id}/sync`,
+        headers: { 'x-key': t.key },
+      }),
+      // Its own connection (the stream answers `Connection: close`), opened with the sync.
+      httpCall(streamAgent, {
+        url: `${triggerUrl({ port: syncNode.port, trigger: t })}/invocation/${id}/events`,
+        headers: { 'x-key': t.key },
+      }),
+    ]);
+    if (stream.status !== 200 || !stream.text.includes('event: done')) {
+      throw new Error(`wake-up: the event stream answered HTTP ${stream.status}: ${stream.text.slice(0, 200)}`);
+    }
     const skew = now() - Date.now();
     const synced = parseJson(answer);
     if (answer.status !== 200 || synced?.success !== true || synced?.outputs?.[0]?.message !== String(s.botMs)) {
       throw new Error(`wake-up: sync answered HTTP ${answer.status}: ${answer.text.slice(0, 200)}`);
     }
-    return { id, sentAt, answer, skew };
+    return { id, sentAt, answer, stream, skew };
   };
   const samples: Sample[] = [];
   try {
@@ -475,6 +493,7 @@ async function measureWake(
     for (let i = 0; i < s.samples; i++) samples.push(await once());
   } finally {
     for (const a of agents.values()) a.destroy();
+    streamAgent.destroy();
     await Promise.all(nodes.all.map((c) => c.call('record', { on: false }).catch(() => undefined)));
   }
 
@@ -504,6 +523,7 @@ async function measureWake(
   const storedToAnswer: number[] = [];
   const finishedAtToAnswer: number[] = [];
   const returnToAnswer: number[] = [];
+  const storedToDone: number[] = [];
   const triggerToAnswer: number[] = [];
   let notWaiting = 0;
   for (const x of samples) {
@@ -521,6 +541,7 @@ async function measureWake(
       continue;
     }
     storedToAnswer.push(x.answer.at - st);
+    storedToDone.push(x.stream.at - st);
     returnToAnswer.push(x.answer.at - ret);
     finishedAtToAnswer.push(x.answer.at - x.skew - Number(row.finished_at));
   }
@@ -532,6 +553,7 @@ async function measureWake(
     storedToAnswer: stats(storedToAnswer),
     finishedAtToAnswer: stats(finishedAtToAnswer),
     returnToAnswer: stats(returnToAnswer),
+    storedToDone: stats(storedToDone),
     triggerToAnswer: stats(triggerToAnswer),
   };
 }
@@ -619,6 +641,7 @@ export async function runCluster(s: ClusterSettings, script: string, flags: stri
         log(`  wake-up: ${s.samples} runs of a ${s.botMs} ms bot, trigger and sync on the one node`);
         const w = await measureWake(nodes, nodes.http[0], nodes.http[0], scratch.pg, s);
         log(`    stored→answer p50 ${w.storedToAnswer.p50.toFixed(2)} ms, p99 ${w.storedToAnswer.p99.toFixed(2)} ms`);
+        log(`    stored→stream done p50 ${w.storedToDone.p50.toFixed(2)} ms, p99 ${w.storedToDone.p99.toFixed(2)} ms`);
         return w;
       },
     );
@@ -640,6 +663,9 @@ export async function runCluster(s: ClusterSettings, script: string, flags: stri
         result.clusterWake = await measureWake(nodes, nodes.http[0], nodes.http[1], scratch.pg, s);
         log(
           `    stored→answer p50 ${result.clusterWake.storedToAnswer.p50.toFixed(2)} ms, p99 ${result.clusterWake.storedToAnswer.p99.toFixed(2)} ms`,
+        );
+        log(
+          `    stored→stream done p50 ${result.clusterWake.storedToDone.p50.toFixed(2)} ms, p99 ${result.clusterWake.storedToDone.p99.toFixed(2)} ms`,
         );
       } catch (e) {
         result.failures.clusterWake = errorText(e);
@@ -762,6 +788,22 @@ export function clusterRows(r: ClusterResult, s: ClusterSettings): Row[] {
     unit: 'ms',
     ...base(b?.storedToAnswer.p99),
     target: informative,
+    failure: wkFailure,
+  });
+  rows.push({
+    section: wk,
+    figure: 'run stored→event stream done p50',
+    value: w?.storedToDone.p50 ?? null,
+    unit: 'ms',
+    ...base(b?.storedToDone.p50),
+    failure: wkFailure,
+  });
+  rows.push({
+    section: wk,
+    figure: 'run stored→event stream done p99',
+    value: w?.storedToDone.p99 ?? null,
+    unit: 'ms',
+    ...base(b?.storedToDone.p99),
     failure: wkFailure,
   });
   rows.push({

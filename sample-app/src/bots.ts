@@ -62,4 +62,26 @@ export class FailBot extends WebhookBotHost {
   }
 }
 
-export const SAMPLE_BOTS = [EchoBot, SlowBot, FailBot, SlowRetryBot];
+/** A whole number input within bounds, or the default. */
+function count(value: unknown, fallback: number, max: number): number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? Math.min(value, max) : fallback;
+}
+
+/**
+ * Emits `inputs.n` outputs (default 3) `{ title: "step i", message: "i" }`, `inputs.ms` apart (default
+ * 200), while it runs (`ctx.emit`: watch them on the run's event stream), then returns `[]`. Stops at its signal.
+ */
+@WebhookBot({ id: 'stream', name: 'Stream', accountId: DEMO_ACCOUNT, credits: 1 })
+export class StreamBot extends WebhookBotHost {
+  async main(inputs: BotInputs, ctx: BotContext): Promise<BotOutput[]> {
+    const n = count(inputs.n, 3, 1000);
+    const ms = count(inputs.ms, 200, 60_000);
+    for (let i = 1; i <= n; i++) {
+      await sleepFor({ ms }, ctx);
+      await ctx.emit({ title: `step ${i}`, message: String(i) });
+    }
+    return [];
+  }
+}
+
+export const SAMPLE_BOTS = [EchoBot, SlowBot, FailBot, SlowRetryBot, StreamBot];

@@ -345,6 +345,8 @@ export class WebhookTriggersAdmin {
    */
   watchRuns(botId: string | undefined, listener: (change: RunChange) => void): () => void {
     return this.bus.watchChanges((change) => {
+      // An emitted output is not a state change; the history's rows change with states only.
+      if (change.kind === 'output') return;
       if (botId === undefined || change.botId === botId) listener(change);
     });
   }

@@ -19,6 +19,14 @@ export interface BotContext {
   signal: AbortSignal;
   /** A logger whose context names the bot and the invocation. Never log trigger keys. */
   logger: LoggerService;
+  /**
+   * Publishes one output now, before `main()` returns: it is stored at once (a crash keeps it) and sent
+   * to the run's event streams; the run's outputs are the emitted ones followed by the returned ones.
+   * Checked like returned outputs and counted in the same `maxOutputBytes`: an invalid or oversized one
+   * fails the run (`invalid_outputs`, `outputs_too_large`; the signal fires). Resolves `true` once stored,
+   * `false` when it was not (the run had ended: cancelled, timed out, failed). Never rejects.
+   */
+  emit(output: BotOutput): Promise<boolean>;
 }
 
 /** Options of `@WebhookBot()`. */

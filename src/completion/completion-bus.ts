@@ -6,6 +6,8 @@ export interface RunChange {
   botId: string;
   triggerId: string;
   status: InvocationStatus;
+  /** `output`: a running run stored one more emitted output (its status did not change). Absent: a state change. */
+  kind?: 'output';
 }
 
 /**
@@ -40,6 +42,15 @@ export abstract class CompletionBus {
     return () => {
       if (this.changeWatchers.delete(listener) && this.changeWatchers.size === 0) this.lastChangeWatcherGone();
     };
+  }
+
+  /**
+   * Resolves once changes announced anywhere the bus reaches are being delivered to this process's
+   * watchers (at once in process; with Redis, once the change channel is subscribed and the other
+   * processes were told someone watches). A watcher that read state before this may have missed a change.
+   */
+  whenWatching(): Promise<void> {
+    return Promise.resolve();
   }
 
   /** Number of change watchers in this process. */

@@ -10,6 +10,7 @@ import {
   RateLimitedError,
   ShuttingDownError,
   SyncTimeoutError,
+  TooManyEventStreamsError,
   UnknownInvocationError,
   UnknownTriggerError,
   UnsupportedMediaTypeError,
@@ -42,6 +43,7 @@ const HTTP_STATUS = new Map<abstract new (...args: never[]) => WebhookTriggerErr
   [RateLimitedError, 429],
   [ShuttingDownError, 503],
   [WebhookAdminUnavailableError, 503],
+  [TooManyEventStreamsError, 503],
 ]);
 
 /** The HTTP status of one of the module's errors, or undefined for anything else. */

@@ -13,6 +13,7 @@ import {
   NOT_ENOUGH_CREDITS,
   RATE_LIMITED,
   SHUTTING_DOWN,
+  TOO_MANY_EVENT_STREAMS,
   SYNC_SHUTDOWN,
   SYNC_TIMEOUT,
   UNKNOWN_INVOCATION,
@@ -157,6 +158,14 @@ export class SyncTimeoutError extends WebhookTriggerError {
     waited: { waitMs: number } | 'shutdown',
   ) {
     super(waited === 'shutdown' ? SYNC_SHUTDOWN(invocationStatus) : SYNC_TIMEOUT(waited.waitMs, invocationStatus));
+  }
+}
+
+/** This process already holds `maxEventStreams` run event streams. */
+export class TooManyEventStreamsError extends WebhookTriggerError {
+  readonly retryAfterSeconds = 1;
+  constructor(max: number) {
+    super(TOO_MANY_EVENT_STREAMS(max));
   }
 }
 

@@ -34,6 +34,7 @@ export const INTERNAL_ERROR = 'Internal server error';
 export const OUTPUTS_TOO_LARGE = (bytes: number, max: number) =>
   `The bot's outputs are ${bytes} bytes of JSON, over the limit of ${max} (maxOutputBytes)`;
 export const INVALID_OUTPUTS = 'The bot returned invalid outputs: expected an array of { title: string, message: string }';
+export const INVALID_EMITTED_OUTPUT = 'The bot emitted an invalid output: expected { title: string, message: string }';
 export const RUN_TIMED_OUT = (ms: number) => `The bot did not finish within ${ms} ms`;
 export const RUN_CANCELLED = 'The run was cancelled';
 export const RUN_INTERRUPTED = 'The run was interrupted: the application stopped before it finished';
@@ -49,6 +50,8 @@ export const BAD_ADMIN_FIELD = (field: string, expected: string) => `${field} mu
 export const REPLAY_TRIGGER_DELETED = (triggerId: string) => `Trigger "${triggerId}" was deleted; its runs cannot be replayed`;
 export const ADMIN_READ_ONLY = 'The admin is read-only: changes are refused';
 export const ADMIN_CROSS_SITE = 'Cross-site request refused: send changes from the admin screens (header X-Webhook-Admin: 1, same origin)';
+export const TOO_MANY_EVENT_STREAMS = (max: number) => `Too many run event streams are open on this server (${max}); retry later`;
+export const BAD_AFTER = 'Last-Event-ID and "after" must be a whole number (the id of the last event received)';
 export const ADMIN_TOO_MANY_STREAMS = (max: number) => `Too many live history streams are open on this server (${max}); retry later`;
 export const ADMIN_INVALID_OPTION = (field: string, expected: string) =>
   `WebhookTriggerAdminModule: invalid option "${field}": ${expected}`;

@@ -38,6 +38,17 @@ export class InvocationEvents {
     @Optional() private readonly emitter?: EventEmitter2,
   ) {}
 
+  /** A running run stored an output its bot emitted: announced for its event streams (no host event). */
+  output(invocation: Pick<InvocationRecord, 'id' | 'triggerId' | 'botId'>): void {
+    this.bus.announce({
+      invocationId: invocation.id,
+      botId: invocation.botId,
+      triggerId: invocation.triggerId,
+      status: 'running',
+      kind: 'output',
+    });
+  }
+
   emit(
     invocation: Pick<InvocationRecord, 'id' | 'triggerId' | 'botId' | 'accountId'>,
     status: InvocationStatus,

@@ -24,6 +24,8 @@ export function statusBody(invocation: InvocationRecord): StatusResponseDto {
     },
   };
   if (status === 'succeeded') body.outputs = outputs ?? [];
+  // A running (or retried, queued again) run shows what its bot emitted so far.
+  if ((status === 'running' || status === 'queued') && outputs && outputs.length > 0) body.outputs = outputs;
   if (unsuccessful) {
     body.outputs = outputs ?? [];
     body.error = error ?? { message: RUN_UNSUCCESSFUL };

@@ -8,6 +8,7 @@ export const WEBHOOK_ROUTES = {
   status: ':triggerId/trigger/invocation/:invocationId',
   sync: ':triggerId/trigger/invocation/:invocationId/sync',
   cancel: ':triggerId/trigger/invocation/:invocationId/cancel',
+  events: ':triggerId/trigger/invocation/:invocationId/events',
 } as const;
 
 /**

@@ -1,5 +1,16 @@
-import { Controller, Get, HttpCode, Inject, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
-import { ApiBody, ApiExtraModels, ApiHeader, ApiOperation, ApiParam, ApiQuery, ApiResponse, ApiSecurity, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import {
+  ApiBody,
+  ApiExtraModels,
+  ApiHeader,
+  ApiOperation,
+  ApiParam,
+  ApiProduces,
+  ApiQuery,
+  ApiResponse,
+  ApiSecurity,
+  ApiTags,
+} from '@nestjs/swagger';
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
@@ -11,13 +22,14 @@ import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { WEBHOOK_KEY_SCHEME } from './openapi.js';
 import { WEBHOOK_ROUTES, WEBHOOKS_PATH } from './webhook-routes.js';
 import { InvalidRequestError, SyncTimeoutError, UnknownInvocationError } from '../errors/webhook-trigger.errors.js';
-import { BAD_IDEMPOTENCY_KEY, BAD_TIMEOUT } from '../errors/webhook-trigger.messages.js';
+import { BAD_AFTER, BAD_IDEMPOTENCY_KEY, BAD_TIMEOUT } from '../errors/webhook-trigger.messages.js';
 import { statusBody, syncBody } from './invocation-responses.js';
 import { CurrentTrigger } from './current-trigger.decorator.js';
 import { readBody } from './body-capture/read-body.js';
 import { deferredBodyOf, rawRequestOf } from './http.types.js';
 import { checkJsonContentType, parseTriggerBody } from './webhook-body.parser.js';
 import { WebhookExceptionFilter } from './webhook-exception.filter.js';
+import { RunEventStreams } from './run-event-streams.js';
 import { BotOutputDto, StatusResponseDto, SyncResponseDto, TriggerResponseDto, WebhookErrorDto } from './webhook-trigger.dto.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
 import { WebhookThrottlerGuard } from './webhook-throttler.guard.js';
@@ -41,6 +53,7 @@ export class WebhookTriggerController {
   constructor(
     private readonly invocations: InvocationService,
     private readonly waiter: InvocationWaiter,
+    private readonly streams: RunEventStreams,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {}
 
@@ -171,6 +184,48 @@ export class WebhookTriggerController {
     const invocation = await this.invocations.cancel(trigger, invocationId);
     if (!invocation) throw new UnknownInvocationError(invocationId);
     return statusBody(invocation);
+  }
+
+  @Get(WEBHOOK_ROUTES.events)
+  @ApiOperation({
+    operationId: 'streamInvocationEvents',
+    summary: "Stream a run's events",
+    description:
+      'Server-sent events (text/event-stream): `status` ({ status }) on every state change, `output` (one output, as the bot emits it, then the returned ones), ' +
+      'and last `done` (the body sync answers), after which the stream ends. Each event has an `id` that increases per run: resume with the ' +
+      'Last-Event-ID header (or ?after=<id>) without loss or repeat. A finished run answers its whole history and done at once; ' +
+      '`: keepalive` comments every 15 s.',
+  })
+  @ApiParam({ name: 'invocationId', description: 'The invocation.id returned by the trigger endpoint.' })
+  @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'The id of the last event received: only later events are sent.' })
+  @ApiQuery({ name: 'after', required: false, description: 'Like Last-Event-ID, for clients that cannot set headers (the header wins).' })
+  @ApiProduces('text/event-stream')
+  @ApiResponse({
+    status: 200,
+    description: 'The event stream (text/event-stream).',
+    content: { 'text/event-stream': { schema: { type: 'string', example: 'id: 1\nevent: status\ndata: {"status":"queued"}\n\n' } } },
+  })
+  @ApiResponse({ status: 204, description: 'The run finished and the client already has every event up to done.' })
+  @ApiResponse({ status: 400, type: WebhookErrorDto, description: 'Last-Event-ID or after is not a whole number.' })
+  @ApiResponse({
+    status: 503,
+    type: WebhookErrorDto,
+    description: 'Too many streams are open on this server (maxEventStreams), or it is shutting down; see Retry-After.',
+  })
+  async events(
+    @CurrentTrigger() trigger: TriggerRecord,
+    @Param('invocationId') invocationId: string,
+    @Query('after') after: string | undefined,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @Res() response: unknown,
+  ): Promise<void> {
+    this.checkInvocationId(invocationId);
+    const from = lastEventId ?? after;
+    if (from !== undefined && !/^\d{1,9}$/.test(from.trim())) throw new InvalidRequestError(BAD_AFTER);
+    const reply = response as { raw?: ServerResponse; hijack?: () => void };
+    const raw = (reply.raw ?? response) as ServerResponse;
+    // Fastify: the response is ours from here on (written on the raw socket), not the reply's.
+    await this.streams.serve(trigger, invocationId, from === undefined ? 0 : Number(from.trim()), raw, () => reply.hijack?.());
   }
 
   /** `?timeout=` in seconds, 1–300, capped by the configured wait. */

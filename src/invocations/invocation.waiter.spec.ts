@@ -35,6 +35,9 @@ class FakeInvocationRepository extends InvocationRepository {
   async markRunning(id: string, startedAt: Date): Promise<InvocationRecord | null> {
     return (await this.transition(id, 'queued', 'running', { startedAt })) ? { ...this.rows.get(id)! } : null;
   }
+  async appendOutput(): Promise<boolean> {
+    return false;
+  }
   async renewLeases(): Promise<void> {}
   async listExpiredLeases(): Promise<InvocationRecord[]> {
     return [];

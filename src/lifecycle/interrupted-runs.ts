@@ -32,9 +32,10 @@ export class InterruptedRuns {
       this.logger.warn(`Run ${run.id} of bot ${run.botId} was interrupted; running it again (retryInterrupted)`);
       return 'requeued';
     }
+    // The outputs are left as they are: what the bot emitted before it was interrupted stays.
     const { error } = RunStop.interrupted();
     const finishedAt = new Date();
-    if (!(await this.invocations.recoverInterrupted(run.id, lost, 'failed', { finishedAt, outputs: [], error }))) return null;
+    if (!(await this.invocations.recoverInterrupted(run.id, lost, 'failed', { finishedAt, error }))) return null;
     this.logger.warn(`Run ${run.id} of bot ${run.botId} was interrupted; stored failed`);
     await this.bus.publish(run.id);
     this.events.emit(run, 'failed', run.startedAt ? finishedAt.getTime() - run.startedAt.getTime() : undefined);

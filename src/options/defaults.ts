@@ -14,6 +14,7 @@ export const DEFAULTS = deepFreeze({
   bodyTimeoutMs: 10_000,
   maxJsonDepth: 64,
   maxOutputBytes: 1024 * 1024,
+  maxEventStreams: 1000,
   keySecret: undefined,
   database: { type: 'better-sqlite3', database: 'webhook-triggers.sqlite' },
   migrationsRun: true,

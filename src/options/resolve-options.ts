@@ -220,6 +220,7 @@ export function resolveWebhookTriggerOptions(
     bodyTimeoutMs: positiveInt('bodyTimeoutMs', o.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs, MAX_TIMER_MS),
     maxJsonDepth: positiveInt('maxJsonDepth', o.maxJsonDepth ?? DEFAULTS.maxJsonDepth, 10_000),
     maxOutputBytes: positiveInt('maxOutputBytes', o.maxOutputBytes ?? DEFAULTS.maxOutputBytes),
+    maxEventStreams: positiveInt('maxEventStreams', o.maxEventStreams ?? DEFAULTS.maxEventStreams, 1_000_000),
     keySecret: o.keySecret,
     database: database(o.database),
     migrationsRun: boolean('migrationsRun', o.migrationsRun ?? DEFAULTS.migrationsRun),

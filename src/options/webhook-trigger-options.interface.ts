@@ -64,6 +64,11 @@ export interface WebhookTriggerModuleOptions {
    */
   maxOutputBytes?: number;
   /**
+   * Most run event streams (`GET …/invocation/{id}/events`) open at once in this process; one more is
+   * answered 503. @default 1000
+   */
+  maxEventStreams?: number;
+  /**
    * Secret used to encrypt trigger keys at rest (AES-256-GCM) so that `view` can show a key again.
    * Any string of at least 16 characters; without it keys are stored as hashes only and can be shown
    * once, at creation or rotation.

@@ -1,3 +1,4 @@
+import type { BotOutput } from '../bots/bot.types.js';
 import type { InvocationRecord, InvocationStatus, InvocationTransition, NewInvocation } from './records.js';
 import type { WebhookTransaction } from './unit-of-work.js';
 
@@ -33,6 +34,12 @@ export abstract class InvocationRepository {
    * claimed, finished or unknown).
    */
   abstract markRunning(id: string, startedAt: Date, owner: string, leaseExpiresAt: Date): Promise<InvocationRecord | null>;
+  /**
+   * Appends one output to a running run's outputs (an output the bot emitted while running), conditional
+   * on the run still being `running` and held by `owner`: false when it is not (it ended, or another
+   * process holds it), and nothing changes. One statement, so what was emitted survives a crash.
+   */
+  abstract appendOutput(id: string, owner: string, output: BotOutput): Promise<boolean>;
   /** Extends the lease of every run `owner` is running. */
   abstract renewLeases(owner: string, leaseExpiresAt: Date): Promise<void>;
   /** Runs still `running` whose lease ran out before `now`: their process died or stalled. */

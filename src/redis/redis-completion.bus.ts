@@ -50,6 +50,8 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
   /** Until when some process watches run changes (as last heard on the finished channel). */
   private watchedUntil = 0;
   private watchingBeat?: NodeJS.Timeout;
+  /** Settles once the change channel is subscribed and `WATCHING` was said (first watcher). */
+  private watching: Promise<void> = Promise.resolve();
   private subscriber?: RedisClient;
   private publisher?: RedisClient;
 
@@ -114,13 +116,19 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
   }
 
   protected override firstChangeWatcher(): void {
-    const sayWatching = () => void this.publisher?.publish(this.channel, WATCHING).catch(() => undefined);
-    this.subscriber
-      ?.subscribe(this.changeChannel)
-      .then(sayWatching)
+    const say = async () => {
+      await this.publisher?.publish(this.channel, WATCHING).catch(() => undefined);
+    };
+    const sayWatching = () => void say();
+    this.watching = (this.subscriber?.subscribe(this.changeChannel) ?? Promise.resolve())
+      .then(say)
       .catch((error: Error) => this.logger.warn(`Redis completion bus: could not subscribe to run changes (${error.message})`));
     this.watchingBeat = setInterval(sayWatching, WATCHING_BEAT_MS);
     this.watchingBeat.unref();
+  }
+
+  override whenWatching(): Promise<void> {
+    return this.watching;
   }
 
   protected override lastChangeWatcherGone(): void {

@@ -9,6 +9,13 @@ import { InvocationExecutor } from './invocation.executor.js';
 import { RunStop } from './run-stop.reasons.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+async function until(probe: () => Promise<boolean>, ms = 2000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await probe())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await sleep(5);
+  }
+}
 
 describe('InvocationExecutor', () => {
   let f: WebhookFakes;
@@ -327,6 +334,127 @@ describe('InvocationExecutor', () => {
       await executor.execute(id);
       expect(calls).toHaveLength(0);
       expect(await row(id)).toMatchObject({ status: 'queued', startedAt: null, owner: null });
+    });
+  });
+  describe('ctx.emit', () => {
+    const out = (i: number) => ({ title: `step ${i}`, message: String(i) });
+
+    it('stores each emitted output at once, in order, then the returned ones after them', async () => {
+      const seen: unknown[] = [];
+      const stopWatching = f.bus.watchChanges((change) => seen.push(change));
+      const gate = deferred();
+      let id = '';
+      bot(async (_inputs, ctx) => {
+        expect(await ctx.emit(out(1))).toBe(true);
+        void ctx.emit({ ...out(2), extra: 'dropped' } as never); // not awaited: still stored before the end
+        await gate.promise;
+        return [out(3)];
+      });
+      id = await queued();
+      const running = executor.execute(id);
+      await until(async () => (await row(id))?.outputs?.length === 2);
+      expect(await row(id)).toMatchObject({ status: 'running', outputs: [out(1), out(2)] });
+      gate.resolve();
+      await running;
+      expect(await row(id)).toMatchObject({ status: 'succeeded', outputs: [out(1), out(2), out(3)] });
+      expect(seen.filter((c) => (c as { kind?: string }).kind === 'output')).toHaveLength(2);
+      stopWatching();
+    });
+
+    it('keeps what was emitted when the bot then fails, times out or returns too much', async () => {
+      setUp({ maxOutputBytes: 200 });
+      bot(
+        async (inputs, ctx) => {
+          await ctx.emit(out(1));
+          if (inputs.kind === 'throw') throw new Error('boom');
+          if (inputs.kind === 'big') return [{ title: 'x', message: 'y'.repeat(300) }];
+          return new Promise(() => undefined);
+        },
+        { timeoutMs: 60 },
+      );
+      const failed = await queued('bot', { kind: 'throw' });
+      const big = await queued('bot', { kind: 'big' });
+      const slow = await queued('bot', { kind: 'hang' });
+      for (const id of [failed, big, slow]) await executor.execute(id);
+      expect(await row(failed)).toMatchObject({ status: 'failed', outputs: [out(1)], error: { message: 'boom' } });
+      expect(await row(big)).toMatchObject({ status: 'failed', outputs: [out(1)], error: { code: 'outputs_too_large' } });
+      expect(await row(slow)).toMatchObject({ status: 'timed_out', outputs: [out(1)], error: { code: 'timeout' } });
+    });
+
+    it('counts emitted outputs in maxOutputBytes: the one that goes over fails the run and is not stored', async () => {
+      setUp({ maxOutputBytes: 100 });
+      const results: boolean[] = [];
+      bot(async (_inputs, ctx) => {
+        for (let i = 1; i <= 10; i++) results.push(await ctx.emit({ title: `t${i}`, message: 'm'.repeat(20) }));
+        return [];
+      });
+      const id = await queued();
+      await executor.execute(id);
+      const stored = (await row(id))!;
+      expect(stored).toMatchObject({ status: 'failed', error: { code: 'outputs_too_large' } });
+      expect(Buffer.byteLength(JSON.stringify(stored.outputs))).toBeLessThanOrEqual(100);
+      expect(stored.outputs).toHaveLength(results.filter(Boolean).length);
+      expect(results.filter(Boolean).length).toBeGreaterThan(0);
+      expect(results.at(-1)).toBe(false);
+      expect(calls[0].ctx.signal.aborted).toBe(true);
+    });
+
+    it('fails the run on an invalid emitted output (invalid_outputs)', async () => {
+      bot(async (_inputs, ctx) => {
+        expect(await ctx.emit({ title: 1 } as never)).toBe(false);
+        return [out(2)];
+      });
+      const id = await queued();
+      await executor.execute(id);
+      expect(await row(id)).toMatchObject({ status: 'failed', outputs: [], error: { code: 'invalid_outputs' } });
+    });
+
+    it('ignores emit after the run ended (timed out or cancelled): resolves false, stores nothing', async () => {
+      const late = deferred<boolean>();
+      bot(
+        async (_inputs, ctx) => {
+          await ctx.emit(out(1));
+          ctx.signal.addEventListener('abort', () => void ctx.emit(out(2)).then(late.resolve));
+          return new Promise(() => undefined);
+        },
+        { timeoutMs: 50 },
+      );
+      const id = await queued();
+      await executor.execute(id);
+      expect(await late.promise).toBe(false);
+      expect(await row(id)).toMatchObject({ status: 'timed_out', outputs: [out(1)] });
+      // After a cancel stored elsewhere, the conditional append finds the run no longer running.
+      const gate = deferred();
+      let emitAfterCancel!: () => Promise<boolean>;
+      bot(
+        async (_inputs, ctx) => {
+          emitAfterCancel = () => ctx.emit(out(3));
+          await gate.promise;
+          return [];
+        },
+        { id: 'other' },
+      );
+      const other = await queued('other');
+      const running = executor.execute(other);
+      await until(async () => (await row(other))?.status === 'running');
+      await f.invocations.transition(other, 'running', 'cancelled', { finishedAt: new Date() });
+      expect(await emitAfterCancel()).toBe(false);
+      gate.resolve();
+      await running;
+      expect(await row(other)).toMatchObject({ status: 'cancelled', outputs: null });
+    });
+
+    it('a retried run keeps what its earlier attempt emitted and appends after it', async () => {
+      bot(async (_inputs, ctx) => {
+        await ctx.emit(out(2));
+        return [out(3)];
+      });
+      const id = await queued();
+      await f.invocations.markRunning(id, new Date(), 'dead', new Date(0));
+      await f.invocations.appendOutput(id, 'dead', out(1));
+      await f.invocations.recoverInterrupted(id, { owner: 'dead' }, 'queued', {});
+      await executor.execute(id);
+      expect(await row(id)).toMatchObject({ status: 'succeeded', outputs: [out(1), out(2), out(3)] });
     });
   });
 });

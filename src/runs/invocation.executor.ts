@@ -11,6 +11,7 @@ import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { BOT_NOT_REGISTERED, INVALID_OUTPUTS, OUTPUTS_TOO_LARGE } from '../errors/webhook-trigger.messages.js';
 import { InvocationEvents } from '../events/invocation.events.js';
 import { RunStop } from './run-stop.reasons.js';
+import { isValidOutput, RunOutputs } from './run-outputs.js';
 
 interface Outcome {
   status: InvocationStatus;
@@ -25,15 +26,7 @@ interface ActiveRun {
   done: Promise<void>;
 }
 
-function isValidOutputs(value: unknown): value is BotOutput[] {
-  return (
-    Array.isArray(value) &&
-    value.every(
-      (o) =>
-        typeof o === 'object' && o !== null && typeof (o as BotOutput).title === 'string' && typeof (o as BotOutput).message === 'string',
-    )
-  );
-}
+const isValidOutputs = (value: unknown): value is BotOutput[] => Array.isArray(value) && value.every(isValidOutput);
 
 /** Keeps exactly title and message, so a bot cannot leak extra fields into responses by accident. */
 const cleanOutputs = (outputs: BotOutput[]): BotOutput[] => outputs.map(({ title, message }) => ({ title, message }));
@@ -88,17 +81,26 @@ export class InvocationExecutor {
       this.claims.delete(claim);
     }
     if (!invocation) return;
+    const claimed = invocation;
     this.events.emit(invocation, 'running');
     const controller = new AbortController();
     let finish!: () => void;
     const run: ActiveRun = { controller, finishing: false, done: new Promise<void>((resolve) => (finish = resolve)) };
     this.active.set(invocationId, run);
+    // Made on the first ctx.emit() only; a retried run starts from what its earlier attempt emitted.
+    let emitted: RunOutputs | undefined;
+    const emit = (output: BotOutput): Promise<boolean> => (emitted ??= this.runOutputs(claimed, controller)).emit(output);
+    const before = () => emitted?.list ?? claimed.outputs ?? [];
     try {
       const bot = this.registry.get(invocation.botId);
       const outcome = bot
-        ? await this.runBot(bot, invocation, controller)
+        ? await this.runBot(bot, invocation, controller, emit, before)
         : { status: 'failed' as const, outputs: [], error: { message: BOT_NOT_REGISTERED(invocation.botId), code: 'bot_not_registered' } };
       run.finishing = true; // our own publish in store() is not news to us
+      await emitted?.end();
+      // The run's outputs: the emitted ones (kept whatever the outcome), then the returned ones.
+      const earlier = before();
+      if (earlier.length > 0) outcome.outputs = [...earlier, ...outcome.outputs];
       await this.store(invocation, startedAt, outcome);
     } finally {
       this.active.delete(invocationId);
@@ -106,7 +108,29 @@ export class InvocationExecutor {
     }
   }
 
-  private async runBot(bot: RegisteredBot, invocation: InvocationRecord, controller: AbortController): Promise<Outcome> {
+  private runOutputs(invocation: InvocationRecord, controller: AbortController): RunOutputs {
+    return new RunOutputs(
+      invocation.outputs ?? [],
+      this.options.maxOutputBytes,
+      controller.signal,
+      async (output) => {
+        const stored = await this.invocations.appendOutput(invocation.id, this.owner, output);
+        if (stored) this.events.output(invocation);
+        return stored;
+      },
+      (error) => controller.abort(RunStop.badOutput(error)),
+      (error) => this.logger.warn(`Run ${invocation.id}: an emitted output could not be stored (${String(error)})`),
+    );
+  }
+
+  /** The outcome's `outputs` are the returned ones only; `before()` gives what was emitted (or stored earlier). */
+  private async runBot(
+    bot: RegisteredBot,
+    invocation: InvocationRecord,
+    controller: AbortController,
+    emit: (output: BotOutput) => Promise<boolean>,
+    before: () => BotOutput[],
+  ): Promise<Outcome> {
     const timer = setTimeout(() => controller.abort(RunStop.timeout(bot.timeoutMs)), bot.timeoutMs);
     try {
       const result = await Promise.race([
@@ -117,6 +141,7 @@ export class InvocationExecutor {
           accountId: invocation.accountId,
           signal: controller.signal,
           logger: new Logger(`WebhookBot:${bot.id}:${invocation.id}`),
+          emit,
         }),
         whenAborted(controller.signal),
       ]);
@@ -124,7 +149,9 @@ export class InvocationExecutor {
       if (!isValidOutputs(result)) return { status: 'failed', outputs: [], error: { message: INVALID_OUTPUTS, code: 'invalid_outputs' } };
       const outputs = cleanOutputs(result);
       // Outputs are stored, listed and sent to every waiter: their size is bounded like a request body's.
-      const bytes = Buffer.byteLength(JSON.stringify(outputs));
+      const earlier = before();
+      const bytes =
+        earlier.length === 0 ? Buffer.byteLength(JSON.stringify(outputs)) : Buffer.byteLength(JSON.stringify([...earlier, ...outputs]));
       if (bytes > this.options.maxOutputBytes) {
         return {
           status: 'failed',

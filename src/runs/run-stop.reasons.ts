@@ -18,6 +18,11 @@ export class RunStop extends Error {
     return new RunStop('cancelled', { message: RUN_CANCELLED, code: 'cancelled' });
   }
 
+  /** An emitted output was invalid or went over `maxOutputBytes`: the run fails with that error. */
+  static badOutput(error: InvocationError): RunStop {
+    return new RunStop('failed', error);
+  }
+
   static interrupted(): RunStop {
     return new RunStop('failed', { message: RUN_INTERRUPTED, code: 'interrupted' });
   }

@@ -139,10 +139,15 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
       expect(operations.map((o) => o.operationId).sort()).toEqual([
         'cancelInvocation',
         'getInvocationStatus',
+        'streamInvocationEvents',
         'triggerBot',
         'waitForBotExecution',
       ]);
       for (const op of operations) expect(op.security).toEqual([{ 'X-Key': [] }]);
+      const events = (doc.paths['/webhooks/{triggerId}/trigger/invocation/{invocationId}/events'] as Record<string, unknown>).get as {
+        responses: Record<string, { content?: Record<string, unknown> }>;
+      };
+      expect(Object.keys(events.responses['200'].content ?? {})).toEqual(['text/event-stream']);
       expect(doc.components?.securitySchemes?.['X-Key']).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-Key' }));
     } finally {
       await t.close();

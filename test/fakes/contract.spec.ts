@@ -249,6 +249,33 @@ describe.each([
       expect(await s.invocations.findById(invocation.id)).toMatchObject({ status: 'succeeded', ...outcome, startedAt: at(1000) });
     });
 
+    it('appends emitted outputs to a running run for its owner only, in order, and keeps them when it ends', async () => {
+      const invocation = await running('worker-1', at(2000));
+      const a = { title: 'step 1', message: 'é "quoted" ]' };
+      const b = { title: 'step 2', message: '2' };
+      expect(await s.invocations.appendOutput(invocation.id, 'worker-2', a)).toBe(false);
+      expect((await s.invocations.findById(invocation.id))?.outputs).toBeNull();
+      expect(await s.invocations.appendOutput(invocation.id, 'worker-1', { ...a, extra: 'dropped' } as typeof a)).toBe(true);
+      expect(await s.invocations.appendOutput(invocation.id, 'worker-1', b)).toBe(true);
+      expect((await s.invocations.findById(invocation.id))?.outputs).toEqual([a, b]);
+      // A failure that names no outputs keeps the emitted ones; then nothing more is appended.
+      const failed = { finishedAt: at(2500), error: { message: 'The run was interrupted', code: 'interrupted' } };
+      expect(await s.invocations.recoverInterrupted(invocation.id, { owner: 'worker-1' }, 'failed', failed)).toBe(true);
+      expect(await s.invocations.appendOutput(invocation.id, 'worker-1', b)).toBe(false);
+      expect(await s.invocations.findById(invocation.id)).toMatchObject({ status: 'failed', outputs: [a, b] });
+      expect(await s.invocations.appendOutput('inv_unknown', 'worker-1', a)).toBe(false);
+      const queued = newInvocation();
+      await s.invocations.insert(queued);
+      expect(await s.invocations.appendOutput(queued.id, 'worker-1', a)).toBe(false);
+    });
+
+    it('appends after outputs written empty ([]) as well as after none (NULL)', async () => {
+      const invocation = await running('w', at(2000));
+      await s.invocations.transition(invocation.id, 'running', 'running', { outputs: [] }, { owner: 'w' });
+      expect(await s.invocations.appendOutput(invocation.id, 'w', { title: 't', message: 'm' })).toBe(true);
+      expect((await s.invocations.findById(invocation.id))?.outputs).toEqual([{ title: 't', message: 'm' }]);
+    });
+
     it("lists running runs whose lease ran out, oldest first, up to the limit; renewal takes an owner's runs off", async () => {
       const a = await running('dead', at(10));
       const b = await running('alive', at(20));

@@ -1,3 +1,4 @@
+import type { BotOutput } from '../../src/bots/bot.types.js';
 import { IdempotencyKeyTakenError } from '../../src/errors/webhook-trigger.errors.js';
 import { InvocationRepository, type HistoryQuery, type LostRun } from '../../src/persistence/invocation.repository.js';
 import {
@@ -113,6 +114,15 @@ export class InMemoryInvocationRepository extends InvocationRepository {
       if (!row || row.status !== 'queued') return null;
       Object.assign(row, { status: 'running', startedAt: new Date(startedAt), owner, leaseExpiresAt: new Date(leaseExpiresAt) });
       return toRecord(row);
+    });
+  }
+
+  appendOutput(id: string, owner: string, output: BotOutput): Promise<boolean> {
+    return this.database.write(undefined, () => {
+      const row = this.rows.get(id);
+      if (!row || row.status !== 'running' || row.owner !== owner) return false;
+      row.outputs = [...(row.outputs ?? []), { title: output.title, message: output.message }];
+      return true;
     });
   }
 

@@ -244,4 +244,41 @@ describe('crash recovery of the real process (SIGKILL, then restart)', () => {
         `slow-retry rerun answered after ${retriedAfter} ms (lease 1000 ms)\n`,
     );
   });
+
+  it("keeps a run's emitted outputs through a crash: the row holds them, and recovery stores the run failed with them", async () => {
+    const file = join(tempDir(), 'crash-emit.sqlite');
+    const env = {
+      PORT: String(await freePort()),
+      SQLITE_PATH: file,
+      ADMIN_TOKEN,
+      WEBHOOK_RUN_LEASE_MS: '1000',
+      WEBHOOK_TRIGGER_RPS: '1000',
+    };
+    let app = await startSampleApp(env);
+    const stream = await createTrigger(app, 'stream');
+    const id = await start(stream, { n: 100, ms: 100 });
+    const seen = await eventually('three emitted outputs', 5_000, async () => {
+      const outputs = (await getStatus(stream, id)).body.outputs as unknown[] | undefined;
+      return outputs && outputs.length >= 3 ? outputs : undefined;
+    });
+    app.child.kill('SIGKILL');
+    expect(await within(app.exited, 5_000)).toEqual({ code: null, signal: 'SIGKILL' });
+    const step = (i: number) => ({ title: `step ${i}`, message: String(i) });
+    // What was acknowledged to the bot before the crash is in the row.
+    const row = leasedRows(file).find((r) => r.id === id)!;
+    expect(row.status).toBe('running');
+    const kept = JSON.parse(row.outputs!) as unknown[];
+    expect(kept.length).toBeGreaterThanOrEqual(seen.length);
+    expect(kept).toEqual(kept.map((_o, i) => step(i + 1)));
+
+    app = await startSampleApp(env);
+    const recovered = await eventually('the stream run to be recovered', 5_000, async () => {
+      const s = await getStatus(stream, id);
+      return s.body.invocation.status === 'running' ? undefined : s.body;
+    });
+    expect(recovered).toMatchObject({ success: false, invocation: { status: 'failed' }, error: { code: 'interrupted' }, outputs: kept });
+    expect((await syncInvocation(stream, id)).body).toEqual({ ...INTERRUPTED, outputs: kept });
+    app.child.kill('SIGTERM');
+    expect(await within(app.exited, 8_000)).not.toBeNull();
+  });
 });

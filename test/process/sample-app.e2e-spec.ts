@@ -155,6 +155,7 @@ describe('sample app (real process)', () => {
       bot('slow', 'Slow', 0, 0),
       bot('fail', 'Fail', 0, 0),
       bot('slow-retry', 'Slow (retried when interrupted)', 0, 0),
+      bot('stream', 'Stream', 0, 0),
     ]);
   });
 

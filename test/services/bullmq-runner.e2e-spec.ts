@@ -20,7 +20,8 @@ import {
   type BotInputs,
   type BotOutput,
 } from '../../src/index.js';
-import { EchoBot } from '../fixtures/bots.js';
+import { EchoBot, EmitBot } from '../fixtures/bots.js';
+import { openRunStream } from '../helpers/event-stream.js';
 import { AbortableBot, botLog } from '../fixtures/lifecycle-bots.js';
 import { request, sleep, until } from '../helpers/http.js';
 import { createScratchDatabase, deleteRedisKeys, serviceUrl } from '../helpers/services.js';
@@ -64,7 +65,7 @@ if (!redisUrl || !postgresUrl) {
             rateLimitStorage: RedisRateLimitStorage,
           }),
         ],
-        providers: [EchoBot, AbortableBot, RetryEchoBot],
+        providers: [EchoBot, AbortableBot, RetryEchoBot, EmitBot],
       }).compile();
 
     /** An HTTP node. */
@@ -155,6 +156,46 @@ if (!redisUrl || !postgresUrl) {
       expect(answer.status).toBe(200);
       expect(answer.body).toEqual({ success: true, outputs: [{ title: 'hello', message: 'queue' }] });
       expect((await row(id)).owner).toBe(worker.ctx.get(InvocationExecutor).owner);
+    });
+
+    it("a run's event stream on the API node follows the run on a worker: status, each output as emitted, done; woken by the bus, not polling", async () => {
+      const worker = await startWorker();
+      const emit = await admin.createTrigger('emit', { name: 'emit' });
+      const repository = api.app.get(InvocationRepository);
+      const findById = jest.spyOn(repository, 'findById');
+      try {
+        const res = await trigger(emit, { n: 3, ms: 600 });
+        const id = res.body.invocation.id as string;
+        const stream = await openRunStream(`${api.url}/webhooks/${emit.id}/trigger/invocation/${id}/events`, { 'x-key': emit.key! });
+        expect(stream.status).toBe(200);
+        const arrived: Record<number, number> = {};
+        const watcher = setInterval(() => {
+          for (const e of stream.events) arrived[e.id] ??= performance.now();
+        }, 5);
+        await stream.ended;
+        clearInterval(watcher);
+        for (const e of stream.events) arrived[e.id] ??= performance.now();
+        const done = (await sync(emit, id)).body;
+        const outputs = [1, 2, 3].map((i) => ({ title: `step ${i}`, message: String(i) }));
+        expect(stream.events.map((e) => [e.id, e.event, e.data])).toEqual([
+          [1, 'status', { status: 'queued' }],
+          [2, 'status', { status: 'running' }],
+          ...outputs.map((o, i) => [3 + i, 'output', o]),
+          [6, 'output', { title: 'returned', message: '3' }],
+          [7, 'status', { status: 'succeeded' }],
+          [8, 'done', done],
+        ]);
+        // Each output reached the API node as the worker emitted it (600 ms apart), not all at the end.
+        expect(arrived[4] - arrived[3]).toBeGreaterThan(300);
+        expect(arrived[8] - arrived[3]).toBeGreaterThan(900);
+        expect((await row(id)).owner).toBe(worker.ctx.get(InvocationExecutor).owner);
+        // About two seconds of waiting cost a handful of reads (one per change, the first read, the settle
+        // reads): a poll every 100 ms would be 20 or more.
+        expect(findById.mock.calls.filter(([calledWith]) => calledWith === id).length).toBeLessThanOrEqual(12);
+      } finally {
+        findById.mockRestore();
+        await worker.close();
+      }
     });
 
     it('a repeated dispatch of a finished run is a no-op: no second run, no second charge', async () => {

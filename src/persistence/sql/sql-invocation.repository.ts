@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import type { BotOutput } from '../../bots/bot.types.js';
 import { InvocationRepository, type HistoryQuery, type LostRun } from '../invocation.repository.js';
 import { IdempotencyKeyTakenError } from '../../errors/webhook-trigger.errors.js';
 import {
@@ -108,6 +109,18 @@ export class SqlInvocationRepository extends InvocationRepository {
       `UPDATE webhook_invocations SET ${sets} WHERE id = ? AND status = ?${owner}`,
       params,
       condition.tx,
+    );
+    return changes === 1;
+  }
+
+  async appendOutput(id: string, owner: string, output: BotOutput): Promise<boolean> {
+    // Text surgery on the stored JSON array rather than JSON functions: one SQL text for SQLite and
+    // PostgreSQL, and the stored text stays exactly what JSON.stringify wrote (jsonb would reorder keys).
+    const element = JSON.stringify({ title: output.title, message: output.message });
+    const { changes } = await this.db.write(
+      `UPDATE webhook_invocations SET outputs = CASE WHEN outputs IS NULL OR outputs = '[]' THEN '[' || CAST(? AS TEXT) || ']' ` +
+        `ELSE substr(outputs, 1, length(outputs) - 1) || ',' || CAST(? AS TEXT) || ']' END WHERE id = ? AND status = 'running' AND owner = ?`,
+      [element, element, id, owner],
     );
     return changes === 1;
   }

@@ -1,0 +1,77 @@
+import type { BotOutput } from '../bots/bot.types.js';
+import { INVALID_EMITTED_OUTPUT, OUTPUTS_TOO_LARGE } from '../errors/webhook-trigger.messages.js';
+import type { InvocationError } from '../persistence/records.js';
+
+export const isValidOutput = (o: unknown): o is BotOutput =>
+  typeof o === 'object' && o !== null && typeof (o as BotOutput).title === 'string' && typeof (o as BotOutput).message === 'string';
+
+/** JSON bytes of an array of outputs whose elements have `elementBytes` in all. */
+const arrayBytes = (count: number, elementBytes: number) => 2 + elementBytes + Math.max(0, count - 1);
+
+/**
+ * The outputs a running bot emitted through `ctx.emit()`, made only when it first emits (a bot that never
+ * emits costs nothing more). Each accepted output is checked and counted against `maxOutputBytes` at
+ * once, then stored by one conditional append, in order (one write at a time, chained); `end()` stops
+ * accepting and waits for the writes in flight, so the run's final write comes after them.
+ */
+export class RunOutputs {
+  /** The run's outputs so far, in order: those stored before this claim (a retried run's), then the accepted ones. */
+  readonly list: BotOutput[];
+  private elementBytes: number;
+  private writes: Promise<unknown> = Promise.resolve();
+  private ended = false;
+
+  constructor(
+    before: BotOutput[],
+    private readonly maxBytes: number,
+    private readonly signal: AbortSignal,
+    private readonly store: (output: BotOutput) => Promise<boolean>,
+    private readonly fail: (error: InvocationError) => void,
+    private readonly onStoreError: (error: unknown) => void,
+  ) {
+    this.list = [...before];
+    this.elementBytes = before.reduce((sum, o) => sum + Buffer.byteLength(JSON.stringify(o)), 0);
+  }
+
+  emit(output: unknown): Promise<boolean> {
+    if (this.ended || this.signal.aborted) return Promise.resolve(false);
+    if (!isValidOutput(output)) {
+      this.fail({ message: INVALID_EMITTED_OUTPUT, code: 'invalid_outputs' });
+      return Promise.resolve(false);
+    }
+    const clean = { title: output.title, message: output.message };
+    const bytes = Buffer.byteLength(JSON.stringify(clean));
+    const total = arrayBytes(this.list.length + 1, this.elementBytes + bytes);
+    if (total > this.maxBytes) {
+      this.fail({ message: OUTPUTS_TOO_LARGE(total, this.maxBytes), code: 'outputs_too_large' });
+      return Promise.resolve(false);
+    }
+    this.list.push(clean);
+    this.elementBytes += bytes;
+    const stored = this.writes.then(() =>
+      this.store(clean).catch((error: unknown) => {
+        // Not stored: take it out again, so the list stays what the row holds (and the positions the
+        // run's event stream numbers by stay exact).
+        const at = this.list.indexOf(clean);
+        if (at >= 0) this.list.splice(at, 1);
+        this.elementBytes -= bytes;
+        this.onStoreError(error);
+        return false;
+      }),
+    );
+    this.writes = stored;
+    return stored;
+  }
+
+  /** JSON bytes of these outputs followed by `returned`. */
+  bytesWith(returned: BotOutput[]): number {
+    const returnedBytes = returned.reduce((sum, o) => sum + Buffer.byteLength(JSON.stringify(o)), 0);
+    return arrayBytes(this.list.length + returned.length, this.elementBytes + returnedBytes);
+  }
+
+  /** No more outputs are accepted; resolves once the writes in flight are done. */
+  async end(): Promise<void> {
+    this.ended = true;
+    await this.writes;
+  }
+}
