@@ -40,10 +40,10 @@ export { WebhookBot } from './bots/webhook-bot.decorator.js';
 export { WebhookBotHost } from './bots/webhook-bot-host.js';
 export type { BotContext, BotInputs, BotOutput, WebhookBotOptions } from './bots/bot.types.js';
 
-export { WEBHOOK_EVENTS } from './events/invocation.events.js';
-export type { InvocationEvent } from './events/invocation.events.js';
+export { WEBHOOK_EVENTS, CALLBACK_DISABLED_EVENT } from './events/invocation.events.js';
+export type { InvocationEvent, CallbackDisabledEvent } from './events/invocation.events.js';
 
-export { WebhookTriggersAdmin, LISTED_OUTPUTS_MAX, RECENT_RUNS_CAP } from './admin/webhook-triggers.admin.js';
+export { WebhookTriggersAdmin, LISTED_OUTPUTS_MAX, RECENT_RUNS_CAP, DELIVERIES_LISTED } from './admin/webhook-triggers.admin.js';
 export type {
   BotView,
   BotSummary,
@@ -55,6 +55,9 @@ export type {
   TimelineStep,
   HistoryFilter,
   CreateTriggerInput,
+  CallbackView,
+  CallbackInput,
+  DeliveryView,
 } from './admin/webhook-triggers.admin.js';
 export { WebhookTriggerAdminModule } from './admin/webhook-trigger-admin.module.js';
 export type {
@@ -97,3 +100,4 @@ export { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
 export type { RateLimitRecord } from './rate-limits/rate-limit.storage.js';
 export type { WebhookErrorBody } from './http/webhook-exception.filter.js';
 export { addWebhookKeyScheme, WEBHOOK_KEY_SCHEME } from './http/openapi.js';
+export type { CallbackEvent, DeliveryStatus } from './persistence/records.js';

@@ -1,6 +1,9 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { WebhookTriggersAdmin } from './admin/webhook-triggers.admin.js';
+import { CallbackOutbox, CallbackSecrets } from './deliveries/callback-outbox.js';
+import { CallbackDeliveries } from './lifecycle/callback-deliveries.js';
+import { SqlCallbackStore } from './persistence/sql/sql-callback.store.js';
 import { WebhookBotExplorer } from './bots/webhook-bot.explorer.js';
 import { WebhookBotRegistry } from './bots/webhook-bot.registry.js';
 import { CompletionBus } from './completion/completion-bus.js';
@@ -59,6 +62,10 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     WebhookThrottlerGuard,
     WebhookBodyCapture,
     WebhookTriggersAdmin,
+    SqlCallbackStore,
+    CallbackSecrets,
+    CallbackOutbox,
+    CallbackDeliveries,
   ],
   exports: [
     RESOLVED_OPTIONS,

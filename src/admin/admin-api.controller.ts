@@ -7,7 +7,7 @@ import type { InvocationStatus } from '../persistence/records.js';
 import { AdminBackend } from './admin-backend.js';
 import { AdminEventStreams } from './admin-event-streams.js';
 import { ADMIN_SETTINGS, type ResolvedAdminSettings } from './admin-options.js';
-import type { BotSummary, HistoryFilter, TriggerWithKey } from './webhook-triggers.admin.js';
+import type { BotSummary, CallbackView, HistoryFilter, TriggerWithKey } from './webhook-triggers.admin.js';
 
 type QueryValue = string | string[] | undefined;
 
@@ -71,6 +71,47 @@ export class AdminApiController {
     if (!(await this.backend.admin.deleteTrigger(triggerId))) throw new WebhookAdminNotFoundError(UNKNOWN_TRIGGER(triggerId));
   }
 
+  @Get('triggers/:triggerId/callback')
+  async getCallback(@Param('triggerId') triggerId: string) {
+    return callbackJson(found(await this.backend.admin.getCallback(triggerId), NO_CALLBACK(triggerId)));
+  }
+
+  @Put('triggers/:triggerId/callback')
+  async setCallback(@Param('triggerId') triggerId: string, @Body() body: unknown) {
+    const { url, events } = requireObject(body);
+    const set = await this.backend.admin.setCallback(triggerId, { url: url as string, events: events as string[] | undefined });
+    return callbackJson(found(set, UNKNOWN_TRIGGER(triggerId)));
+  }
+
+  @Delete('triggers/:triggerId/callback')
+  @HttpCode(204)
+  async deleteCallback(@Param('triggerId') triggerId: string): Promise<void> {
+    if (!(await this.backend.admin.deleteCallback(triggerId))) throw new WebhookAdminNotFoundError(NO_CALLBACK(triggerId));
+  }
+
+  @Post('triggers/:triggerId/callback/rotate-secret')
+  @HttpCode(200)
+  async rotateCallbackSecret(@Param('triggerId') triggerId: string) {
+    return callbackJson(found(await this.backend.admin.rotateCallbackSecret(triggerId), NO_CALLBACK(triggerId)));
+  }
+
+  @Get('triggers/:triggerId/deliveries')
+  async listDeliveries(@Param('triggerId') triggerId: string) {
+    return found(await this.backend.admin.listDeliveries(triggerId), UNKNOWN_TRIGGER(triggerId));
+  }
+
+  @Get('invocations/:invocationId/deliveries')
+  async listInvocationDeliveries(@Param('invocationId') id: string) {
+    return this.backend.admin.listInvocationDeliveries(id);
+  }
+
+  @Post('deliveries/:deliveryId/redeliver')
+  @HttpCode(202)
+  async redeliver(@Param('deliveryId') deliveryId: string) {
+    if (!(await this.backend.admin.redeliver(deliveryId))) throw new WebhookAdminNotFoundError(`No delivery ${deliveryId.slice(0, 200)}`);
+    return { id: deliveryId, status: 'pending' };
+  }
+
   @Get('bots/:botId/invocations')
   async listInvocations(@Param('botId') botId: string, @Query() query: Record<string, QueryValue>) {
     this.requireBot(botId);
@@ -126,6 +167,13 @@ function botJson({ id, name, accountId, credits, accountCredits, triggers, runsL
 
 function withKey({ id, name, type, botId, url, key, createdAt }: TriggerWithKey) {
   return { id, name, type, botId, url, key, createdAt };
+}
+
+/** 404 for a trigger without a callback (or an unknown trigger). */
+const NO_CALLBACK = (triggerId: string) => `No callback on trigger ${triggerId.slice(0, 200)}`;
+
+function callbackJson({ url, events, secret, enabled, consecutiveFailures, disabledReason }: CallbackView) {
+  return { url, events, secret, enabled, consecutiveFailures, disabledReason };
 }
 
 function found<T>(value: T | null, message: string): T {

@@ -19,8 +19,14 @@ import type { BotInputs } from '../bots/bot.types.js';
 import { TriggerRepository } from '../persistence/trigger.repository.js';
 import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { WEBHOOKS_PATH } from '../http/webhook-routes.js';
-import { InvalidRequestError, WebhookAdminConflictError, WebhookAdminInputError } from '../errors/webhook-trigger.errors.js';
 import {
+  InvalidRequestError,
+  WebhookAdminConflictError,
+  WebhookAdminInputError,
+  WebhookConfigurationError,
+} from '../errors/webhook-trigger.errors.js';
+import {
+  ADMIN_WITHOUT_MODULE,
   BAD_ACCOUNT_ID,
   BAD_CREDITS,
   BAD_ADMIN_FIELD,
@@ -35,6 +41,17 @@ import { CompletionBus, type RunChange } from '../completion/completion-bus.js';
 import { parseTriggerBody } from '../http/webhook-body.parser.js';
 import { INVOCATION_STATUSES } from '../persistence/records.js';
 import type { HistoryQuery } from '../persistence/invocation.repository.js';
+import { checkCallbackUrl } from '../callbacks/callback-address.js';
+import { generateCallbackSecret } from '../callbacks/standard-webhooks.js';
+import { CallbackOutbox, CallbackSecrets, DELIVERY_ID_PATTERN } from '../deliveries/callback-outbox.js';
+import { SqlCallbackStore } from '../persistence/sql/sql-callback.store.js';
+import {
+  CALLBACK_EVENTS,
+  type CallbackEvent,
+  type CallbackRecord,
+  type DeliveryRecord,
+  type DeliveryStatus,
+} from '../persistence/records.js';
 
 /** Longest outputs (characters of JSON) a history list carries per run. */
 export const LISTED_OUTPUTS_MAX = 8 * 1024;
@@ -133,6 +150,50 @@ export interface HistoryFilter {
   before?: string;
 }
 
+/** A trigger's callback as the admin sees it. */
+export interface CallbackView {
+  url: string;
+  /** Always includes `invocation.completed`. */
+  events: CallbackEvent[];
+  /** The `whsec_…` signing secret; null when it cannot be shown again (no `keySecret`: shown only when set or rotated). */
+  secret: string | null;
+  enabled: boolean;
+  /** Deliveries in a row that used up their retry schedule. */
+  consecutiveFailures: number;
+  /** Why it was disabled; null while enabled. */
+  disabledReason: string | null;
+}
+
+/** What the admin sets on a trigger's callback. */
+export interface CallbackInput {
+  url: string;
+  /** Events to send besides `invocation.completed` (always sent). @default ['invocation.completed'] */
+  events?: string[];
+}
+
+/** One delivery in a trigger's (or a run's) delivery log. */
+export interface DeliveryView {
+  id: string;
+  invocationId: string;
+  event: CallbackEvent;
+  /** Attempts made so far. */
+  attempts: number;
+  status: DeliveryStatus;
+  /** The receiver's status code at the last attempt; null when it did not answer (or no attempt yet). */
+  responseStatus: number | null;
+  lastAttemptAt: Date | null;
+  /** When the next attempt is due; null once delivered or failed for good. */
+  nextAttemptAt: Date | null;
+  /** The last attempt's duration. */
+  latencyMs: number | null;
+  /** What went wrong at the last attempt. */
+  error: string | null;
+  createdAt: Date;
+}
+
+/** Most deliveries a trigger's log lists. */
+export const DELIVERIES_LISTED = 100;
+
 export interface CreateTriggerInput {
   name: string;
   /** Only `webhook` exists. @default 'webhook' */
@@ -157,6 +218,9 @@ export class WebhookTriggersAdmin {
     private readonly bus: CompletionBus,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
     @Optional() private readonly appConfig?: ApplicationConfig,
+    @Optional() private readonly callbackStore?: SqlCallbackStore,
+    @Optional() private readonly callbackSecrets?: CallbackSecrets,
+    @Optional() private readonly outbox?: CallbackOutbox,
   ) {
     this.cipher = options.keySecret ? new TriggerKeyCipher(options.keySecret) : null;
   }
@@ -365,6 +429,97 @@ export class WebhookTriggersAdmin {
     return { id: accountId, credits };
   }
 
+  /**
+   * Sets a trigger's callback (creates it with a new secret, or changes its URL and events, keeping the secret),
+   * enabled again with no failures counted. Null when the trigger is unknown; throws `WebhookAdminInputError` for a
+   * URL the sender would refuse (checkCallbackUrl, with `callbackAllowedHosts`) or an unknown event.
+   */
+  async setCallback(triggerId: string, input: CallbackInput): Promise<CallbackView | null> {
+    const { store, secrets } = this.callbackParts();
+    const url = input?.url;
+    const problem = checkCallbackUrl(url, this.options.callbackAllowedHosts);
+    if (problem) throw new WebhookAdminInputError(problem);
+    const events = callbackEvents(input?.events);
+    if (!(await this.activeTrigger(triggerId))) return null;
+    const existing = await store.findCallback(triggerId);
+    const secret = existing ? secrets.open(existing.secret) : null;
+    // A secret that can no longer be read (keySecret changed) is replaced: nothing could be signed with it.
+    const fresh = secret === null ? generateCallbackSecret() : null;
+    await store.saveCallback({ triggerId, url: url, events, secret: fresh ? secrets.seal(fresh) : existing!.secret }, new Date());
+    const saved = (await store.findCallback(triggerId))!;
+    return this.callbackView(saved, fresh ?? (secrets.shown ? secret : null));
+  }
+
+  /** A trigger's callback (its secret only with `keySecret`), or null when the trigger or its callback is unknown. */
+  async getCallback(triggerId: string): Promise<CallbackView | null> {
+    const { store, secrets } = this.callbackParts();
+    if (!(await this.activeTrigger(triggerId))) return null;
+    const callback = await store.findCallback(triggerId);
+    return callback ? this.callbackView(callback, secrets.shown ? secrets.open(callback.secret) : null) : null;
+  }
+
+  /** Removes a trigger's callback: its pending deliveries are not sent. False when there was none. */
+  async deleteCallback(triggerId: string): Promise<boolean> {
+    const { store } = this.callbackParts();
+    return TRIGGER_ID_PATTERN.test(triggerId) ? store.deleteCallback(triggerId) : false;
+  }
+
+  /** A new signing secret for the callback (the old one stops at once); null when there is no callback. */
+  async rotateCallbackSecret(triggerId: string): Promise<CallbackView | null> {
+    const { store, secrets } = this.callbackParts();
+    if (!(await this.activeTrigger(triggerId))) return null;
+    const secret = generateCallbackSecret();
+    if (!(await store.replaceSecret(triggerId, secrets.seal(secret), new Date()))) return null;
+    const callback = await store.findCallback(triggerId);
+    return callback ? this.callbackView(callback, secret) : null;
+  }
+
+  /** A trigger's deliveries, newest first (at most `DELIVERIES_LISTED`); null when the trigger is unknown. */
+  async listDeliveries(triggerId: string, limit = DELIVERIES_LISTED): Promise<DeliveryView[] | null> {
+    const { store } = this.callbackParts();
+    if (!(await this.activeTrigger(triggerId))) return null;
+    const bounded = Math.min(Math.max(1, Math.trunc(limit) || 1), DELIVERIES_LISTED);
+    return (await store.listByTrigger(triggerId, bounded)).map(deliveryView);
+  }
+
+  /** A run's deliveries, oldest first ([] for an unknown run). */
+  async listInvocationDeliveries(invocationId: string): Promise<DeliveryView[]> {
+    const { store } = this.callbackParts();
+    return INVOCATION_ID_PATTERN.test(invocationId) ? (await store.listByInvocation(invocationId)).map(deliveryView) : [];
+  }
+
+  /**
+   * Sends a delivery again, whatever its status: due at once, with the same webhook-id and body, attempts counted
+   * on. False when unknown. (A disabled callback is enabled again by setting it.)
+   */
+  async redeliver(deliveryId: string): Promise<boolean> {
+    const { store } = this.callbackParts();
+    if (typeof deliveryId !== 'string' || !DELIVERY_ID_PATTERN.test(deliveryId)) return false;
+    if (!(await store.redeliver(deliveryId, new Date()))) return false;
+    this.outbox?.wake(deliveryId);
+    return true;
+  }
+
+  private callbackParts(): { store: SqlCallbackStore; secrets: CallbackSecrets } {
+    if (!this.callbackStore || !this.callbackSecrets) throw new WebhookConfigurationError(ADMIN_WITHOUT_MODULE);
+    return { store: this.callbackStore, secrets: this.callbackSecrets };
+  }
+
+  private async activeTrigger(triggerId: string): Promise<TriggerRecord | null> {
+    return typeof triggerId === 'string' && TRIGGER_ID_PATTERN.test(triggerId) ? this.triggers.findActive(triggerId) : null;
+  }
+
+  private callbackView(c: CallbackRecord, secret: string | null): CallbackView {
+    return {
+      url: c.url,
+      events: c.events,
+      secret,
+      enabled: c.enabled,
+      consecutiveFailures: c.consecutiveFailures,
+      disabledReason: c.disabledReason,
+    };
+  }
+
   /** `{publicBaseUrl}/{global prefix}/webhooks/{id}/trigger`: the URL a caller uses, with the host's `setGlobalPrefix()`. */
   triggerUrl(triggerId: string): string {
     const prefix = this.appConfig?.getGlobalPrefix().replace(/^\/+|\/+$/g, '');
@@ -418,4 +573,30 @@ export class WebhookTriggersAdmin {
       idempotencyKey,
     };
   }
+}
+
+/** The events given, checked, in the canonical order, with `invocation.completed` always among them. */
+function callbackEvents(given: unknown): CallbackEvent[] {
+  if (given === undefined || given === null) return ['invocation.completed'];
+  if (!Array.isArray(given) || given.some((e) => typeof e !== 'string' || !(CALLBACK_EVENTS as readonly string[]).includes(e))) {
+    throw new WebhookAdminInputError(BAD_ADMIN_FIELD('events', `a list of ${CALLBACK_EVENTS.join(', ')}`));
+  }
+  const chosen = new Set<string>([...(given as string[]), 'invocation.completed']);
+  return CALLBACK_EVENTS.filter((e) => chosen.has(e));
+}
+
+function deliveryView(d: DeliveryRecord): DeliveryView {
+  return {
+    id: d.id,
+    invocationId: d.invocationId,
+    event: d.event,
+    attempts: d.attempts,
+    status: d.status,
+    responseStatus: d.responseStatus,
+    lastAttemptAt: d.lastAttemptAt,
+    nextAttemptAt: d.nextAttemptAt,
+    latencyMs: d.latencyMs,
+    error: d.lastError,
+    createdAt: d.createdAt,
+  };
 }

@@ -13,6 +13,19 @@ export const WEBHOOK_EVENTS = {
   timed_out: 'webhook-trigger.invocation.timed_out',
 } as const satisfies Record<Exclude<InvocationStatus, 'running'> | 'started', string>;
 
+/** Emitted when a trigger's callback is disabled (410 Gone, or too many failed deliveries in a row). */
+export const CALLBACK_DISABLED_EVENT = 'webhook-trigger.callback.disabled';
+
+/** Payload of `webhook-trigger.callback.disabled`. */
+export interface CallbackDisabledEvent {
+  triggerId: string;
+  reason: string;
+  /** Deliveries in a row that used up their schedule (0 when the receiver answered 410). */
+  consecutiveFailures: number;
+  /** The delivery whose attempt disabled it. */
+  deliveryId: string;
+}
+
 /** Payload of every `webhook-trigger.invocation.*` event. */
 export interface InvocationEvent {
   invocationId: string;
@@ -47,6 +60,11 @@ export class InvocationEvents {
       status: 'running',
       kind: 'output',
     });
+  }
+
+  /** A trigger's callback was disabled: emitted through the host's EventEmitter2 (when it has one). */
+  callbackDisabled(event: CallbackDisabledEvent): void {
+    this.emitter?.emit(CALLBACK_DISABLED_EVENT, event);
   }
 
   emit(

@@ -1,4 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { CallbackOutbox, type CallbackInvocation } from '../deliveries/callback-outbox.js';
 import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 import type { BotInputs } from '../bots/bot.types.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
@@ -7,7 +8,7 @@ import { CreditAccounts } from '../persistence/credit-accounts.js';
 import { CreditLedger } from '../persistence/credit-ledger.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import type { InvocationRecord, TriggerRecord } from '../persistence/records.js';
-import { WebhookUnitOfWork } from '../persistence/unit-of-work.js';
+import { WebhookUnitOfWork, type WebhookTransaction } from '../persistence/unit-of-work.js';
 import { BotRunner } from '../runs/bot-runner.js';
 import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { CompletionBus } from '../completion/completion-bus.js';
@@ -55,6 +56,7 @@ export class InvocationService {
     private readonly bus: CompletionBus,
     private readonly shutdown: ShutdownState,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+    @Optional() private readonly outbox?: CallbackOutbox,
   ) {}
 
   /** The run, if it exists and was started through `trigger` (one trigger's key never opens another's runs). */
@@ -87,17 +89,23 @@ export class InvocationService {
     if (invocation.status === 'queued') {
       const finishedAt = new Date();
       const current = invocation;
-      const cancelled = await this.unitOfWork.run(async (tx) => {
+      const change = async (tx?: WebhookTransaction) => {
         if (!(await this.invocations.transition(current.id, 'queued', 'cancelled', { finishedAt, error }, { tx }))) return false;
         if (current.credits > 0) await this.ledger.refund(current.accountId, current.credits, tx);
         return true;
-      });
+      };
+      const done = (): CallbackInvocation => ({ ...current, status: 'cancelled', finishedAt, error });
+      const cancelled = this.outbox ? await this.outbox.finish(change, done) : await this.unitOfWork.run(change);
       if (cancelled) return this.announceCancelled(current, finishedAt);
       invocation = (await this.invocations.findById(invocationId))!; // it started meanwhile
     }
     if (invocation.status === 'running') {
       const finishedAt = new Date();
-      if (await this.invocations.transition(invocation.id, 'running', 'cancelled', { finishedAt, error })) {
+      const running = invocation;
+      const change = (tx?: WebhookTransaction) =>
+        this.invocations.transition(running.id, 'running', 'cancelled', { finishedAt, error }, { tx });
+      const done = (): CallbackInvocation => ({ ...running, status: 'cancelled', finishedAt, error });
+      if (this.outbox ? await this.outbox.finish(change, done) : await change()) {
         this.executor.abort(invocation.id, RunStop.cancelled());
         return this.announceCancelled(invocation, finishedAt);
       }

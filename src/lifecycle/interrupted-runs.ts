@@ -1,9 +1,11 @@
 import { LOG_CONTEXT } from '../options/module.constants.js';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, Optional } from '@nestjs/common';
+import { CallbackOutbox } from '../deliveries/callback-outbox.js';
 import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 import { CompletionBus } from '../completion/completion-bus.js';
 import { InvocationRepository, type LostRun } from '../persistence/invocation.repository.js';
 import type { InvocationRecord } from '../persistence/records.js';
+import type { WebhookTransaction } from '../persistence/unit-of-work.js';
 import { InvocationEvents } from '../events/invocation.events.js';
 import { RunStop } from '../runs/run-stop.reasons.js';
 
@@ -23,6 +25,7 @@ export class InterruptedRuns {
     private readonly registry: WebhookBotRegistry,
     private readonly bus: CompletionBus,
     private readonly events: InvocationEvents,
+    @Optional() private readonly outbox?: CallbackOutbox,
   ) {}
 
   /** `'requeued'` (dispatch it), `'failed'`, or null when the run was no longer lost (nothing changed). */
@@ -35,7 +38,9 @@ export class InterruptedRuns {
     // The outputs are left as they are: what the bot emitted before it was interrupted stays.
     const { error } = RunStop.interrupted();
     const finishedAt = new Date();
-    if (!(await this.invocations.recoverInterrupted(run.id, lost, 'failed', { finishedAt, error }))) return null;
+    const change = (tx?: WebhookTransaction) => this.invocations.recoverInterrupted(run.id, lost, 'failed', { finishedAt, error }, tx);
+    const failed = this.outbox ? await this.outbox.finish(change, () => ({ ...run, status: 'failed', finishedAt, error })) : await change();
+    if (!failed) return null;
     this.logger.warn(`Run ${run.id} of bot ${run.botId} was interrupted; stored failed`);
     await this.bus.publish(run.id);
     this.events.emit(run, 'failed', run.startedAt ? finishedAt.getTime() - run.startedAt.getTime() : undefined);

@@ -1,3 +1,4 @@
+import { DEFAULT_CALLBACK_RETRY_SCHEDULE_MS } from '../callbacks/retry-schedule.js';
 import type { ResolvedWebhookTriggerOptions } from './webhook-trigger-options.interface.js';
 
 /** Longest delay a Node timer accepts; the ceiling of every option in milliseconds that sets a timer. */
@@ -31,6 +32,10 @@ export const DEFAULTS = deepFreeze({
   failedKeyLimit: { limit: 30, ttlMs: 60_000 },
   redis: undefined,
   role: 'all',
+  callbackAllowedHosts: [],
+  callbackRetryScheduleMs: [...DEFAULT_CALLBACK_RETRY_SCHEDULE_MS],
+  callbackDisableAfterFailures: 5,
+  callbackTimeoutMs: 15_000,
 } satisfies ResolvedWebhookTriggerOptions);
 
 /** The default of `maxConcurrentRunsPerAccount`: half of `maxConcurrentRuns`, rounded up. */

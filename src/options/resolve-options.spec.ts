@@ -28,10 +28,28 @@ describe('resolveWebhookTriggerOptions', () => {
       failedKeyLimit: { limit: 30, ttlMs: 60_000 },
       redis: undefined,
       role: 'all',
+      callbackAllowedHosts: [],
+      callbackRetryScheduleMs: [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
+      callbackDisableAfterFailures: 5,
+      callbackTimeoutMs: 15_000,
     };
     expect(resolveWebhookTriggerOptions()).toEqual(expected);
     expect(resolveWebhookTriggerOptions({})).toEqual(expected);
     expect(resolveWebhookTriggerOptions(null)).toEqual(expected);
+  });
+
+  it('checks the callback options', () => {
+    expect(
+      resolveWebhookTriggerOptions({ callbackAllowedHosts: [' 127.0.0.1', 'localhost'], callbackRetryScheduleMs: [0, 100] }),
+    ).toMatchObject({ callbackAllowedHosts: ['127.0.0.1', 'localhost'], callbackRetryScheduleMs: [0, 100] });
+    expect(() => resolveWebhookTriggerOptions({ callbackAllowedHosts: 'localhost' as unknown as string[] })).toThrow(
+      /callbackAllowedHosts/,
+    );
+    expect(() => resolveWebhookTriggerOptions({ callbackAllowedHosts: ['http://localhost:3000'] })).toThrow(/callbackAllowedHosts\[0\]/);
+    expect(() => resolveWebhookTriggerOptions({ callbackRetryScheduleMs: [] })).toThrow(/callbackRetryScheduleMs/);
+    expect(() => resolveWebhookTriggerOptions({ callbackRetryScheduleMs: [0, -1] })).toThrow(/callbackRetryScheduleMs\[1\]/);
+    expect(() => resolveWebhookTriggerOptions({ callbackDisableAfterFailures: 0 })).toThrow(/callbackDisableAfterFailures/);
+    expect(() => resolveWebhookTriggerOptions({ callbackTimeoutMs: 1.5 })).toThrow(/callbackTimeoutMs/);
   });
 
   it('keeps given values, fills the rest, and normalises the URL', () => {

@@ -130,6 +130,25 @@ function absoluteUrl(field: string, value: unknown): string {
   return url.replace(/\/+$/, '');
 }
 
+function hostList(value: unknown): readonly string[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw invalid('callbackAllowedHosts', `expected an array of host names or IP addresses, got ${shown(value)}`);
+  return value.map((host: unknown, i) => {
+    const name = nonEmptyString(`callbackAllowedHosts[${i}]`, host).trim();
+    if (/[\s/@?#]/.test(name))
+      throw invalid(`callbackAllowedHosts[${i}]`, `expected a host name or IP address (no scheme, port or path), got ${shown(host)}`);
+    return name;
+  });
+}
+
+function retrySchedule(value: unknown): readonly number[] {
+  if (value === undefined) return [...DEFAULTS.callbackRetryScheduleMs];
+  if (!Array.isArray(value) || value.length === 0 || value.length > 100) {
+    throw invalid('callbackRetryScheduleMs', `expected 1 to 100 delays in ms, got ${shown(value)}`);
+  }
+  return value.map((ms: unknown, i) => wholeNumber(`callbackRetryScheduleMs[${i}]`, ms, MAX_TIMER_MS));
+}
+
 const OPTION_NAMES = Object.keys(DEFAULTS);
 /** Names of the extras (wiring) of `forRoot()`/`forRootAsync()`, listed so Nest strips them from the options. */
 export const WEBHOOK_TRIGGER_EXTRA_NAMES: readonly (keyof WebhookTriggerModuleExtras)[] = [
@@ -241,6 +260,14 @@ export function resolveWebhookTriggerOptions(
     failedKeyLimit: rateLimit('failedKeyLimit', o.failedKeyLimit, DEFAULTS.failedKeyLimit),
     redis: redis(o.redis),
     role: role(o.role ?? DEFAULTS.role),
+    callbackAllowedHosts: hostList(o.callbackAllowedHosts),
+    callbackRetryScheduleMs: retrySchedule(o.callbackRetryScheduleMs),
+    callbackDisableAfterFailures: positiveInt(
+      'callbackDisableAfterFailures',
+      o.callbackDisableAfterFailures ?? DEFAULTS.callbackDisableAfterFailures,
+      1_000_000,
+    ),
+    callbackTimeoutMs: positiveInt('callbackTimeoutMs', o.callbackTimeoutMs ?? DEFAULTS.callbackTimeoutMs, 600_000),
   };
   checkWiring(resolved, o, extras ?? {});
   return resolved;

@@ -159,6 +159,22 @@ export interface WebhookTriggerModuleOptions {
    * @default 'all'
    */
   role?: WebhookTriggerRole;
+  /**
+   * Hosts a trigger's callback may reach even when they are loopback or private (exact host names or IP
+   * addresses, as written in the callback URL), e.g. `['127.0.0.1', 'localhost']` in development. Every other
+   * callback only reaches public addresses (docs/callbacks.md). @default []
+   */
+  callbackAllowedHosts?: string[];
+  /**
+   * Delays in ms before each attempt of a callback delivery, counted from the previous failed attempt (the
+   * first is the first attempt's, normally 0); each gets ±20% jitter, and a receiver's `Retry-After` is honoured.
+   * A delivery gives up after the last. @default [0, 5000, 300000, 1800000, 7200000, 18000000, 36000000, 36000000] (Standard Webhooks)
+   */
+  callbackRetryScheduleMs?: number[];
+  /** A callback is disabled after this many deliveries in a row used up their retry schedule. @default 5 */
+  callbackDisableAfterFailures?: number;
+  /** Longest a callback attempt may take (resolving, connecting, the answer). @default 15000 */
+  callbackTimeoutMs?: number;
 }
 
 /** See the `role` option. */
@@ -173,13 +189,18 @@ export interface WebhookTriggerRedisOptions {
 
 /** Options after defaults and validation; what every part of the module reads. */
 export interface ResolvedWebhookTriggerOptions extends Required<
-  Omit<WebhookTriggerModuleOptions, 'keySecret' | 'rateLimits' | 'failedKeyLimit' | 'redis' | 'accounts'>
+  Omit<
+    WebhookTriggerModuleOptions,
+    'keySecret' | 'rateLimits' | 'failedKeyLimit' | 'redis' | 'accounts' | 'callbackAllowedHosts' | 'callbackRetryScheduleMs'
+  >
 > {
   accounts: Record<string, { credits: number }>;
   keySecret: string | undefined;
   rateLimits: { perTrigger: WebhookRateLimit; perAccount: WebhookRateLimit };
   failedKeyLimit: WebhookRateLimit;
   redis: Required<WebhookTriggerRedisOptions> | undefined;
+  callbackAllowedHosts: readonly string[];
+  callbackRetryScheduleMs: readonly number[];
 }
 
 /**

@@ -48,8 +48,15 @@ export abstract class InvocationRepository {
    * Recovers one interrupted run: `running → queued` (to run again) or `running → failed`. Conditional
    * on the run still being lost: its lease still expired (`leaseExpiredBefore`; a run whose owner renewed
    * it is left alone), or still held by `owner` (a process the queue declared dead: BullMQ lost its lock).
+   * With `tx`, commits with it.
    */
-  abstract recoverInterrupted(id: string, lost: LostRun, to: 'queued' | 'failed', fields: InvocationTransition): Promise<boolean>;
+  abstract recoverInterrupted(
+    id: string,
+    lost: LostRun,
+    to: 'queued' | 'failed',
+    fields: InvocationTransition,
+    tx?: WebhookTransaction,
+  ): Promise<boolean>;
   /** Deletes finished runs created before `before`; returns how many. */
   abstract deleteFinishedBefore(before: Date): Promise<number>;
   /**

@@ -63,3 +63,46 @@ export interface InvocationTransition {
   outputs?: BotOutput[] | null;
   error?: InvocationError | null;
 }
+
+/** The events a callback may send; `invocation.completed` is always among a callback's events. */
+export const CALLBACK_EVENTS = ['invocation.started', 'invocation.output', 'invocation.completed'] as const;
+export type CallbackEvent = (typeof CALLBACK_EVENTS)[number];
+
+/** A trigger's callback, as stored. */
+export interface CallbackRecord {
+  triggerId: string;
+  url: string;
+  events: CallbackEvent[];
+  /** The `whsec_…` secret, or its AES-256-GCM ciphertext when the host set `keySecret`. */
+  secret: string;
+  enabled: boolean;
+  /** Deliveries in a row that used up their retry schedule (reset by a delivered one). */
+  consecutiveFailures: number;
+  /** Why it was disabled (410 Gone, too many failures); null while enabled. */
+  disabledReason: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** Where a delivery is: waiting for its (next) attempt, delivered, or failed for good (schedule used up, callback gone). */
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** One delivery of one event to a trigger's callback, stored before it is sent. */
+export interface DeliveryRecord {
+  id: string;
+  triggerId: string;
+  invocationId: string;
+  event: CallbackEvent;
+  /** The `webhook-id` header: the same on every attempt. */
+  msgId: string;
+  /** The JSON body, fixed when the delivery was created. */
+  body: string;
+  status: DeliveryStatus;
+  attempts: number;
+  nextAttemptAt: Date | null;
+  lastAttemptAt: Date | null;
+  responseStatus: number | null;
+  latencyMs: number | null;
+  lastError: string | null;
+  createdAt: Date;
+}

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { BotOutput } from '../bots/bot.types.js';
@@ -6,11 +6,13 @@ import { WebhookBotRegistry, type RegisteredBot } from '../bots/webhook-bot.regi
 import { CompletionBus } from '../completion/completion-bus.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
+import type { WebhookTransaction } from '../persistence/unit-of-work.js';
 import type { InvocationError, InvocationRecord, InvocationStatus } from '../persistence/records.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { BOT_NOT_REGISTERED, INVALID_OUTPUTS, OUTPUTS_TOO_LARGE } from '../errors/webhook-trigger.messages.js';
 import { InvocationEvents } from '../events/invocation.events.js';
 import { RunStop } from './run-stop.reasons.js';
+import { CallbackOutbox, type CallbackInvocation } from '../deliveries/callback-outbox.js';
 import { isValidOutput, RunOutputs } from './run-outputs.js';
 
 interface Outcome {
@@ -46,6 +48,8 @@ export class InvocationExecutor {
   private readonly logger = new Logger(LOG_CONTEXT);
   private readonly active = new Map<string, ActiveRun>();
   private readonly claims = new Set<Promise<unknown>>();
+  /** The emitted outputs of runs in flight here (for their `invocation.output` callbacks). */
+  private readonly emitted = new Map<string, RunOutputs>();
   /** Identifies this process as the owner of the runs it claims. */
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private drainStarted = false;
@@ -56,6 +60,7 @@ export class InvocationExecutor {
     private readonly bus: CompletionBus,
     private readonly events: InvocationEvents,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+    @Optional() private readonly outbox?: CallbackOutbox,
   ) {
     bus.onAnyFinished((invocationId) => {
       if (this.active.has(invocationId)) void this.finishedElsewhere(invocationId);
@@ -83,13 +88,20 @@ export class InvocationExecutor {
     if (!invocation) return;
     const claimed = invocation;
     this.events.emit(invocation, 'running');
+    await this.outbox?.record('invocation.started', claimed);
     const controller = new AbortController();
     let finish!: () => void;
     const run: ActiveRun = { controller, finishing: false, done: new Promise<void>((resolve) => (finish = resolve)) };
     this.active.set(invocationId, run);
     // Made on the first ctx.emit() only; a retried run starts from what its earlier attempt emitted.
     let emitted: RunOutputs | undefined;
-    const emit = (output: BotOutput): Promise<boolean> => (emitted ??= this.runOutputs(claimed, controller)).emit(output);
+    const emit = (output: BotOutput): Promise<boolean> => {
+      if (!emitted) {
+        emitted = this.runOutputs(claimed, controller);
+        this.emitted.set(claimed.id, emitted);
+      }
+      return emitted.emit(output);
+    };
     const before = () => emitted?.list ?? claimed.outputs ?? [];
     try {
       const bot = this.registry.get(invocation.botId);
@@ -104,6 +116,7 @@ export class InvocationExecutor {
       await this.store(invocation, startedAt, outcome);
     } finally {
       this.active.delete(invocationId);
+      this.emitted.delete(invocationId);
       finish();
     }
   }
@@ -115,7 +128,15 @@ export class InvocationExecutor {
       controller.signal,
       async (output) => {
         const stored = await this.invocations.appendOutput(invocation.id, this.owner, output);
-        if (stored) this.events.output(invocation);
+        if (stored) {
+          this.events.output(invocation);
+          if (this.outbox) {
+            // The run's outputs up to this one: the body of its `invocation.output` callback.
+            const list = this.emitted.get(invocation.id)?.list ?? [output];
+            const upTo = list.indexOf(output);
+            await this.outbox.record('invocation.output', { ...invocation, outputs: upTo >= 0 ? list.slice(0, upTo + 1) : [...list] });
+          }
+        }
         return stored;
       },
       (error) => controller.abort(RunStop.badOutput(error)),
@@ -178,13 +199,12 @@ export class InvocationExecutor {
     // Cancel already stored its own terminal state; nothing to write.
     if (outcome.status === 'cancelled') return;
     const finishedAt = new Date();
-    const stored = await this.invocations.transition(
-      invocation.id,
-      'running',
-      outcome.status,
-      { finishedAt, outputs: outcome.outputs, error: outcome.error },
-      { owner: this.owner },
-    );
+    const fields = { finishedAt, outputs: outcome.outputs, error: outcome.error };
+    const change = (tx?: WebhookTransaction) =>
+      this.invocations.transition(invocation.id, 'running', outcome.status, fields, { owner: this.owner, tx });
+    // With a callback, the terminal state and its `invocation.completed` delivery commit in one transaction.
+    const finished = (): CallbackInvocation => ({ ...invocation, status: outcome.status, ...fields });
+    const stored = this.outbox ? await this.outbox.finish(change, finished) : await change();
     if (!stored) {
       this.logger.debug(`Run ${invocation.id} was finished elsewhere (cancelled or recovered); this outcome was dropped`);
       return;

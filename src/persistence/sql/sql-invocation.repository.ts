@@ -141,7 +141,13 @@ export class SqlInvocationRepository extends InvocationRepository {
     return rows.map(toInvocation);
   }
 
-  async recoverInterrupted(id: string, lost: LostRun, to: 'queued' | 'failed', fields: InvocationTransition): Promise<boolean> {
+  async recoverInterrupted(
+    id: string,
+    lost: LostRun,
+    to: 'queued' | 'failed',
+    fields: InvocationTransition,
+    tx?: WebhookTransaction,
+  ): Promise<boolean> {
     const [sets, values] = setClause(to, to === 'queued' ? { ...fields, startedAt: null } : fields);
     const release = to === 'queued' ? ', owner = NULL, lease_expires_at = NULL' : '';
     const [stillLost, lostValue] =
@@ -151,6 +157,7 @@ export class SqlInvocationRepository extends InvocationRepository {
     const { changes } = await this.db.write(
       `UPDATE webhook_invocations SET ${sets}${release} WHERE id = ? AND status = 'running' AND ${stillLost}`,
       [...values, id, lostValue],
+      tx,
     );
     return changes === 1;
   }

@@ -4,12 +4,12 @@ import type { InvocationError, InvocationRecord, InvocationStatus, TriggerRecord
 /** PostgreSQL returns bigint as a string; SQLite as a number. */
 const time = (value: unknown): Date | null => (value === null || value === undefined ? null : new Date(Number(value)));
 /** A text column's value: the drivers give strings (numbers for SQLite integers read as text). */
-function text(value: unknown): string {
+export function text(value: unknown): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number' || typeof value === 'bigint') return value.toString();
   throw new TypeError(`expected a text column, got ${typeof value}`);
 }
-const nullableText = (value: unknown): string | null => (value === null || value === undefined ? null : text(value));
+export const nullableText = (value: unknown): string | null => (value === null || value === undefined ? null : text(value));
 const json = <T>(value: unknown): T | null => (value === null || value === undefined ? null : (JSON.parse(text(value)) as T));
 
 export const TRIGGER_COLUMNS = 'id, bot_id, account_id, name, type, key_hash, key_ciphertext, created_at';

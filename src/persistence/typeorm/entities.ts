@@ -111,5 +111,95 @@ export class WebhookInvocationEntity {
   finishedAt!: Date | null;
 }
 
+@Entity('webhook_callbacks')
+export class WebhookCallbackEntity {
+  @PrimaryColumn('varchar', { name: 'trigger_id', length: 40 })
+  triggerId!: string;
+
+  @Column('varchar', { length: 2048 })
+  url!: string;
+
+  @Column('varchar', { length: 200 })
+  events!: string;
+
+  @Column('text')
+  secret!: string;
+
+  @Column('integer')
+  enabled!: number;
+
+  @Column('integer', { name: 'consecutive_failures' })
+  consecutiveFailures!: number;
+
+  @Column('varchar', { name: 'disabled_reason', length: 500, nullable: true })
+  disabledReason!: string | null;
+
+  @Column('bigint', { name: 'created_at', transformer: epochMs })
+  createdAt!: Date;
+
+  @Column('bigint', { name: 'updated_at', transformer: epochMs })
+  updatedAt!: Date;
+}
+
+@Entity('webhook_callback_deliveries')
+@Index('IDX_webhook_callback_deliveries_due', ['status', 'nextAttemptAt'])
+@Index('IDX_webhook_callback_deliveries_trigger_created_id', ['triggerId', 'createdAt', 'id'])
+@Index('IDX_webhook_callback_deliveries_invocation', ['invocationId'])
+export class WebhookCallbackDeliveryEntity {
+  @PrimaryColumn('varchar', { length: 40 })
+  id!: string;
+
+  @Column('varchar', { name: 'trigger_id', length: 40 })
+  triggerId!: string;
+
+  @Column('varchar', { name: 'invocation_id', length: 40 })
+  invocationId!: string;
+
+  @Column('varchar', { length: 40 })
+  event!: string;
+
+  @Column('varchar', { name: 'msg_id', length: 64 })
+  msgId!: string;
+
+  @Column('text')
+  body!: string;
+
+  @Column('varchar', { length: 20 })
+  status!: string;
+
+  @Column('integer')
+  attempts!: number;
+
+  @Column('bigint', { name: 'next_attempt_at', nullable: true, transformer: epochMs })
+  nextAttemptAt!: Date | null;
+
+  @Column('bigint', { name: 'last_attempt_at', nullable: true, transformer: epochMs })
+  lastAttemptAt!: Date | null;
+
+  @Column('integer', { name: 'response_status', nullable: true })
+  responseStatus!: number | null;
+
+  @Column('integer', { name: 'latency_ms', nullable: true })
+  latencyMs!: number | null;
+
+  @Column('varchar', { name: 'last_error', length: 1000, nullable: true })
+  lastError!: string | null;
+
+  @Column('varchar', { length: 100, nullable: true })
+  owner!: string | null;
+
+  @Column('bigint', { name: 'lease_expires_at', nullable: true, transformer: epochMs })
+  leaseExpiresAt!: Date | null;
+
+  @Column('bigint', { name: 'created_at', transformer: epochMs })
+  createdAt!: Date;
+}
+
 /** Add these to your DataSource's `entities` when you pass `dataSourceName`. */
-export const WEBHOOK_TRIGGER_ENTITIES = [WebhookAccountEntity, WebhookTriggerEntity, WebhookInvocationEntity];
+export const WEBHOOK_TRIGGER_ENTITIES = [
+  WebhookAccountEntity,
+  WebhookTriggerEntity,
+  WebhookInvocationEntity,
+  WebhookCallbackEntity,
+  WebhookCallbackDeliveryEntity,
+];

@@ -1,10 +1,12 @@
 import { WebhookTriggersInitial1763800000000 } from './1763800000000-webhook-triggers-initial.js';
 import { WebhookTriggersLifecycle1763900000000 } from './1763900000000-webhook-triggers-lifecycle.js';
 import { WebhookTriggersHistory1764000000000 } from './1764000000000-webhook-triggers-history.js';
+import { WebhookTriggersCallbacks1764100000000 } from './1764100000000-webhook-triggers-callbacks.js';
 
 /** Add these to your DataSource's `migrations` when you pass `dataSourceName`. */
 export const WEBHOOK_TRIGGER_MIGRATIONS = [
   WebhookTriggersInitial1763800000000,
   WebhookTriggersLifecycle1763900000000,
   WebhookTriggersHistory1764000000000,
+  WebhookTriggersCallbacks1764100000000,
 ];

@@ -1,0 +1,177 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import type { BotOutput } from '../bots/bot.types.js';
+import { generateMessageId } from '../callbacks/standard-webhooks.js';
+import { TriggerKeyCipher } from '../keys/trigger-keys.js';
+import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
+import type { CallbackEvent, DeliveryRecord, InvocationError, InvocationStatus } from '../persistence/records.js';
+import { SqlCallbackStore } from '../persistence/sql/sql-callback.store.js';
+import { SqlExecutor } from '../persistence/sql/sql-executor.js';
+import { WebhookUnitOfWork, type WebhookTransaction } from '../persistence/unit-of-work.js';
+
+/** `dlv_` + 16 random bytes. */
+export const newDeliveryId = (): string => 'dlv_' + randomBytes(16).toString('base64url');
+export const DELIVERY_ID_PATTERN = /^dlv_[A-Za-z0-9_-]{22}$/;
+
+/** A run as a callback's body shows it. */
+export interface CallbackInvocation {
+  id: string;
+  triggerId: string;
+  botId: string;
+  status: InvocationStatus;
+  outputs: BotOutput[] | null;
+  error: InvocationError | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+}
+
+/**
+ * The body of one delivery, fixed when it is stored: `{ type, timestamp, data: { invocation } }` (docs/callbacks.md).
+ */
+export function callbackBody(event: CallbackEvent, run: CallbackInvocation, at: Date): string {
+  const iso = (d: Date | null) => (d ? d.toISOString() : null);
+  return JSON.stringify({
+    type: event,
+    timestamp: at.toISOString(),
+    data: {
+      invocation: {
+        id: run.id,
+        triggerId: run.triggerId,
+        botId: run.botId,
+        status: run.status,
+        outputs: run.outputs ?? [],
+        error: run.error,
+        createdAt: iso(run.createdAt),
+        startedAt: iso(run.startedAt),
+        finishedAt: iso(run.finishedAt),
+      },
+    },
+  });
+}
+
+/**
+ * A callback's secret at rest: AES-256-GCM with `keySecret` when the host set one (the key cipher of trigger
+ * keys), else the `whsec_…` itself (it must be readable to sign); `shown` tells whether it may be shown again.
+ */
+@Injectable()
+export class CallbackSecrets {
+  private readonly cipher: TriggerKeyCipher | null;
+
+  constructor(@Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions) {
+    this.cipher = options.keySecret ? new TriggerKeyCipher(options.keySecret) : null;
+  }
+
+  /** True when a stored secret can be shown again (`keySecret` set). */
+  get shown(): boolean {
+    return this.cipher !== null;
+  }
+
+  seal(secret: string): string {
+    return this.cipher ? this.cipher.encrypt(secret) : secret;
+  }
+
+  /** The secret, or null when it was sealed with another `keySecret` (or none is set now). */
+  open(stored: string): string | null {
+    if (stored.startsWith('whsec_')) return stored;
+    return this.cipher ? this.cipher.decrypt(stored) : null;
+  }
+}
+
+/**
+ * The outbox: stores a delivery BEFORE it is sent, in the transaction of the state change it reports when the
+ * module's own unit of work is in use (a crash between the two cannot lose it), then wakes this process's sender.
+ * Only runs of a trigger with an enabled callback that chose the event get a delivery.
+ */
+@Injectable()
+export class CallbackOutbox {
+  private readonly logger = new Logger(LOG_CONTEXT);
+  private readonly listeners = new Set<(deliveryId: string) => void>();
+  /** The module's SQL unit of work is the one in use, so deliveries can join its transactions. */
+  private readonly transactional: boolean;
+
+  constructor(
+    private readonly store: SqlCallbackStore,
+    private readonly unitOfWork: WebhookUnitOfWork,
+    executor: SqlExecutor,
+    @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+  ) {
+    this.transactional = unitOfWork === executor;
+  }
+
+  /** Calls `listener` with each delivery stored by this process, once committed; returns the stop function. */
+  onStored(listener: (deliveryId: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Wakes this process's sender for a delivery made due (stored, or redelivered). */
+  wake(deliveryId: string): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(deliveryId);
+      } catch (error) {
+        this.logger.error(`A callback sender failed to take delivery ${deliveryId}: ${String(error)}`);
+      }
+    }
+  }
+
+  /**
+   * A terminal state change and its `invocation.completed` delivery, committed together: `change` runs in one
+   * unit of work with the delivery's insert, and the delivery is stored only when `change` returned true (it made
+   * the change). With a replaced unit of work (the host's stores, which our SQL cannot join) `change` still runs in
+   * that unit of work, and the delivery is stored right after it commits. `run` gives the run as it now is.
+   */
+  async finish(change: (tx?: WebhookTransaction) => Promise<boolean>, run: () => CallbackInvocation): Promise<boolean> {
+    let stored: string | null = null;
+    const changed = await this.unitOfWork.run(async (tx) => {
+      if (!(await change(tx))) return false;
+      if (this.transactional) stored = await this.insert('invocation.completed', run(), tx);
+      return true;
+    });
+    if (changed && !this.transactional) {
+      stored = await this.insert('invocation.completed', run()).catch((error: unknown) => this.lost(run().id, error));
+    }
+    if (stored) this.wake(stored);
+    return changed;
+  }
+
+  /**
+   * A delivery of an event that is not a terminal change (`invocation.started`, `invocation.output`), stored on
+   * its own right after the change: best effort (a crash in between loses it; `completed` is never lost).
+   */
+  async record(event: CallbackEvent, run: CallbackInvocation): Promise<void> {
+    const stored = await this.insert(event, run).catch((error: unknown) => this.lost(run.id, error));
+    if (stored) this.wake(stored);
+  }
+
+  private lost(invocationId: string, error: unknown): null {
+    this.logger.error(`Run ${invocationId}: its callback delivery could not be stored (${String(error)})`);
+    return null;
+  }
+
+  private async insert(event: CallbackEvent, run: CallbackInvocation, tx?: WebhookTransaction): Promise<string | null> {
+    const callback = await this.store.findCallback(run.triggerId, tx);
+    if (!callback || !callback.enabled || !callback.events.includes(event)) return null;
+    const now = new Date();
+    const delivery: DeliveryRecord = {
+      id: newDeliveryId(),
+      triggerId: run.triggerId,
+      invocationId: run.id,
+      event,
+      msgId: generateMessageId(),
+      body: callbackBody(event, run, now),
+      status: 'pending',
+      attempts: 0,
+      nextAttemptAt: new Date(now.getTime() + (this.options.callbackRetryScheduleMs[0] ?? 0)),
+      lastAttemptAt: null,
+      responseStatus: null,
+      latencyMs: null,
+      lastError: null,
+      createdAt: now,
+    };
+    await this.store.insertDelivery(delivery, tx);
+    return delivery.id;
+  }
+}

@@ -1,0 +1,177 @@
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { sendCallback } from '../callbacks/callback-sender.js';
+import { nextAttemptDelay } from '../callbacks/retry-schedule.js';
+import { webhookHeaders } from '../callbacks/standard-webhooks.js';
+import { CallbackOutbox, CallbackSecrets } from '../deliveries/callback-outbox.js';
+import { InvocationEvents } from '../events/invocation.events.js';
+import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
+import type { DeliveryRecord } from '../persistence/records.js';
+import { SqlCallbackStore } from '../persistence/sql/sql-callback.store.js';
+import { ShutdownState } from './shutdown.state.js';
+
+/** How often due deliveries are looked for (those stored by other processes, retries, a dead sender's). */
+export const CALLBACK_SWEEP_MS = 5_000;
+/** Attempts in flight at once in this process; more wait for the next sweep. */
+const MAX_IN_FLIGHT = 32;
+/** Deliveries taken per sweep. */
+const SWEEP_BATCH = 200;
+
+/**
+ * Sends the outbox's deliveries, in the processes that run bots (`role` all or worker). A delivery stored in this
+ * process is sent at once (the outbox wakes this sender); a failed attempt sets a timer for its next one, by the
+ * retry schedule (`callbackRetryScheduleMs`, ±20% jitter, `Retry-After` honoured); and a sweep at startup and every
+ * `CALLBACK_SWEEP_MS` takes every due delivery nobody holds: those stored by API nodes, redelivered elsewhere, or
+ * held by a sender that died (its lease ran out). Each attempt is claimed first (owner + a lease longer than the
+ * timeout), so two processes never send the same attempt at once; delivery is at least once.
+ */
+@Injectable()
+export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(LOG_CONTEXT);
+  readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private started = false;
+  private sweeping: Promise<void> | null = null;
+
+  constructor(
+    private readonly store: SqlCallbackStore,
+    private readonly outbox: CallbackOutbox,
+    private readonly secrets: CallbackSecrets,
+    private readonly events: InvocationEvents,
+    private readonly shutdown: ShutdownState,
+    @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    // API nodes store deliveries (cancel, redeliver) but leave sending to the processes that run bots.
+    if (this.options.role === 'api') return;
+    this.started = true;
+    this.outbox.onStored((id) => this.deliver(id));
+    await this.sweep();
+    this.shutdown.every(CALLBACK_SWEEP_MS, () => this.sweep());
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.started = false;
+    for (const timer of this.timers.values()) clearTimeout(timer);
+    this.timers.clear();
+    // Attempts in flight finish (each is bounded by the timeout) before the database closes; one cut off holds
+    // its delivery until the lease runs out, then another sender takes it.
+    await Promise.allSettled([...this.inFlight.values(), ...(this.sweeping ? [this.sweeping] : [])]);
+  }
+
+  /** Takes every due delivery nobody holds; one sweep at a time. */
+  sweep(): Promise<void> {
+    if (!this.started || this.shutdown.isShuttingDown) return Promise.resolve();
+    this.sweeping ??= this.sweepOnce()
+      .catch((error: unknown) => this.logger.error(`Looking for due callback deliveries failed: ${String(error)}`))
+      .finally(() => (this.sweeping = null));
+    return this.sweeping;
+  }
+
+  private async sweepOnce(): Promise<void> {
+    const room = MAX_IN_FLIGHT - this.inFlight.size;
+    if (room <= 0) return;
+    for (const id of await this.store.listDue(new Date(), Math.min(room, SWEEP_BATCH))) this.deliver(id);
+  }
+
+  /** One attempt of a delivery, if it is due and nobody else holds it; never throws. */
+  deliver(id: string): void {
+    if (!this.started || this.shutdown.isShuttingDown || this.inFlight.has(id) || this.inFlight.size >= MAX_IN_FLIGHT) return;
+    const timer = this.timers.get(id);
+    if (timer) {
+      clearTimeout(timer);
+      this.timers.delete(id);
+    }
+    const attempt = this.attempt(id)
+      .catch((error: unknown) => this.logger.error(`Callback delivery ${id} failed unexpectedly: ${String(error)}`))
+      .finally(() => this.inFlight.delete(id));
+    this.inFlight.set(id, attempt);
+  }
+
+  private async attempt(id: string): Promise<void> {
+    const now = new Date();
+    // The lease outlasts the attempt's own timeout, so a live sender never loses a claim it is using.
+    const delivery = await this.store.claim(id, this.owner, now, new Date(now.getTime() + this.options.callbackTimeoutMs + 10_000));
+    if (!delivery) return;
+    const callback = await this.store.findCallback(delivery.triggerId);
+    if (!callback || !callback.enabled) {
+      await this.store.abandon(
+        id,
+        this.owner,
+        callback ? `The callback is disabled (${callback.disabledReason ?? 'by the admin'})` : 'The trigger has no callback any more',
+      );
+      return;
+    }
+    const secret = this.secrets.open(callback.secret);
+    if (!secret) {
+      await this.store.abandon(id, this.owner, 'The callback secret cannot be read: keySecret changed since it was set; rotate it');
+      return;
+    }
+    const attemptedAt = new Date();
+    const headers = webhookHeaders(secret, delivery.msgId, Math.floor(attemptedAt.getTime() / 1000), delivery.body);
+    const result = await sendCallback({
+      url: callback.url,
+      headers: { ...headers },
+      body: delivery.body,
+      timeoutMs: this.options.callbackTimeoutMs,
+      allowedHosts: this.options.callbackAllowedHosts,
+    });
+    const attemptsMade = delivery.attempts + 1;
+    if (result.ok) {
+      await this.store.recordAttempt(id, this.owner, {
+        status: 'delivered',
+        attemptedAt,
+        nextAttemptAt: null,
+        responseStatus: result.status ?? null,
+        latencyMs: result.latencyMs,
+        error: null,
+      });
+      await this.store.resetFailures(delivery.triggerId);
+      return;
+    }
+    const gone = result.outcome === 'gone';
+    const delay = gone ? null : nextAttemptDelay(attemptsMade, this.options.callbackRetryScheduleMs, result.retryAfterSec);
+    const nextAttemptAt = delay === null ? null : new Date(Date.now() + delay);
+    const recorded = await this.store.recordAttempt(id, this.owner, {
+      status: nextAttemptAt ? 'pending' : 'failed',
+      attemptedAt,
+      nextAttemptAt,
+      responseStatus: result.status ?? null,
+      latencyMs: result.latencyMs,
+      error: result.error ?? null,
+    });
+    if (!recorded) return;
+    if (gone) {
+      await this.disable(delivery, 'The receiver answered 410 Gone', 0);
+    } else if (nextAttemptAt) {
+      this.later(id, delay!);
+    } else {
+      const failures = await this.store.countFailure(delivery.triggerId);
+      if (failures !== null && failures >= this.options.callbackDisableAfterFailures) {
+        await this.disable(delivery, `${failures} deliveries in a row failed every attempt`, failures);
+      }
+    }
+  }
+
+  private async disable(delivery: DeliveryRecord, reason: string, failures: number): Promise<void> {
+    if (!(await this.store.disable(delivery.triggerId, reason, new Date()))) return;
+    this.logger.warn(`The callback of trigger ${delivery.triggerId} was disabled: ${reason}`);
+    this.events.callbackDisabled({ triggerId: delivery.triggerId, reason, consecutiveFailures: failures, deliveryId: delivery.id });
+  }
+
+  /** The next attempt of a delivery this process just tried, at its time (the sweep is the safety net). */
+  private later(id: string, delayMs: number): void {
+    if (!this.started) return;
+    // A few ms late on purpose: a timer may fire a little before Date.now() reaches the stored due time.
+    const timer = setTimeout(() => {
+      this.timers.delete(id);
+      this.deliver(id);
+    }, delayMs + 10);
+    timer.unref();
+    this.timers.set(id, timer);
+  }
+}

@@ -1,0 +1,303 @@
+/**
+ * Signed callbacks end to end (docs/callbacks.md): the admin API's callback contract over real HTTP, and
+ * deliveries from the outbox to a real local receiver (node:http on 127.0.0.1, opened with
+ * callbackAllowedHosts), verified with verifyWebhookSignature: the completed event with the run's body, started
+ * and output events, retries by a short schedule (500, time-out, 429 with Retry-After), 410 and a run of failed
+ * deliveries disabling the callback (with its event), redeliver, and SSRF refusals at PUT.
+ */
+import { EventEmitter2 } from '@nestjs/event-emitter';
+import { CALLBACK_DISABLED_EVENT, verifyWebhookSignature, WebhookTriggerAdminModule, type CallbackDisabledEvent } from '../../src/index.js';
+import { EmitBot } from '../fixtures/bots.js';
+import { ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
+import { startCallbackReceiver, type CallbackReceiver, type ReceivedCallback } from '../helpers/callback-receiver.js';
+import { expectAdminError, ISO, send, sleep, startRun, syncUntilFinished, until } from '../helpers/http.js';
+import {
+  createTrigger,
+  describeOnEveryAdapterAndDatabase,
+  startWebhookApp,
+  type TestTrigger,
+  type WebhookTestApp,
+} from '../helpers/webhook-app.js';
+
+const AUTH = { Authorization: `Bearer ${ADMIN_TEST_TOKEN}` };
+/** Short, so retries happen within a test: first attempt at once, then 300 ms, then 300 ms. */
+const SCHEDULE = [0, 300, 300];
+
+interface Body {
+  type: string;
+  timestamp: string;
+  data: { invocation: Record<string, unknown> };
+}
+
+describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
+  let t: WebhookTestApp;
+  let api: string;
+  let receiver: CallbackReceiver;
+  const disabled: CallbackDisabledEvent[] = [];
+  const get = (path: string) => send('GET', `${api}${path}`, { headers: AUTH });
+  const post = (path: string, json?: unknown) => send('POST', `${api}${path}`, { headers: AUTH, json });
+  const put = (path: string, json: unknown) => send('PUT', `${api}${path}`, { headers: AUTH, json });
+  const del = (path: string) => send('DELETE', `${api}${path}`, { headers: AUTH });
+
+  beforeAll(async () => {
+    t = await startWebhookApp(makeAdapter, {
+      database,
+      events: true,
+      providers: [EmitBot],
+      options: {
+        keySecret: 'callbacks-test-secret-0123456789',
+        accounts: { acct: { credits: 10_000 } },
+        callbackAllowedHosts: ['127.0.0.1'],
+        callbackRetryScheduleMs: SCHEDULE,
+        callbackDisableAfterFailures: 2,
+        callbackTimeoutMs: 1_000,
+      },
+      imports: [WebhookTriggerAdminModule.forRoot({ path: 'admin', guards: [TestAdminGuard] })],
+    });
+    api = `${t.baseUrl}/admin/api`;
+    t.app.get(EventEmitter2).on(CALLBACK_DISABLED_EVENT, (e: CallbackDisabledEvent) => disabled.push(e));
+  });
+  afterAll(() => t.close());
+
+  beforeEach(async () => {
+    receiver = await startCallbackReceiver();
+  });
+  afterEach(() => receiver.close());
+
+  /** A trigger of `botId` whose callback goes to the receiver; returns it with the callback's secret. */
+  async function withCallback(botId = 'echo', events?: string[]): Promise<{ trigger: TestTrigger; secret: string }> {
+    const trigger = await createTrigger(t, botId);
+    const res = await put(`/triggers/${trigger.id}/callback`, { url: `${receiver.origin}/hooks/runs`, ...(events ? { events } : {}) });
+    expect(res.status).toBe(200);
+    return { trigger, secret: res.body.secret as string };
+  }
+
+  function verified(call: ReceivedCallback, secret: string): Body {
+    return verifyWebhookSignature<Body>(secret, call.headers, call.body);
+  }
+
+  const deliveries = async (triggerId: string) => {
+    const res = await get(`/triggers/${triggerId}/deliveries`);
+    expect(res.status).toBe(200);
+    return res.body as Array<Record<string, unknown>>;
+  };
+
+  describe('the admin API', () => {
+    it('sets, shows, rotates and deletes a callback', async () => {
+      const trigger = await createTrigger(t, 'echo');
+      const url = `${receiver.origin}/hooks/a`;
+      expectAdminError(await get(`/triggers/${trigger.id}/callback`), 404);
+      const set = await put(`/triggers/${trigger.id}/callback`, { url });
+      expect(set.status).toBe(200);
+      expect(set.body).toMatchObject({
+        url,
+        events: ['invocation.completed'],
+        secret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+=*$/),
+        enabled: true,
+      });
+      expect((await get(`/triggers/${trigger.id}/callback`)).body).toMatchObject({ url, secret: set.body.secret, enabled: true });
+      // Changing the URL and events keeps the secret; completed is always among the events.
+      const changed = await put(`/triggers/${trigger.id}/callback`, {
+        url: `${url}2`,
+        events: ['invocation.output', 'invocation.started'],
+      });
+      expect(changed.body).toMatchObject({
+        url: `${url}2`,
+        events: ['invocation.started', 'invocation.output', 'invocation.completed'],
+        secret: set.body.secret,
+      });
+      const rotated = await post(`/triggers/${trigger.id}/callback/rotate-secret`);
+      expect(rotated.status).toBe(200);
+      expect(rotated.body.secret).toMatch(/^whsec_/);
+      expect(rotated.body.secret).not.toBe(set.body.secret);
+      expect((await get(`/triggers/${trigger.id}/callback`)).body.secret).toBe(rotated.body.secret);
+      expect((await del(`/triggers/${trigger.id}/callback`)).status).toBe(204);
+      expectAdminError(await get(`/triggers/${trigger.id}/callback`), 404);
+      expectAdminError(await del(`/triggers/${trigger.id}/callback`), 404);
+      expectAdminError(await post(`/triggers/${trigger.id}/callback/rotate-secret`), 404);
+    });
+
+    it('answers 404 for an unknown trigger and 400 for a bad URL, a private address not allowed, or bad events', async () => {
+      expectAdminError(await put('/triggers/trg_AAAAAAAAAAAAAAAA/callback', { url: `${receiver.origin}/x` }), 404);
+      expectAdminError(await get('/triggers/trg_AAAAAAAAAAAAAAAA/deliveries'), 404);
+      const trigger = await createTrigger(t, 'echo');
+      for (const url of [
+        'http://10.1.2.3/hook',
+        'http://169.254.169.254/latest',
+        'http://[::1]:8080/x',
+        'http://localhost/x',
+        'ftp://example.com/x',
+        'nope',
+        42,
+      ]) {
+        const res = await put(`/triggers/${trigger.id}/callback`, { url });
+        expectAdminError(res, 400);
+        expect(String(res.body.message)).toMatch(/^Invalid callback URL/);
+      }
+      expectAdminError(
+        await put(`/triggers/${trigger.id}/callback`, { url: `${receiver.origin}/x`, events: ['invocation.exploded'] }),
+        400,
+      );
+      expectAdminError(await put(`/triggers/${trigger.id}/callback`, 'text'), 400);
+      expectAdminError(await get(`/triggers/${trigger.id}/callback`), 404);
+    });
+  });
+
+  describe('deliveries', () => {
+    it('delivers invocation.completed, signed, with the run as its body, and lists it as delivered', async () => {
+      const { trigger, secret } = await withCallback('echo');
+      const id = await startRun(trigger, { greeting: 'hello' });
+      await until(() => receiver.received.length === 1, 5_000, 'the completed callback');
+      const call = receiver.received[0];
+      expect(call).toMatchObject({ method: 'POST', path: '/hooks/runs' });
+      expect(call.headers['webhook-id']).toMatch(/^msg_/);
+      const body = verified(call, secret);
+      expect(body).toEqual({
+        type: 'invocation.completed',
+        timestamp: ISO,
+        data: {
+          invocation: {
+            id,
+            triggerId: trigger.id,
+            botId: 'echo',
+            status: 'succeeded',
+            outputs: [{ title: 'greeting', message: 'hello' }],
+            error: null,
+            createdAt: ISO,
+            startedAt: ISO,
+            finishedAt: ISO,
+          },
+        },
+      });
+      await until(async () => (await deliveries(trigger.id))[0]?.status === 'delivered', 2_000, 'delivered in the log');
+      expect(await deliveries(trigger.id)).toEqual([
+        {
+          id: expect.stringMatching(/^dlv_/),
+          invocationId: id,
+          event: 'invocation.completed',
+          attempts: 1,
+          status: 'delivered',
+          responseStatus: 200,
+          lastAttemptAt: ISO,
+          nextAttemptAt: null,
+          latencyMs: expect.any(Number),
+          error: null,
+          createdAt: ISO,
+        },
+      ]);
+      expect((await get(`/invocations/${id}/deliveries`)).body).toHaveLength(1);
+    });
+
+    it('sends started and output events when chosen, each with its own webhook-id, then completed', async () => {
+      const { trigger, secret } = await withCallback('emit', ['invocation.started', 'invocation.output']);
+      const id = await startRun(trigger, { n: 2, ms: 30 });
+      await syncUntilFinished(trigger, id);
+      await until(() => receiver.received.length === 4, 5_000, 'four callbacks');
+      const bodies = receiver.received.map((call) => verified(call, secret));
+      const byType = (type: string) => bodies.filter((b) => b.type === type);
+      expect(byType('invocation.started')).toHaveLength(1);
+      expect(byType('invocation.started')[0].data.invocation).toMatchObject({ id, status: 'running', finishedAt: null });
+      expect(
+        byType('invocation.output')
+          .map((b) => (b.data.invocation.outputs as unknown[]).length)
+          .sort(),
+      ).toEqual([1, 2]);
+      expect(byType('invocation.completed')[0].data.invocation).toMatchObject({
+        status: 'succeeded',
+        outputs: [
+          { title: 'step 1', message: '1' },
+          { title: 'step 2', message: '2' },
+          { title: 'returned', message: '2' },
+        ],
+      });
+      expect(new Set(receiver.received.map((c) => c.headers['webhook-id'])).size).toBe(4);
+    });
+
+    it('retries a failed attempt by the schedule with the same webhook-id, and a time-out too', async () => {
+      const { trigger, secret } = await withCallback('echo');
+      let calls = 0;
+      receiver.respond((res) => {
+        calls += 1;
+        if (calls === 1) res.writeHead(500).end('down');
+        else if (calls === 2)
+          return; // never answers: the 1 s time-out
+        else res.writeHead(204).end();
+      });
+      const id = await startRun(trigger, { a: 'b' });
+      await until(() => receiver.received.length === 3, 8_000, 'three attempts');
+      const ids = receiver.received.map((c) => c.headers['webhook-id']);
+      expect(new Set(ids).size).toBe(1);
+      for (const call of receiver.received) expect(verified(call, secret).data.invocation.id).toBe(id);
+      await until(async () => (await deliveries(trigger.id))[0]?.status === 'delivered', 2_000, 'delivered');
+      expect((await deliveries(trigger.id))[0]).toMatchObject({ attempts: 3, status: 'delivered', responseStatus: 204 });
+    });
+
+    it('waits as long as a 429 Retry-After asks before the next attempt', async () => {
+      const { trigger } = await withCallback('echo');
+      const at: number[] = [];
+      receiver.respond((res) => {
+        at.push(Date.now());
+        if (at.length === 1) res.writeHead(429, { 'Retry-After': '2' }).end();
+        else res.writeHead(200).end();
+      });
+      await startRun(trigger);
+      await until(() => at.length === 2, 6_000, 'the second attempt');
+      expect(at[1] - at[0]).toBeGreaterThanOrEqual(1_900); // not the schedule's 300 ms
+      const [logged] = await deliveries(trigger.id);
+      expect(logged).toMatchObject({ attempts: expect.any(Number) });
+    });
+
+    it('disables the callback on 410 Gone, with an event, and sends nothing more', async () => {
+      const { trigger } = await withCallback('echo');
+      receiver.respond((res) => res.writeHead(410).end());
+      await startRun(trigger);
+      await until(async () => (await get(`/triggers/${trigger.id}/callback`)).body.enabled === false, 5_000, 'disabled');
+      expect((await get(`/triggers/${trigger.id}/callback`)).body).toMatchObject({
+        enabled: false,
+        disabledReason: expect.stringMatching(/410/),
+      });
+      expect(disabled).toContainEqual(expect.objectContaining({ triggerId: trigger.id, consecutiveFailures: 0 }));
+      expect((await deliveries(trigger.id))[0]).toMatchObject({ status: 'failed', attempts: 1, responseStatus: 410, nextAttemptAt: null });
+      await syncUntilFinished(trigger, await startRun(trigger));
+      await sleep(300);
+      expect(receiver.received).toHaveLength(1); // a disabled callback gets no delivery
+      // Setting it again enables it.
+      receiver.respond((res) => res.writeHead(200).end());
+      expect((await put(`/triggers/${trigger.id}/callback`, { url: `${receiver.origin}/hooks/runs` })).body.enabled).toBe(true);
+    });
+
+    it('disables the callback after callbackDisableAfterFailures deliveries in a row failed every attempt', async () => {
+      const { trigger } = await withCallback('echo');
+      receiver.respond((res) => res.writeHead(500).end());
+      await syncUntilFinished(trigger, await startRun(trigger));
+      await until(async () => (await deliveries(trigger.id))[0]?.status === 'failed', 5_000, 'first delivery given up');
+      expect((await deliveries(trigger.id))[0]).toMatchObject({
+        attempts: SCHEDULE.length,
+        responseStatus: 500,
+        error: expect.stringMatching(/500/),
+      });
+      expect((await get(`/triggers/${trigger.id}/callback`)).body).toMatchObject({ enabled: true, consecutiveFailures: 1 });
+      await syncUntilFinished(trigger, await startRun(trigger));
+      await until(async () => (await get(`/triggers/${trigger.id}/callback`)).body.enabled === false, 5_000, 'disabled');
+      expect(receiver.received).toHaveLength(2 * SCHEDULE.length);
+      expect(disabled).toContainEqual(expect.objectContaining({ triggerId: trigger.id, consecutiveFailures: 2 }));
+    });
+
+    it('redelivers a delivery with the same webhook-id and body (202), and 404 for an unknown one', async () => {
+      const { trigger, secret } = await withCallback('echo');
+      await startRun(trigger, { x: 'y' });
+      await until(async () => (await deliveries(trigger.id))[0]?.status === 'delivered', 5_000, 'delivered');
+      const [first] = await deliveries(trigger.id);
+      const res = await post(`/deliveries/${first.id as string}/redeliver`);
+      expect(res.status).toBe(202);
+      await until(() => receiver.received.length === 2, 5_000, 'the redelivery');
+      const [a, b] = receiver.received;
+      expect(b.headers['webhook-id']).toBe(a.headers['webhook-id']);
+      expect(b.body.toString()).toBe(a.body.toString());
+      expect(verified(b, secret).type).toBe('invocation.completed');
+      await until(async () => (await deliveries(trigger.id))[0]?.attempts === 2, 2_000, 'two attempts');
+      expectAdminError(await post('/deliveries/dlv_AAAAAAAAAAAAAAAAAAAAAA/redeliver'), 404);
+      expectAdminError(await post('/deliveries/nope/redeliver'), 404);
+    });
+  });
+});
