@@ -34,6 +34,12 @@ export interface SampleConfig {
   botTimeoutMs: number;
   /** How long a run's lease lasts; a run whose process died is recovered once it runs out (`runLeaseMs`). */
   runLeaseMs: number;
+  /** WEBHOOK_CALLBACK_ALLOWED_HOSTS: hosts callbacks may reach even when private (`callbackAllowedHosts`). */
+  callbackAllowedHosts: string[];
+  /** WEBHOOK_CALLBACK_RETRY_MS: the callbacks' retry schedule in ms (`callbackRetryScheduleMs`); unset: Standard Webhooks'. */
+  callbackRetryScheduleMs: number[] | undefined;
+  /** WEBHOOK_CALLBACK_TIMEOUT_MS: longest a callback attempt may take (`callbackTimeoutMs`). */
+  callbackTimeoutMs: number;
   keySecret: string;
   /** Where the key secret came from: the env var, a file beside the database, or memory only. */
   keySecretSource: { kind: 'env' } | { kind: 'file'; path: string; created: boolean } | { kind: 'memory' };
@@ -81,6 +87,44 @@ function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number, min
     throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   }
   return value;
+}
+
+/** A comma list; empty items are refused (a stray comma is a typo, not "nothing"). */
+function commaList(env: NodeJS.ProcessEnv, name: string): string[] | undefined {
+  const raw = read(env, name);
+  if (raw === undefined) return undefined;
+  const items = raw.split(',').map((item) => item.trim());
+  if (items.some((item) => item === ''))
+    throw new ConfigError(`${name} must be a comma-separated list without empty items, got ${JSON.stringify(raw)}`);
+  return items;
+}
+
+function callbackHosts(env: NodeJS.ProcessEnv): string[] {
+  const hosts = commaList(env, 'WEBHOOK_CALLBACK_ALLOWED_HOSTS') ?? [];
+  for (const host of hosts) {
+    // Host names or IP addresses as written in a URL: no scheme, port, path or credentials.
+    if (!/^(\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]+|[A-Za-z0-9.-]+)$/.test(host)) {
+      throw new ConfigError(
+        `WEBHOOK_CALLBACK_ALLOWED_HOSTS must list host names or IP addresses such as 127.0.0.1,localhost (no scheme or port), got ${JSON.stringify(host)}`,
+      );
+    }
+  }
+  return hosts;
+}
+
+function callbackRetries(env: NodeJS.ProcessEnv): number[] | undefined {
+  const items = commaList(env, 'WEBHOOK_CALLBACK_RETRY_MS');
+  if (items === undefined) return undefined;
+  if (items.length > 100) throw new ConfigError('WEBHOOK_CALLBACK_RETRY_MS must list at most 100 delays');
+  return items.map((item) => {
+    const value = /^\d+$/.test(item) ? Number(item) : NaN;
+    if (!Number.isSafeInteger(value) || value > MAX_TIMER_MS) {
+      throw new ConfigError(
+        `WEBHOOK_CALLBACK_RETRY_MS must be whole numbers of ms from 0 to ${MAX_TIMER_MS}, such as 0,5000,300000, got ${JSON.stringify(item)}`,
+      );
+    }
+    return value;
+  });
 }
 
 /**
@@ -140,6 +184,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
   const shutdownGraceMs = wholeNumber(env, 'WEBHOOK_SHUTDOWN_GRACE_MS', 10_000, 0, MAX_TIMER_MS);
   const botTimeoutMs = wholeNumber(env, 'WEBHOOK_BOT_TIMEOUT_MS', 900_000, 1, MAX_TIMER_MS);
   const runLeaseMs = wholeNumber(env, 'WEBHOOK_RUN_LEASE_MS', 15_000, 1, MAX_TIMER_MS);
+  const callbackAllowedHosts = callbackHosts(env);
+  const callbackRetryScheduleMs = callbackRetries(env);
+  const callbackTimeoutMs = wholeNumber(env, 'WEBHOOK_CALLBACK_TIMEOUT_MS', 15_000, 1, 600_000);
 
   const givenSecret = read(env, 'WEBHOOK_KEY_SECRET');
   if (givenSecret !== undefined && givenSecret.length < 16) {
@@ -163,6 +210,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
     shutdownGraceMs,
     botTimeoutMs,
     runLeaseMs,
+    callbackAllowedHosts,
+    callbackRetryScheduleMs,
+    callbackTimeoutMs,
   };
   if (givenSecret !== undefined) return { ...base, keySecret: givenSecret, keySecretSource: { kind: 'env' } };
   if (databaseUrl !== undefined) {
@@ -242,5 +292,8 @@ export function webhookOptions(config: SampleConfig): WebhookTriggerModuleOption
     botTimeoutMs: config.botTimeoutMs,
     runLeaseMs: config.runLeaseMs,
     role: config.role,
+    callbackAllowedHosts: config.callbackAllowedHosts,
+    ...(config.callbackRetryScheduleMs !== undefined && { callbackRetryScheduleMs: config.callbackRetryScheduleMs }),
+    callbackTimeoutMs: config.callbackTimeoutMs,
   };
 }

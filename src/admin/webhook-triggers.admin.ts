@@ -298,9 +298,12 @@ export class WebhookTriggersAdmin {
     return trigger ? { ...this.toView(trigger), key } : null;
   }
 
-  /** Deletes a trigger: its URL answers 404 from now on; its runs stay in history. False when unknown. */
+  /** Deletes a trigger and its callback: its URL answers 404 from now on; its runs stay in history. False when unknown. */
   async deleteTrigger(triggerId: string): Promise<boolean> {
-    return TRIGGER_ID_PATTERN.test(triggerId) ? this.triggers.delete(triggerId) : false;
+    if (!TRIGGER_ID_PATTERN.test(triggerId) || !(await this.triggers.delete(triggerId))) return false;
+    // Its callback goes with it: deliveries still pending are not sent.
+    await this.callbackStore?.deleteCallback(triggerId);
+    return true;
   }
 
   /**

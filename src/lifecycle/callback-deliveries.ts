@@ -94,8 +94,11 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
 
   private async attempt(id: string): Promise<void> {
     const now = new Date();
-    // The lease outlasts the attempt's own timeout, so a live sender never loses a claim it is using.
-    const delivery = await this.store.claim(id, this.owner, now, new Date(now.getTime() + this.options.callbackTimeoutMs + 10_000));
+    // The lease outlasts the attempt's own timeout (which bounds DNS, connect and the answer) with room for the
+    // two writes around it, so a live sender never loses a claim it is using.
+    const timeoutMs = this.options.callbackTimeoutMs;
+    const leaseMs = timeoutMs + Math.min(10_000, Math.max(1_000, timeoutMs));
+    const delivery = await this.store.claim(id, this.owner, now, new Date(now.getTime() + leaseMs));
     if (!delivery) return;
     const callback = await this.store.findCallback(delivery.triggerId);
     if (!callback || !callback.enabled) {

@@ -7,6 +7,7 @@
  */
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { CALLBACK_DISABLED_EVENT, verifyWebhookSignature, WebhookTriggerAdminModule, type CallbackDisabledEvent } from '../../src/index.js';
+import { SqlCallbackStore } from '../../src/persistence/sql/sql-callback.store.js';
 import { EmitBot } from '../fixtures/bots.js';
 import { ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
 import { startCallbackReceiver, type CallbackReceiver, type ReceivedCallback } from '../helpers/callback-receiver.js';
@@ -117,6 +118,16 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
       expectAdminError(await post(`/triggers/${trigger.id}/callback/rotate-secret`), 404);
     });
 
+    it('removes the callback with its trigger, and a pending delivery is then not sent', async () => {
+      const { trigger } = await withCallback('slow');
+      await startRun(trigger, { ms: 300 });
+      expect((await del(`/triggers/${trigger.id}`)).status).toBe(204);
+      await sleep(600);
+      expect(receiver.received).toHaveLength(0);
+      const [logged] = await t.admin.listInvocationDeliveries((await t.admin.listInvocations('slow', 1))[0].id);
+      expect(logged).toBeUndefined(); // the run finished after the callback was gone: no delivery was stored
+    });
+
     it('answers 404 for an unknown trigger and 400 for a bad URL, a private address not allowed, or bad events', async () => {
       expectAdminError(await put('/triggers/trg_AAAAAAAAAAAAAAAA/callback', { url: `${receiver.origin}/x` }), 404);
       expectAdminError(await get('/triggers/trg_AAAAAAAAAAAAAAAA/deliveries'), 404);
@@ -140,6 +151,42 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
       );
       expectAdminError(await put(`/triggers/${trigger.id}/callback`, 'text'), 400);
       expectAdminError(await get(`/triggers/${trigger.id}/callback`), 404);
+    });
+  });
+
+  describe('claims', () => {
+    it('lets one sender hold an attempt: another is refused while its lease is fresh, and takes it once it ran out', async () => {
+      const { trigger } = await withCallback('echo');
+      await t.admin.deleteCallback(trigger.id); // nothing of this app's own sender in the way
+      const store = t.app.get(SqlCallbackStore);
+      const now = new Date();
+      const id = `dlv_${'c'.repeat(18)}${Date.now().toString(36).slice(-4)}`;
+      await store.insertDelivery({
+        id,
+        triggerId: trigger.id,
+        invocationId: 'inv_AAAAAAAAAAAAAAAAAAAAAA',
+        event: 'invocation.completed',
+        msgId: 'msg_claims',
+        body: '{}',
+        status: 'pending',
+        attempts: 0,
+        nextAttemptAt: now,
+        lastAttemptAt: null,
+        responseStatus: null,
+        latencyMs: null,
+        lastError: null,
+        createdAt: now,
+      });
+      const later = (ms: number) => new Date(now.getTime() + ms);
+      expect(await store.claim(id, 'sender-a', now, later(1_000))).toMatchObject({ id, msgId: 'msg_claims', attempts: 0 });
+      expect(await store.claim(id, 'sender-b', later(500), later(1_500))).toBeNull();
+      // sender-a died: once its lease ran out, sender-b takes the delivery, and a late write of sender-a changes nothing.
+      expect(await store.claim(id, 'sender-b', later(1_001), later(2_000))).toMatchObject({ id });
+      const attempt = { attemptedAt: later(1_002), nextAttemptAt: null, responseStatus: 200, latencyMs: 1, error: null };
+      expect(await store.recordAttempt(id, 'sender-a', { ...attempt, status: 'delivered' })).toBe(false);
+      expect(await store.recordAttempt(id, 'sender-b', { ...attempt, status: 'delivered' })).toBe(true);
+      expect(await store.findDelivery(id)).toMatchObject({ status: 'delivered', attempts: 1 });
+      expect(await store.claim(id, 'sender-c', later(10_000), later(11_000))).toBeNull(); // delivered: never claimed again
     });
   });
 
@@ -298,6 +345,44 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
       await until(async () => (await deliveries(trigger.id))[0]?.attempts === 2, 2_000, 'two attempts');
       expectAdminError(await post('/deliveries/dlv_AAAAAAAAAAAAAAAAAAAAAA/redeliver'), 404);
       expectAdminError(await post('/deliveries/nope/redeliver'), 404);
+    });
+  });
+});
+
+describe('callbacks without keySecret', () => {
+  let t: WebhookTestApp;
+  let receiver: CallbackReceiver;
+
+  beforeAll(async () => {
+    receiver = await startCallbackReceiver();
+    t = await startWebhookApp(() => undefined, {
+      options: { accounts: { acct: { credits: 100 } }, callbackAllowedHosts: ['127.0.0.1'] },
+      imports: [WebhookTriggerAdminModule.forRoot({ path: 'admin', guards: [TestAdminGuard] })],
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.close();
+  });
+
+  it('shows the secret only when it is set or rotated, and still signs with it', async () => {
+    const api = `${t.baseUrl}/admin/api`;
+    const trigger = await createTrigger(t, 'echo');
+    const set = await send('PUT', `${api}/triggers/${trigger.id}/callback`, { headers: AUTH, json: { url: `${receiver.origin}/r` } });
+    expect(set.body.secret).toMatch(/^whsec_/);
+    expect((await send('GET', `${api}/triggers/${trigger.id}/callback`, { headers: AUTH })).body).toMatchObject({
+      secret: null,
+      enabled: true,
+    });
+    const again = await send('PUT', `${api}/triggers/${trigger.id}/callback`, { headers: AUTH, json: { url: `${receiver.origin}/r2` } });
+    expect(again.body.secret).toBeNull(); // unchanged, and not shown again
+    const rotated = await send('POST', `${api}/triggers/${trigger.id}/callback/rotate-secret`, { headers: AUTH });
+    expect(rotated.body.secret).toMatch(/^whsec_/);
+    await startRun(trigger, { k: 'v' });
+    await until(() => receiver.received.length === 1, 5_000, 'the callback');
+    expect(receiver.received[0].path).toBe('/r2');
+    expect(verifyWebhookSignature(rotated.body.secret as string, receiver.received[0].headers, receiver.received[0].body)).toMatchObject({
+      type: 'invocation.completed',
     });
   });
 });

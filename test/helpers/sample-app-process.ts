@@ -34,6 +34,9 @@ const SAMPLE_APP_VARIABLES = [
   'WEBHOOK_SHUTDOWN_GRACE_MS',
   'WEBHOOK_BOT_TIMEOUT_MS',
   'WEBHOOK_RUN_LEASE_MS',
+  'WEBHOOK_CALLBACK_ALLOWED_HOSTS',
+  'WEBHOOK_CALLBACK_RETRY_MS',
+  'WEBHOOK_CALLBACK_TIMEOUT_MS',
 ];
 
 /** How long a process may take to be ready (it exits 1 at once on a bad setting). */

@@ -7,9 +7,19 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { verifyWebhookSignature } from '../../src/index.js';
+import { startCallbackReceiver } from '../helpers/callback-receiver.js';
 import { leasedRows } from '../helpers/db.js';
 import { eventually, expectError, getStatus, sleep, syncInvocation, triggerBot } from '../helpers/http.js';
-import { adminApi, freePort, killSampleApps, startSampleApp, within, type SampleAppProcess } from '../helpers/sample-app-process.js';
+import {
+  adminApi,
+  freePort,
+  killSampleApps,
+  startSampleApp,
+  stopSampleApp,
+  within,
+  type SampleAppProcess,
+} from '../helpers/sample-app-process.js';
 
 jest.setTimeout(30_000);
 
@@ -281,4 +291,66 @@ describe('crash recovery of the real process (SIGKILL, then restart)', () => {
     app.child.kill('SIGTERM');
     expect(await within(app.exited, 8_000)).not.toBeNull();
   });
+});
+
+describe('a callback delivery across a crash (SIGKILL between storing and delivering)', () => {
+  it('arrives after the restart with the same webhook-id, and is recorded delivered once', async () => {
+    const receiver = await startCallbackReceiver();
+    try {
+      const env = {
+        PORT: String(await freePort()),
+        SQLITE_PATH: join(tempDir(), 'callbacks.sqlite'),
+        ADMIN_TOKEN,
+        WEBHOOK_CALLBACK_ALLOWED_HOSTS: '127.0.0.1',
+        WEBHOOK_CALLBACK_RETRY_MS: '0,200,200',
+        // Short, so the dead sender's claim (timeout + 2 s) runs out soon after the restart.
+        WEBHOOK_CALLBACK_TIMEOUT_MS: '2000',
+      };
+      let app = await startSampleApp(env);
+      const echo = await createTrigger(app, 'echo');
+      const set = await adminApi(app, 'PUT', `/triggers/${echo.id}/callback`, { url: `${receiver.origin}/runs` });
+      expect(set.status).toBe(200);
+      const secret = set.body.secret as string;
+      // The first attempt is received but never answered: the process dies while it is being sent.
+      receiver.respond((res, call) => {
+        if (receiver.received.indexOf(call) > 0) res.writeHead(200).end();
+      });
+
+      const id = await start(echo, { text: 'survives' });
+      await eventually('the first attempt to reach the receiver', 5_000, () => (receiver.received.length === 1 ? true : undefined));
+      app.child.kill('SIGKILL');
+      expect(await within(app.exited, 5_000)).toEqual({ code: null, signal: 'SIGKILL' });
+
+      app = await startSampleApp(env);
+      await eventually('the delivery to arrive again after the restart', 20_000, () => (receiver.received.length === 2 ? true : undefined));
+      const [first, again] = receiver.received;
+      expect(again.headers['webhook-id']).toBe(first.headers['webhook-id']);
+      expect(again.body.toString()).toBe(first.body.toString());
+      const body = verifyWebhookSignature<{ type: string; data: { invocation: Record<string, unknown> } }>(
+        secret,
+        again.headers,
+        again.body,
+      );
+      expect(body.type).toBe('invocation.completed');
+      expect(body.data.invocation).toMatchObject({ id, status: 'succeeded', outputs: [{ title: 'text', message: 'survives' }] });
+
+      const log = await eventually('the delivery to be recorded delivered', 5_000, async () => {
+        const res = await adminApi(app, 'GET', `/triggers/${echo.id}/deliveries`);
+        return res.body?.[0]?.status === 'delivered' ? (res.body as Array<Record<string, unknown>>) : undefined;
+      });
+      expect(log).toHaveLength(1);
+      expect(log[0]).toMatchObject({
+        invocationId: id,
+        event: 'invocation.completed',
+        status: 'delivered',
+        responseStatus: 200,
+        attempts: 1,
+      });
+      await sleep(500);
+      expect(receiver.received).toHaveLength(2); // delivered once recorded: not sent again
+      expect(await within(stopSampleApp(app), 10_000)).not.toBeNull();
+    } finally {
+      await receiver.close();
+    }
+  }, 45_000);
 });
