@@ -117,13 +117,29 @@ export class CallbackOutbox {
     }
   }
 
+  /** The events the trigger's callback sends now (empty when it has none, or it is disabled). */
+  async eventsOf(triggerId: string): Promise<ReadonlySet<CallbackEvent>> {
+    const callback = await this.store.findCallback(triggerId);
+    return new Set(callback?.enabled ? callback.events : []);
+  }
+
   /**
-   * A terminal state change and its `invocation.completed` delivery, committed together: `change` runs in one
-   * unit of work with the delivery's insert, and the delivery is stored only when `change` returned true (it made
-   * the change). With a replaced unit of work (the host's stores, which our SQL cannot join) `change` still runs in
-   * that unit of work, and the delivery is stored right after it commits. `run` gives the run as it now is.
+   * A terminal state change and its `invocation.completed` delivery, committed together: when the trigger has a
+   * callback, `change` runs in one unit of work with the delivery's insert, and the delivery is stored only when
+   * `change` returned true (it made the change). Without a callback (one read), `change` runs as before: in a
+   * unit of work when `inUnit` (it writes more than one row), else on its own. With a replaced unit of work (the
+   * host's stores, which our SQL cannot join) `change` runs in that unit, and the delivery is stored right after
+   * it commits. `run` gives the run as it now is.
    */
-  async finish(change: (tx?: WebhookTransaction) => Promise<boolean>, run: () => CallbackInvocation): Promise<boolean> {
+  async finish(
+    change: (tx?: WebhookTransaction) => Promise<boolean>,
+    run: () => CallbackInvocation,
+    { triggerId, inUnit }: { triggerId: string; inUnit: boolean },
+  ): Promise<boolean> {
+    // A callback set between this read and the change misses this run's completion; one deleted meanwhile is
+    // read again inside the transaction (insert), so no delivery is stored for it.
+    const wanted = (await this.eventsOf(triggerId).catch(() => null))?.has('invocation.completed') ?? true;
+    if (!wanted) return inUnit ? this.unitOfWork.run(change) : change();
     let stored: string | null = null;
     const changed = await this.unitOfWork.run(async (tx) => {
       if (!(await change(tx))) return false;

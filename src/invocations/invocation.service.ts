@@ -95,7 +95,9 @@ export class InvocationService {
         return true;
       };
       const done = (): CallbackInvocation => ({ ...current, status: 'cancelled', finishedAt, error });
-      const cancelled = this.outbox ? await this.outbox.finish(change, done) : await this.unitOfWork.run(change);
+      const cancelled = this.outbox
+        ? await this.outbox.finish(change, done, { triggerId: current.triggerId, inUnit: true })
+        : await this.unitOfWork.run(change);
       if (cancelled) return this.announceCancelled(current, finishedAt);
       invocation = (await this.invocations.findById(invocationId))!; // it started meanwhile
     }
@@ -105,7 +107,8 @@ export class InvocationService {
       const change = (tx?: WebhookTransaction) =>
         this.invocations.transition(running.id, 'running', 'cancelled', { finishedAt, error }, { tx });
       const done = (): CallbackInvocation => ({ ...running, status: 'cancelled', finishedAt, error });
-      if (this.outbox ? await this.outbox.finish(change, done) : await change()) {
+      const stored = this.outbox ? await this.outbox.finish(change, done, { triggerId: running.triggerId, inUnit: false }) : await change();
+      if (stored) {
         this.executor.abort(invocation.id, RunStop.cancelled());
         return this.announceCancelled(invocation, finishedAt);
       }

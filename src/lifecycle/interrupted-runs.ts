@@ -39,7 +39,12 @@ export class InterruptedRuns {
     const { error } = RunStop.interrupted();
     const finishedAt = new Date();
     const change = (tx?: WebhookTransaction) => this.invocations.recoverInterrupted(run.id, lost, 'failed', { finishedAt, error }, tx);
-    const failed = this.outbox ? await this.outbox.finish(change, () => ({ ...run, status: 'failed', finishedAt, error })) : await change();
+    const failed = this.outbox
+      ? await this.outbox.finish(change, () => ({ ...run, status: 'failed', finishedAt, error }), {
+          triggerId: run.triggerId,
+          inUnit: false,
+        })
+      : await change();
     if (!failed) return null;
     this.logger.warn(`Run ${run.id} of bot ${run.botId} was interrupted; stored failed`);
     await this.bus.publish(run.id);

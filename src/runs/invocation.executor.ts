@@ -7,7 +7,13 @@ import { CompletionBus } from '../completion/completion-bus.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import type { WebhookTransaction } from '../persistence/unit-of-work.js';
-import type { InvocationError, InvocationRecord, InvocationStatus } from '../persistence/records.js';
+import {
+  CALLBACK_EVENTS,
+  type CallbackEvent,
+  type InvocationError,
+  type InvocationRecord,
+  type InvocationStatus,
+} from '../persistence/records.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { BOT_NOT_REGISTERED, INVALID_OUTPUTS, OUTPUTS_TOO_LARGE } from '../errors/webhook-trigger.messages.js';
 import { InvocationEvents } from '../events/invocation.events.js';
@@ -29,6 +35,10 @@ interface ActiveRun {
 }
 
 const isValidOutputs = (value: unknown): value is BotOutput[] => Array.isArray(value) && value.every(isValidOutput);
+
+const NO_EVENTS: ReadonlySet<CallbackEvent> = new Set();
+/** When the callback cannot be read, its events are tried (each delivery reads it again before it is stored). */
+const ALL_EVENTS: ReadonlySet<CallbackEvent> = new Set(CALLBACK_EVENTS);
 
 /** Keeps exactly title and message, so a bot cannot leak extra fields into responses by accident. */
 const cleanOutputs = (outputs: BotOutput[]): BotOutput[] => outputs.map(({ title, message }) => ({ title, message }));
@@ -88,7 +98,9 @@ export class InvocationExecutor {
     if (!invocation) return;
     const claimed = invocation;
     this.events.emit(invocation, 'running');
-    await this.outbox?.record('invocation.started', claimed);
+    // What the trigger's callback wants, read once per run for its started and output events (completion reads again).
+    const callbackEvents = this.outbox ? await this.outbox.eventsOf(claimed.triggerId).catch(() => ALL_EVENTS) : NO_EVENTS;
+    if (callbackEvents.has('invocation.started')) await this.outbox?.record('invocation.started', claimed);
     const controller = new AbortController();
     let finish!: () => void;
     const run: ActiveRun = { controller, finishing: false, done: new Promise<void>((resolve) => (finish = resolve)) };
@@ -97,7 +109,7 @@ export class InvocationExecutor {
     let emitted: RunOutputs | undefined;
     const emit = (output: BotOutput): Promise<boolean> => {
       if (!emitted) {
-        emitted = this.runOutputs(claimed, controller);
+        emitted = this.runOutputs(claimed, controller, callbackEvents.has('invocation.output'));
         this.emitted.set(claimed.id, emitted);
       }
       return emitted.emit(output);
@@ -121,7 +133,7 @@ export class InvocationExecutor {
     }
   }
 
-  private runOutputs(invocation: InvocationRecord, controller: AbortController): RunOutputs {
+  private runOutputs(invocation: InvocationRecord, controller: AbortController, callback: boolean): RunOutputs {
     return new RunOutputs(
       invocation.outputs ?? [],
       this.options.maxOutputBytes,
@@ -130,7 +142,7 @@ export class InvocationExecutor {
         const stored = await this.invocations.appendOutput(invocation.id, this.owner, output);
         if (stored) {
           this.events.output(invocation);
-          if (this.outbox) {
+          if (this.outbox && callback) {
             // The run's outputs up to this one: the body of its `invocation.output` callback.
             const list = this.emitted.get(invocation.id)?.list ?? [output];
             const upTo = list.indexOf(output);
@@ -204,7 +216,9 @@ export class InvocationExecutor {
       this.invocations.transition(invocation.id, 'running', outcome.status, fields, { owner: this.owner, tx });
     // With a callback, the terminal state and its `invocation.completed` delivery commit in one transaction.
     const finished = (): CallbackInvocation => ({ ...invocation, status: outcome.status, ...fields });
-    const stored = this.outbox ? await this.outbox.finish(change, finished) : await change();
+    const stored = this.outbox
+      ? await this.outbox.finish(change, finished, { triggerId: invocation.triggerId, inUnit: false })
+      : await change();
     if (!stored) {
       this.logger.debug(`Run ${invocation.id} was finished elsewhere (cancelled or recovered); this outcome was dropped`);
       return;
