@@ -28,6 +28,14 @@ export {
   IdempotencyKeyTakenError,
 } from './errors/webhook-trigger.errors.js';
 
+// For receivers of the signed completion callbacks (Standard Webhooks). The signer and the sender stay internal.
+export { WebhookVerificationError } from './errors/webhook-trigger.errors.js';
+export type { WebhookVerificationFailure } from './errors/webhook-trigger.errors.js';
+export { verifyWebhookSignature } from './callbacks/standard-webhooks.js';
+export type { VerifyWebhookOptions, WebhookHeadersInput, WebhookSecrets } from './callbacks/standard-webhooks.js';
+export { WebhookSignatureGuard } from './callbacks/webhook-signature.guard.js';
+export type { WebhookSecretSource, WebhookSignatureGuardOptions } from './callbacks/webhook-signature.guard.js';
+
 export { WebhookBot } from './bots/webhook-bot.decorator.js';
 export { WebhookBotHost } from './bots/webhook-bot-host.js';
 export type { BotContext, BotInputs, BotOutput, WebhookBotOptions } from './bots/bot.types.js';

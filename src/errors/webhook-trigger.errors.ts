@@ -176,3 +176,20 @@ export class ShuttingDownError extends WebhookTriggerError {
     super(SHUTTING_DOWN);
   }
 }
+
+/** Why a received webhook was refused (`WebhookVerificationError.reason`). */
+export type WebhookVerificationFailure =
+  'missing_headers' | 'bad_headers' | 'timestamp_too_old' | 'timestamp_too_new' | 'no_matching_signature' | 'body_not_json';
+
+/**
+ * A received webhook failed verification (`verifyWebhookSignature`): do not act on it. Not an HTTP error:
+ * the receiver decides the answer (`WebhookSignatureGuard` answers 401).
+ */
+export class WebhookVerificationError extends WebhookTriggerError {
+  constructor(
+    readonly reason: WebhookVerificationFailure,
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -89,3 +89,32 @@ export const MISSING_PACKAGE = (part: string, install: string) =>
   `WebhookTriggerModule: ${part} needs a package that is not installed: npm install ${install}`;
 export const CANNOT_CONNECT = (part: string, url: string, reason: string) =>
   `WebhookTriggerModule: ${part} could not connect to ${url} (the "redis.url" option): ${reason}`;
+
+// Signed callbacks (Standard Webhooks): receivers' verification, and the sender's refusals and failures
+export const CALLBACK_SECRET_INVALID =
+  'A webhook secret must be "whsec_" followed by the base64 of its bytes (as generated), or that base64 alone';
+export const WEBHOOK_HEADERS_MISSING = (names: string[]) => `Missing webhook header(s): ${names.join(', ')}`;
+export const WEBHOOK_HEADER_REPEATED = (name: string) => `The ${name} header appears more than once`;
+export const WEBHOOK_ID_INVALID = 'The webhook-id header must be 1–255 visible ASCII characters without "."';
+export const WEBHOOK_TIMESTAMP_INVALID = 'The webhook-timestamp header must be whole seconds since the Unix epoch';
+export const WEBHOOK_TIMESTAMP_TOO_OLD = (ageSec: number, toleranceSec: number) =>
+  `The webhook-timestamp is ${ageSec} s old, more than the ${toleranceSec} s tolerated (a replay, or a clock out of sync)`;
+export const WEBHOOK_TIMESTAMP_TOO_NEW = (aheadSec: number, toleranceSec: number) =>
+  `The webhook-timestamp is ${aheadSec} s in the future, more than the ${toleranceSec} s tolerated (a clock out of sync)`;
+export const WEBHOOK_NO_V1_SIGNATURE = 'The webhook-signature header holds no "v1," signature';
+export const WEBHOOK_SIGNATURE_MISMATCH =
+  'No signature in webhook-signature matches the body with this secret (a wrong secret, or a body changed on the way: verify the raw bytes as received, not re-serialized JSON)';
+export const WEBHOOK_BODY_NOT_JSON = 'The webhook signature is valid but the body is not JSON';
+export const WEBHOOK_RAW_BODY_MISSING =
+  'WebhookSignatureGuard needs the raw request body to verify the signature, and req.rawBody is not set: create the app with NestFactory.create(AppModule, { rawBody: true }) (Express or Fastify), or give this route a raw body parser';
+export const CALLBACK_URL_INVALID = (problem: string) => `Invalid callback URL: ${problem}`;
+export const CALLBACK_ADDRESS_REFUSED = (host: string, address: string, kind: string) =>
+  `The callback host "${host}" ${host === address ? 'is' : `resolves to ${address}, which is`} a ${kind} address; only public addresses are called unless the host is in allowedHosts`;
+export const CALLBACK_TIMEOUT = (ms: number) => `The callback receiver did not answer within ${ms} ms`;
+export const CALLBACK_REDIRECT = (status: number, location: string | undefined) =>
+  `The callback receiver answered ${status} (a redirect${location ? ` to ${location.slice(0, 200)}` : ''}); redirects are not followed: update the callback URL`;
+export const CALLBACK_STATUS = (status: number) => `The callback receiver answered ${status}`;
+export const CALLBACK_GONE = 'The callback receiver answered 410 Gone: it wants no more callbacks';
+export const CALLBACK_NETWORK = (reason: string) => `The callback could not be delivered: ${reason}`;
+export const WEBHOOK_BODY_UNREADABLE = (type: string | undefined) =>
+  `The webhook body (Content-Type ${type ? `"${type.slice(0, 100)}"` : 'missing'}) was not read raw, so its signature cannot be checked; webhooks are sent as application/json`;
