@@ -1,11 +1,12 @@
 /**
  * Signed callbacks end to end (docs/callbacks.md): the admin API's callback contract over real HTTP, and
  * deliveries from the outbox to a real local receiver (node:http on 127.0.0.1, opened with
- * callbackAllowedHosts), verified with verifyWebhookSignature: the completed event with the run's body, started
+ * callbackAllowedHosts), verified with verifyWebhookSignature (and the standardwebhooks package): the completed event with the run's body, started
  * and output events, retries by a short schedule (500, time-out, 429 with Retry-After), 410 and a run of failed
  * deliveries disabling the callback (with its event), redeliver, and SSRF refusals at PUT.
  */
 import { EventEmitter2 } from '@nestjs/event-emitter';
+import { Webhook } from 'standardwebhooks';
 import { CALLBACK_DISABLED_EVENT, verifyWebhookSignature, WebhookTriggerAdminModule, type CallbackDisabledEvent } from '../../src/index.js';
 import { SqlCallbackStore } from '../../src/persistence/sql/sql-callback.store.js';
 import { EmitBot } from '../fixtures/bots.js';
@@ -199,6 +200,8 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
       expect(call).toMatchObject({ method: 'POST', path: '/hooks/runs' });
       expect(call.headers['webhook-id']).toMatch(/^msg_/);
       const body = verified(call, secret);
+      // The standardwebhooks package, an independent oracle, verifies it too.
+      expect(new Webhook(secret).verify(call.body.toString(), call.headers as Record<string, string>)).toEqual(body);
       expect(body).toEqual({
         type: 'invocation.completed',
         timestamp: ISO,
