@@ -58,9 +58,13 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     this.started = false;
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
-    // Attempts in flight finish (each is bounded by the timeout) before the database closes; one cut off holds
-    // its delivery until the lease runs out, then another sender takes it.
-    await Promise.allSettled([...this.inFlight.values(), ...(this.sweeping ? [this.sweeping] : [])]);
+    // Attempts in flight may finish (each is bounded by its timeout) within the shutdown grace, before the database
+    // closes; one cut off holds its delivery until the lease runs out, then another sender (or the next start) sends it.
+    const inFlight = Promise.allSettled([...this.inFlight.values(), ...(this.sweeping ? [this.sweeping] : [])]);
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, this.options.shutdownGraceMs)));
+    await Promise.race([inFlight, grace]);
+    clearTimeout(timer);
   }
 
   /** Takes every due delivery nobody holds; one sweep at a time. */
@@ -87,7 +91,10 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
       this.timers.delete(id);
     }
     const attempt = this.attempt(id)
-      .catch((error: unknown) => this.logger.error(`Callback delivery ${id} failed unexpectedly: ${String(error)}`))
+      .catch((error: unknown) => {
+        // Cut off by the app's own shutdown (the database closed under it): the lease hands it over later.
+        if (!this.shutdown.isShuttingDown) this.logger.error(`Callback delivery ${id} failed unexpectedly: ${String(error)}`);
+      })
       .finally(() => this.inFlight.delete(id));
     this.inFlight.set(id, attempt);
   }

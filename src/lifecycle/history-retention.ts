@@ -1,4 +1,5 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { SqlCallbackStore } from '../persistence/sql/sql-callback.store.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
@@ -7,7 +8,7 @@ import { ShutdownState } from './shutdown.state.js';
 const HOUR_MS = 60 * 60 * 1000;
 const DAY_MS = 24 * HOUR_MS;
 
-/** Deletes finished runs older than `historyRetentionDays`, at startup and then hourly. */
+/** Deletes finished runs (and finished callback deliveries) older than `historyRetentionDays`, at startup and then hourly. */
 @Injectable()
 export class HistoryRetention implements OnApplicationBootstrap {
   private readonly logger = new Logger(LOG_CONTEXT);
@@ -16,6 +17,7 @@ export class HistoryRetention implements OnApplicationBootstrap {
     private readonly invocations: InvocationRepository,
     private readonly shutdown: ShutdownState,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+    @Optional() private readonly callbacks?: SqlCallbackStore,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -28,7 +30,10 @@ export class HistoryRetention implements OnApplicationBootstrap {
   async sweep(now = Date.now()): Promise<number> {
     if (this.options.historyRetentionDays === 0) return 0; // 0 keeps every run
     try {
-      const deleted = await this.invocations.deleteFinishedBefore(new Date(now - this.options.historyRetentionDays * DAY_MS));
+      const before = new Date(now - this.options.historyRetentionDays * DAY_MS);
+      const deleted = await this.invocations.deleteFinishedBefore(before);
+      // Callback deliveries go with the runs they reported (those still pending stay until sent or given up).
+      await this.callbacks?.deleteFinishedBefore(before);
       if (deleted > 0) this.logger.log(`Deleted ${deleted} finished run(s) older than ${this.options.historyRetentionDays} days`);
       return deleted;
     } catch (error) {

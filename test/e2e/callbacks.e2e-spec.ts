@@ -8,6 +8,7 @@
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Webhook } from 'standardwebhooks';
 import { CALLBACK_DISABLED_EVENT, verifyWebhookSignature, WebhookTriggerAdminModule, type CallbackDisabledEvent } from '../../src/index.js';
+import { HistoryRetention } from '../../src/lifecycle/history-retention.js';
 import { SqlCallbackStore } from '../../src/persistence/sql/sql-callback.store.js';
 import { EmitBot } from '../fixtures/bots.js';
 import { ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
@@ -387,5 +388,12 @@ describe('callbacks without keySecret', () => {
     expect(verifyWebhookSignature(rotated.body.secret as string, receiver.received[0].headers, receiver.received[0].body)).toMatchObject({
       type: 'invocation.completed',
     });
+  });
+
+  it('deletes finished deliveries with the runs they reported (historyRetentionDays)', async () => {
+    const trigger = (await t.admin.listTriggers('echo'))[0];
+    await until(async () => (await t.admin.listDeliveries(trigger.id))?.[0]?.status === 'delivered', 2_000, 'delivered');
+    await t.app.get(HistoryRetention).sweep(Date.now() + 31 * 24 * 60 * 60 * 1000);
+    expect(await t.admin.listDeliveries(trigger.id)).toEqual([]);
   });
 });

@@ -198,10 +198,11 @@ export class SqlCallbackStore {
 
   /** Makes a delivery due again now, whatever its status (the admin's redeliver); false when unknown. */
   async redeliver(id: string, now: Date): Promise<boolean> {
-    const { changes } = await this.db.write(
-      `UPDATE webhook_callback_deliveries SET status = 'pending', next_attempt_at = ?, owner = NULL, lease_expires_at = NULL WHERE id = ?`,
-      [now.getTime(), id],
-    );
+    // The claim is left as it is: an attempt in flight keeps it, so no second sender starts the same delivery.
+    const { changes } = await this.db.write(`UPDATE webhook_callback_deliveries SET status = 'pending', next_attempt_at = ? WHERE id = ?`, [
+      now.getTime(),
+      id,
+    ]);
     return changes === 1;
   }
 
@@ -213,6 +214,15 @@ export class SqlCallbackStore {
       [now.getTime(), now.getTime(), limit],
     );
     return rows.map((r) => String(r.id as string));
+  }
+
+  /** Deletes delivered and failed deliveries created before `before` (retention); returns how many. */
+  async deleteFinishedBefore(before: Date): Promise<number> {
+    const { changes } = await this.db.write(
+      `DELETE FROM webhook_callback_deliveries WHERE created_at < ? AND status IN ('delivered', 'failed')`,
+      [before.getTime()],
+    );
+    return changes;
   }
 
   /** A trigger's deliveries, newest first (without their bodies). */
