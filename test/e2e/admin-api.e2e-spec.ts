@@ -319,6 +319,17 @@ describeOnEveryAdapter('admin API', ({ makeAdapter }) => {
       expectAdminError(await get('/accounts/csrf', cookie), 404);
     });
 
+    it("refuses a cross-site cookie change of a trigger's callback (a forged form cannot aim the server at a URL)", async () => {
+      const trigger = await createTrigger('echo', 'csrf callback');
+      const url = 'https://attacker.example/collect';
+      expectAdminError(await put(`/triggers/${trigger.id}/callback`, { url }, cookie), 403);
+      expectAdminError(
+        await put(`/triggers/${trigger.id}/callback`, { url }, { ...cookie, 'X-Webhook-Admin': '1', Origin: 'https://evil.example' }),
+        403,
+      );
+      expect(await t.admin.getCallback(trigger.id)).toBeNull();
+    });
+
     it('accepts a same-origin cookie change with the header, and reads without it', async () => {
       const origin = t.baseUrl;
       const res = await put(
@@ -415,6 +426,10 @@ describeOnEveryAdapter('admin API, read-only, under a global prefix', ({ makeAda
       ['POST', `/invocations/${run}/replay`, undefined],
       ['POST', `/invocations/${run}/cancel`, undefined],
       ['PUT', '/accounts/acct/credits', { credits: 999 }],
+      ['PUT', `/triggers/${trigger.id}/callback`, { url: 'https://receiver.example.com/runs' }],
+      ['DELETE', `/triggers/${trigger.id}/callback`, undefined],
+      ['POST', `/triggers/${trigger.id}/callback/rotate-secret`, undefined],
+      ['POST', '/deliveries/dlv_AAAAAAAAAAAAAAAAAAAAAA/redeliver', undefined],
     ];
     for (const [method, path, json] of changes) {
       const res = await send(method, `${api}${path}`, { headers: AUTH, json });
@@ -424,6 +439,8 @@ describeOnEveryAdapter('admin API, read-only, under a global prefix', ({ makeAda
     expect(await t.admin.listTriggers('echo')).toHaveLength(1);
     expect((await t.admin.viewTrigger(trigger.id))?.id).toBe(trigger.id);
     expect((await t.admin.getCredits('acct'))?.credits).toBe(9);
+    expect(await t.admin.getCallback(trigger.id)).toBeNull();
+    expectAdminError(await send('GET', `${api}/triggers/${trigger.id}/callback`, { headers: AUTH }), 404); // reads still answer
   });
 
   it('renders the page for the prefixed mount', async () => {
