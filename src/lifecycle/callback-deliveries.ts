@@ -35,6 +35,8 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private started = false;
   private sweeping: Promise<void> | null = null;
+  /** More may be due than this process took: the last sweep's batch was full, or a delivery was turned away. */
+  private backlog = false;
 
   constructor(
     private readonly store: SqlCallbackStore,
@@ -49,7 +51,9 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     // API nodes store deliveries (cancel, redeliver) but leave sending to the processes that run bots.
     if (this.options.role === 'api') return;
     this.started = true;
-    this.outbox.onStored((id) => this.deliver(id));
+    // A first attempt delayed by the schedule gets its timer; the usual 0 is sent at once.
+    const first = this.options.callbackRetryScheduleMs[0] ?? 0;
+    this.outbox.onStored((id) => (first > 0 ? this.later(id, first) : this.deliver(id)));
     await this.sweep();
     this.shutdown.every(CALLBACK_SWEEP_MS, () => this.sweep());
   }
@@ -77,14 +81,22 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private async sweepOnce(): Promise<void> {
-    const room = MAX_IN_FLIGHT - this.inFlight.size;
+    const room = Math.min(MAX_IN_FLIGHT - this.inFlight.size, SWEEP_BATCH);
     if (room <= 0) return;
-    for (const id of await this.store.listDue(new Date(), Math.min(room, SWEEP_BATCH))) this.deliver(id);
+    const due = await this.store.listDue(new Date(), room);
+    // A full batch means more may be due (a backlog after an outage): each attempt that ends sweeps again, so the
+    // backlog drains at MAX_IN_FLIGHT attempts at a time rather than one batch per sweep interval.
+    this.backlog = due.length === room;
+    for (const id of due) this.deliver(id);
   }
 
   /** One attempt of a delivery, if it is due and nobody else holds it; never throws. */
   deliver(id: string): void {
-    if (!this.started || this.shutdown.isShuttingDown || this.inFlight.has(id) || this.inFlight.size >= MAX_IN_FLIGHT) return;
+    if (!this.started || this.shutdown.isShuttingDown || this.inFlight.has(id)) return;
+    if (this.inFlight.size >= MAX_IN_FLIGHT) {
+      this.backlog = true; // taken by the sweep that the next attempt to end starts
+      return;
+    }
     const timer = this.timers.get(id);
     if (timer) {
       clearTimeout(timer);
@@ -95,7 +107,10 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
         // Cut off by the app's own shutdown (the database closed under it): the lease hands it over later.
         if (!this.shutdown.isShuttingDown) this.logger.error(`Callback delivery ${id} failed unexpectedly: ${String(error)}`);
       })
-      .finally(() => this.inFlight.delete(id));
+      .finally(() => {
+        this.inFlight.delete(id);
+        if (this.backlog) void this.sweep();
+      });
     this.inFlight.set(id, attempt);
   }
 

@@ -18,6 +18,7 @@ import {
   createTrigger,
   describeOnEveryAdapterAndDatabase,
   startWebhookApp,
+  UNTHROTTLED,
   type TestTrigger,
   type WebhookTestApp,
 } from '../helpers/webhook-app.js';
@@ -50,6 +51,7 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
       options: {
         keySecret: 'callbacks-test-secret-0123456789',
         accounts: { acct: { credits: 10_000 } },
+        rateLimits: UNTHROTTLED,
         callbackAllowedHosts: ['127.0.0.1'],
         callbackRetryScheduleMs: SCHEDULE,
         callbackDisableAfterFailures: 2,
@@ -332,6 +334,16 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
       await until(async () => (await get(`/triggers/${trigger.id}/callback`)).body.enabled === false, 5_000, 'disabled');
       expect(receiver.received).toHaveLength(2 * SCHEDULE.length);
       expect(disabled).toContainEqual(expect.objectContaining({ triggerId: trigger.id, consecutiveFailures: 2 }));
+    });
+
+    it('keeps sending past its in-flight bound: 40 slow deliveries arrive without waiting for the sweep', async () => {
+      const { trigger } = await withCallback('echo');
+      receiver.respond((res) => setTimeout(() => res.writeHead(200).end(), 300));
+      const started = Date.now();
+      await Promise.all(Array.from({ length: 40 }, (_, i) => startRun(trigger, { i: String(i) })));
+      await until(() => receiver.received.length === 40, 4_000, '40 callbacks');
+      expect(Date.now() - started).toBeLessThan(2_500); // 32 at a time, 300 ms each; the sweep runs only every 5 s
+      await until(async () => (await deliveries(trigger.id)).every((d) => d.status === 'delivered'), 2_000, 'all delivered');
     });
 
     it('redelivers a delivery with the same webhook-id and body (202), and 404 for an unknown one', async () => {
