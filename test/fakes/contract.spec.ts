@@ -487,6 +487,23 @@ describe.each([
       expect(await s.accounts.getBalance('acct')).toBe(3);
     });
 
+    it("undoes a failed unit's recovery of an interrupted run, and commits a good one's", async () => {
+      const run = newInvocation();
+      await s.invocations.insert(run);
+      await s.invocations.markRunning(run.id, at(1), 'dead-worker', at(2));
+      await expect(
+        s.unitOfWork.run(async (tx) => {
+          expect(await s.invocations.recoverInterrupted(run.id, { owner: 'dead-worker' }, 'failed', { finishedAt: at(3) }, tx)).toBe(true);
+          throw new Error('the delivery insert failed');
+        }),
+      ).rejects.toThrow('the delivery insert failed');
+      expect(await s.invocations.findById(run.id)).toMatchObject<Partial<InvocationRecord>>({ status: 'running', finishedAt: null });
+      await s.unitOfWork.run((tx) =>
+        s.invocations.recoverInterrupted(run.id, { owner: 'dead-worker' }, 'failed', { finishedAt: at(3) }, tx),
+      );
+      expect(await s.invocations.findById(run.id)).toMatchObject<Partial<InvocationRecord>>({ status: 'failed', finishedAt: at(3) });
+    });
+
     it('rolls back only the failed unit of several running at once', async () => {
       await s.accounts.setBalance('acct', 10);
       const kept = [newInvocation(), newInvocation()];

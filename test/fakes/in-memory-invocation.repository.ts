@@ -141,15 +141,23 @@ export class InMemoryInvocationRepository extends InvocationRepository {
       .map(toRecord);
   }
 
-  recoverInterrupted(id: string, lost: LostRun, to: 'queued' | 'failed', fields: InvocationTransition): Promise<boolean> {
-    return this.database.write(undefined, () => {
+  recoverInterrupted(
+    id: string,
+    lost: LostRun,
+    to: 'queued' | 'failed',
+    fields: InvocationTransition,
+    tx?: WebhookTransaction,
+  ): Promise<boolean> {
+    return this.database.write(tx, (unit) => {
       const row = this.rows.get(id);
       if (!row || row.status !== 'running') return false;
       const stillLost = 'owner' in lost ? row.owner === lost.owner : isLeaseExpired(row, lost.leaseExpiredBefore);
       if (!stillLost) return false;
-      setState(row, to, fields);
-      // Back in the queue: the run has not started and nobody holds it.
-      if (to === 'queued') Object.assign(row, { startedAt: null, owner: null, leaseExpiresAt: null });
+      this.change(unit, row, (r) => {
+        setState(r, to, fields);
+        // Back in the queue: the run has not started and nobody holds it.
+        if (to === 'queued') Object.assign(r, { startedAt: null, owner: null, leaseExpiresAt: null });
+      });
       return true;
     });
   }
