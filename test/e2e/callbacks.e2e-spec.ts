@@ -5,12 +5,24 @@
  * and output events, retries by a short schedule (500, time-out, 429 with Retry-After), 410 and a run of failed
  * deliveries disabling the callback (with its event), redeliver, and SSRF refusals at PUT.
  */
+import { Injectable } from '@nestjs/common';
 import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Webhook } from 'standardwebhooks';
-import { CALLBACK_DISABLED_EVENT, verifyWebhookSignature, WebhookTriggerAdminModule, type CallbackDisabledEvent } from '../../src/index.js';
+import {
+  CALLBACK_DISABLED_EVENT,
+  verifyWebhookSignature,
+  WebhookTriggerAdminModule,
+  type CallbackDisabledEvent,
+  type WebhookTriggerModuleExtras,
+  type WebhookTriggerModuleOptions,
+} from '../../src/index.js';
 import { HistoryRetention } from '../../src/lifecycle/history-retention.js';
 import { SqlCallbackStore } from '../../src/persistence/sql/sql-callback.store.js';
 import { EmitBot } from '../fixtures/bots.js';
+import { InMemoryCreditAccounts, InMemoryCreditLedger } from '../fakes/in-memory-credit-ledger.js';
+import { InMemoryWebhookDatabase } from '../fakes/in-memory-database.js';
+import { InMemoryInvocationRepository } from '../fakes/in-memory-invocation.repository.js';
+import { InMemoryUnitOfWork } from '../fakes/in-memory-unit-of-work.js';
 import { ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
 import { startCallbackReceiver, type CallbackReceiver, type ReceivedCallback } from '../helpers/callback-receiver.js';
 import { expectAdminError, ISO, send, sleep, startRun, syncUntilFinished, until } from '../helpers/http.js';
@@ -407,5 +419,67 @@ describe('callbacks without keySecret', () => {
     await until(async () => (await t.admin.listDeliveries(trigger.id))?.[0]?.status === 'delivered', 2_000, 'delivered');
     await t.app.get(HistoryRetention).sweep(Date.now() + 31 * 24 * 60 * 60 * 1000);
     expect(await t.admin.listDeliveries(trigger.id)).toEqual([]);
+  });
+});
+
+/** A host's own stores (the in-memory fakes, on one database), which the module's SQL cannot join. */
+const hostDatabase = new InMemoryWebhookDatabase();
+@Injectable()
+class HostUnitOfWork extends InMemoryUnitOfWork {
+  constructor() {
+    super(hostDatabase);
+  }
+}
+@Injectable()
+class HostInvocations extends InMemoryInvocationRepository {
+  constructor() {
+    super(hostDatabase);
+  }
+}
+@Injectable()
+class HostLedger extends InMemoryCreditLedger {
+  constructor() {
+    super(hostDatabase);
+  }
+}
+@Injectable()
+class HostAccounts extends InMemoryCreditAccounts {
+  constructor() {
+    super(hostDatabase);
+  }
+}
+
+describe("callbacks with the host's own stores (a replaced unit of work)", () => {
+  let t: WebhookTestApp;
+  let receiver: CallbackReceiver;
+
+  beforeAll(async () => {
+    receiver = await startCallbackReceiver();
+    t = await startWebhookApp(() => undefined, {
+      options: {
+        accounts: { acct: { credits: 100 } },
+        callbackAllowedHosts: ['127.0.0.1'],
+        // Extras go into forRoot({...}) beside the options, as a host writes them.
+        ...({
+          unitOfWork: HostUnitOfWork,
+          invocationRepository: HostInvocations,
+          creditLedger: HostLedger,
+          creditAccounts: HostAccounts,
+        } satisfies WebhookTriggerModuleExtras as WebhookTriggerModuleOptions),
+      },
+    });
+  });
+  afterAll(async () => {
+    await t.close();
+    await receiver.close();
+  });
+
+  it("stores the completion right after the run is finished in the host's unit of work, and delivers it", async () => {
+    const trigger = await createTrigger(t, 'echo');
+    const callback = await t.admin.setCallback(trigger.id, { url: `${receiver.origin}/host` });
+    const id = await startRun(trigger, { from: 'host stores' });
+    await until(() => receiver.received.length === 1, 5_000, 'the callback');
+    const body = verifyWebhookSignature<Body>(callback!.secret!, receiver.received[0].headers, receiver.received[0].body);
+    expect(body.data.invocation).toMatchObject({ id, status: 'succeeded', outputs: [{ title: 'from', message: 'host stores' }] });
   });
 });
