@@ -73,6 +73,8 @@ class ClusterNodeModule {
           role: config.role,
           rateLimits: UNTHROTTLED,
           syncTimeoutMs: 600_000,
+          // The wake-up measurement's callback receiver listens on 127.0.0.1 in the orchestrator.
+          callbackAllowedHosts: ['127.0.0.1'],
           runner: redisLib.BullMqBotRunner,
           rateLimitStorage: redisLib.RedisRateLimitStorage,
           ...(config.bus === 'redis' ? { completionBus: redisLib.RedisCompletionBus } : {}),

@@ -9,7 +9,8 @@
 // Every set-up gets a fresh scratch PostgreSQL database and its own Redis key prefix, both removed when
 // it ends (also on SIGINT/SIGTERM). PostgreSQL or Redis not answering fails the phase (exit 1).
 import { randomBytes } from 'node:crypto';
-import { Agent } from 'node:http';
+import { Agent, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import Redis from 'ioredis';
 import { Client } from 'pg';
 import { Contender } from './contender.js';
@@ -73,6 +74,42 @@ export interface WakeFigures {
   storedToDone: Stats;
   /** ms, from sending the trigger POST to having the whole sync answer (includes the bot's sleep). */
   triggerToAnswer: Stats;
+  /**
+   * ms, from the outcome being committed to its signed `invocation.completed` callback having arrived at a loopback
+   * receiver (node:http in this process, answering 204), sent by the process that ran the bot.
+   */
+  storedToCallback: Stats;
+}
+
+/** A loopback callback receiver: when each run's `invocation.completed` arrived, on our clock. */
+async function startCallbackReceiver(): Promise<{ url: string; arrived: Map<string, number>; close: () => Promise<void> }> {
+  const arrived = new Map<string, number>();
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const at = now();
+      let id: unknown;
+      try {
+        id = (JSON.parse(Buffer.concat(chunks).toString()) as { data?: { invocation?: { id?: unknown } } }).data?.invocation?.id;
+      } catch {
+        id = undefined;
+      }
+      if (typeof id === 'string' && !arrived.has(id)) arrived.set(id, at);
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/runs`,
+    arrived,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
 }
 
 interface Stats {
@@ -486,15 +523,26 @@ async function measureWake(
     return { id, sentAt, answer, stream, skew };
   };
   const samples: Sample[] = [];
+  // The short trigger gets a callback to a loopback receiver (written as the admin would store it, secret in clear:
+  // the nodes have no keySecret), so each sample also measures stored → callback delivered.
+  const receiver = await startCallbackReceiver();
+  await pg.query(
+    `INSERT INTO webhook_callbacks (trigger_id, url, events, secret, enabled, consecutive_failures, disabled_reason, created_at, updated_at) ` +
+      `VALUES ($1, $2, 'invocation.completed', $3, 1, 0, NULL, $4, $4) ON CONFLICT (trigger_id) DO UPDATE SET url = EXCLUDED.url`,
+    [t.id, receiver.url, `whsec_${randomBytes(32).toString('base64')}`, Date.now()],
+  );
   try {
     await Promise.all(nodes.all.map((c) => c.call('record', { on: true })));
     for (let i = 0; i < 10; i++) await once(); // warm the path and the connections
     await Promise.all(nodes.all.map((c) => c.call('times')));
     for (let i = 0; i < s.samples; i++) samples.push(await once());
+    await until("every sample's callback arrived", () => Promise.resolve(samples.every((x) => receiver.arrived.has(x.id))), 30_000);
   } finally {
     for (const a of agents.values()) a.destroy();
     streamAgent.destroy();
     await Promise.all(nodes.all.map((c) => c.call('record', { on: false }).catch(() => undefined)));
+    await pg.query('DELETE FROM webhook_callbacks WHERE trigger_id = $1', [t.id]).catch(() => undefined);
+    await receiver.close();
   }
 
   // Every process's records, on our clock.
@@ -524,6 +572,7 @@ async function measureWake(
   const finishedAtToAnswer: number[] = [];
   const returnToAnswer: number[] = [];
   const storedToDone: number[] = [];
+  const storedToCallback: number[] = [];
   const triggerToAnswer: number[] = [];
   let notWaiting = 0;
   for (const x of samples) {
@@ -535,6 +584,8 @@ async function measureWake(
     if (!nodes.runners.some((r) => String(r.pid) === pidOfOwner(row.owner)))
       throw new Error(`wake-up: run ${x.id} was executed by ${row.owner}, not by a worker`);
     triggerToAnswer.push(x.answer.at - x.sentAt);
+    // Sent by the worker itself, whether or not a sync was waiting.
+    storedToCallback.push(receiver.arrived.get(x.id)! - st);
     if (arr > st) {
       // The run was already stored when the sync came in: answered from the row, not woken.
       notWaiting++;
@@ -555,6 +606,7 @@ async function measureWake(
     returnToAnswer: stats(returnToAnswer),
     storedToDone: stats(storedToDone),
     triggerToAnswer: stats(triggerToAnswer),
+    storedToCallback: stats(storedToCallback),
   };
 }
 
@@ -642,6 +694,7 @@ export async function runCluster(s: ClusterSettings, script: string, flags: stri
         const w = await measureWake(nodes, nodes.http[0], nodes.http[0], scratch.pg, s);
         log(`    stored→answer p50 ${w.storedToAnswer.p50.toFixed(2)} ms, p99 ${w.storedToAnswer.p99.toFixed(2)} ms`);
         log(`    stored→stream done p50 ${w.storedToDone.p50.toFixed(2)} ms, p99 ${w.storedToDone.p99.toFixed(2)} ms`);
+        log(`    stored→callback delivered p50 ${w.storedToCallback.p50.toFixed(2)} ms, p99 ${w.storedToCallback.p99.toFixed(2)} ms`);
         return w;
       },
     );
@@ -666,6 +719,9 @@ export async function runCluster(s: ClusterSettings, script: string, flags: stri
         );
         log(
           `    stored→stream done p50 ${result.clusterWake.storedToDone.p50.toFixed(2)} ms, p99 ${result.clusterWake.storedToDone.p99.toFixed(2)} ms`,
+        );
+        log(
+          `    stored→callback delivered p50 ${result.clusterWake.storedToCallback.p50.toFixed(2)} ms, p99 ${result.clusterWake.storedToCallback.p99.toFixed(2)} ms`,
         );
       } catch (e) {
         result.failures.clusterWake = errorText(e);
@@ -804,6 +860,22 @@ export function clusterRows(r: ClusterResult, s: ClusterSettings): Row[] {
     value: w?.storedToDone.p99 ?? null,
     unit: 'ms',
     ...base(b?.storedToDone.p99),
+    failure: wkFailure,
+  });
+  rows.push({
+    section: wk,
+    figure: 'run stored→callback delivered p50 (loopback receiver)',
+    value: w?.storedToCallback.p50 ?? null,
+    unit: 'ms',
+    ...base(b?.storedToCallback.p50),
+    failure: wkFailure,
+  });
+  rows.push({
+    section: wk,
+    figure: 'run stored→callback delivered p99 (loopback receiver)',
+    value: w?.storedToCallback.p99 ?? null,
+    unit: 'ms',
+    ...base(b?.storedToCallback.p99),
     failure: wkFailure,
   });
   rows.push({
