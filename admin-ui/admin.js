@@ -1085,6 +1085,14 @@ function callbackSection(scope, trigger, deliveries) {
       urlInput.setAttribute('aria-invalid', 'true');
       fill(errorEl, alertEl(text));
     };
+    if (onCancel) {
+      form.addEventListener('keydown', (event) => {
+        if (event.key === 'Escape') {
+          event.preventDefault();
+          onCancel();
+        }
+      });
+    }
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       errorEl.replaceChildren();
@@ -1206,6 +1214,8 @@ function deliveriesSection(scope, { path, level, caption, empty, live }) {
   let pollDelay = POLL_MIN_MS;
   let closeLive = null;
   let soon = null;
+  let shown = null; // the list as last drawn (JSON)
+  let refocus = null; // a selector to focus in the next drawing
 
   const stopTimer = () => {
     if (timer) clearTimeout(timer);
@@ -1224,6 +1234,7 @@ function deliveriesSection(scope, { path, level, caption, empty, live }) {
       list = await api('GET', path);
     } catch (error) {
       if (!scope.alive || n !== seq) return;
+      shown = null;
       fill(listArea, alertEl(errorText(error)));
       return;
     }
@@ -1234,17 +1245,25 @@ function deliveriesSection(scope, { path, level, caption, empty, live }) {
   }
 
   function show(list) {
+    const drawn = JSON.stringify(list);
+    if (drawn === shown) return; // a re-read that found nothing new leaves the table (and focus) alone
+    shown = drawn;
     if (list.length === 0) {
       fill(listArea, h('p', { class: 'empty' }, empty));
       return;
     }
-    // Focus on a Redeliver button survives the table being drawn again.
-    const focused = listArea.contains(document.activeElement) ? document.activeElement.dataset.deliveryId : null;
+    // Focus on a row's link or Redeliver button (or on the one just pressed) survives the table being drawn again.
+    const active = document.activeElement;
+    const focused =
+      active && listArea.contains(active) && active.dataset.deliveryId
+        ? `${active.tagName.toLowerCase()}[data-delivery-id="${CSS.escape(active.dataset.deliveryId)}"]`
+        : refocus;
+    refocus = null;
     const t = dataTable(caption, columns);
     for (const d of list) {
       const cells = [
         h('code', {}, d.event),
-        ...(withInvocation ? [h('a', { href: runHref(d.invocationId), class: 'mono' }, d.invocationId)] : []),
+        ...(withInvocation ? [h('a', { href: runHref(d.invocationId), class: 'mono', 'data-delivery-id': d.id }, d.invocationId)] : []),
         badge(d.status),
         num(d.attempts),
         responseCell(d),
@@ -1266,7 +1285,7 @@ function deliveriesSection(scope, { path, level, caption, empty, live }) {
       t.tbody.append(tr);
     }
     fill(listArea, h('div', { class: 'table-wrap' }, t.table));
-    if (focused) focusEl(listArea.querySelector(`button[data-delivery-id="${CSS.escape(focused)}"]`) || title);
+    if (focused) focusEl(listArea.querySelector(focused) || title);
   }
 
   /** While a delivery is pending and due within a minute, reads the log again after it is due. */
@@ -1301,16 +1320,26 @@ function deliveriesSection(scope, { path, level, caption, empty, live }) {
   async function redeliver(d, button) {
     errors.clear();
     status.textContent = '';
+    // A disabled button loses focus: the redrawn table gives it back to this row's button.
+    if (document.activeElement === button) refocus = `button[data-delivery-id="${CSS.escape(d.id)}"]`;
     button.disabled = true;
     try {
       await api('POST', `/deliveries/${encodeURIComponent(d.id)}/redeliver`);
       if (!scope.alive) return;
       status.textContent = `Redelivering ${d.event} of ${d.invocationId}: it is sent again at once.`;
       await refresh();
+      // Still there: the log was not drawn again (unchanged, or its read failed).
+      if (scope.alive && button.isConnected) {
+        refocus = null;
+        button.disabled = false;
+        if (document.activeElement === document.body) focusEl(button);
+      }
     } catch (error) {
       if (!scope.alive) return;
+      refocus = null;
       button.disabled = false;
       errors.show(error);
+      if (document.activeElement === document.body) focusEl(button);
     }
   }
 

@@ -110,6 +110,10 @@ describeInBrowser('callback screens in a browser', () => {
     return runId ? rows.filter({ has: page.getByRole('link', { name: runId, exact: true }) }) : rows;
   };
 
+  /** Whether the element has the keyboard focus. */
+  const isFocused = (locator: Locator): Promise<boolean> =>
+    locator.evaluate((el: { matches(selector: string): boolean }) => el.matches(':focus'));
+
   /** The cell of a row under a column (the cells carry their column's label). */
   const cell = (row: Locator, column: string): Locator => row.locator(`td[data-label="${column}"]`);
 
@@ -169,7 +173,7 @@ describeInBrowser('callback screens in a browser', () => {
           await callback.getByRole('button', { name: 'Save callback' }).click();
           await callback.getByRole('alert').filter({ hasText: 'Invalid callback URL: 10.0.0.1 is a private address' }).waitFor(SHOWN);
           expect(await urlField.getAttribute('aria-invalid')).toBe('true');
-          expect(await urlField.evaluate((el: { matches(s: string): boolean }) => el.matches(':focus'))).toBe(true);
+          expect(await isFocused(urlField)).toBe(true);
           await checkScreen(page, adapterName, 'callback-refused');
           expect((await send('GET', `${t.baseUrl}/admin/api/triggers/${trigger.id}/callback`, { headers: AUTH })).status).toBe(404);
 
@@ -238,8 +242,13 @@ describeInBrowser('callback screens in a browser', () => {
           expect(rotated).toMatch(/^whsec_/);
           expect(rotated).not.toBe(secret);
           await checkScreen(page, adapterName, 'secret-rotated');
-          await completedRow.getByRole('button', { name: /^Redeliver/ }).click();
+          // By keyboard this time: focus stays on the row's button while the log is drawn again.
+          await completedRow.getByRole('button', { name: /^Redeliver/ }).focus();
+          await page.keyboard.press('Enter');
           await until(() => received(receiver, runId, 'invocation.completed').length === 3, 10_000, 'the redelivery after rotating');
+          await cell(completedRow, 'Attempts').getByText('3', { exact: true }).waitFor(SHOWN);
+          await cell(completedRow, 'Status').getByText('delivered', { exact: true }).waitFor(SHOWN);
+          expect(await isFocused(completedRow.getByRole('button', { name: /^Redeliver/ }))).toBe(true);
           const third = received(receiver, runId, 'invocation.completed')[2];
           verifyWebhookSignature(rotated, third.headers, third.body);
           expect(() => verifyWebhookSignature(secret, third.headers, third.body)).toThrow();
@@ -252,6 +261,12 @@ describeInBrowser('callback screens in a browser', () => {
           await editUrl.fill(`${hookUrl}/edited`);
           await callback.getByLabel('invocation.started').uncheck();
           await checkScreen(page, adapterName, 'callback-edit');
+          // Escape closes the form without saving; Edit callback opens it again as it was left.
+          await page.keyboard.press('Escape');
+          await editUrl.waitFor({ state: 'hidden' });
+          expect(await isFocused(callback.getByRole('button', { name: 'Edit callback' }))).toBe(true);
+          await callback.getByRole('button', { name: 'Edit callback' }).click();
+          expect(await editUrl.inputValue()).toBe(`${hookUrl}/edited`);
           await callback.getByRole('button', { name: 'Save callback' }).click();
           await callback.getByRole('status').filter({ hasText: 'Saved the callback.' }).waitFor(SHOWN);
           await callback.getByText(`${hookUrl}/edited`, { exact: true }).waitFor(SHOWN);
