@@ -597,6 +597,8 @@ function renderSettings(scope, panel, bot, focusHeading) {
   const viewArea = h('div', { class: 'trigger-view-area' });
   let triggers = [];
   let viewing = null; // id of the trigger shown in viewArea
+  let viewScope = null; // lives while one trigger's view is shown (its callback and deliveries)
+  scope.onEnd(() => viewScope && viewScope.end());
 
   const toolbar = h('div', { class: 'toolbar' });
   const addForm = READ_ONLY ? null : addTriggerForm();
@@ -735,10 +737,17 @@ function renderSettings(scope, panel, bot, focusHeading) {
     return { button, form };
   }
 
+  /** Ends what the shown view runs (its live deliveries) and empties it, or leaves it to `content`. */
+  function clearView(...content) {
+    if (viewScope) viewScope.end();
+    viewScope = null;
+    fill(viewArea, ...content);
+  }
+
   async function view(trigger) {
     errors.clear();
     viewing = trigger.id;
-    fill(viewArea, loadingEl());
+    clearView(loadingEl());
     try {
       const full = await api('GET', triggerPath(trigger.id));
       if (!scope.alive || viewing !== trigger.id) return;
@@ -777,7 +786,7 @@ function renderSettings(scope, panel, bot, focusHeading) {
       if (!scope.alive) return;
       if (viewing === trigger.id) {
         viewing = null;
-        viewArea.replaceChildren();
+        clearView();
       }
       await loadList();
       status.textContent = `Deleted the trigger “${trigger.name}”.`;
@@ -789,11 +798,13 @@ function renderSettings(scope, panel, bot, focusHeading) {
 
   function showView(trigger, note) {
     viewing = trigger.id;
+    clearView();
+    viewScope = new Scope();
     fill(
       viewArea,
-      triggerView(trigger, note, () => {
+      triggerView(viewScope, { ...trigger, botId: trigger.botId || bot.id }, note, () => {
         viewing = null;
-        viewArea.replaceChildren();
+        clearView();
         focusEl(h2);
       }),
     );
@@ -803,7 +814,21 @@ function renderSettings(scope, panel, bot, focusHeading) {
   void loadList();
 }
 
-function triggerView(trigger, note, onClose) {
+/** A read-only field with a button that copies its value; `statusEl` says whether it did. */
+function copyField(labelText, control, buttonLabel, what, statusEl) {
+  const button = h('button', { type: 'button', class: 'button small' }, buttonLabel);
+  button.addEventListener('click', () => void copyFrom(control, statusEl, what));
+  const { wrap } = field(labelText, control);
+  wrap.classList.add('copy-field');
+  wrap.append(button);
+  return wrap;
+}
+
+function readonlyInput(value) {
+  return h('input', { type: 'text', readonly: true, class: 'mono', value, spellcheck: 'false', autocomplete: 'off' });
+}
+
+function triggerView(scope, trigger, note, onClose) {
   const title = heading(3, `Trigger “${trigger.name}”`);
   title.id = nextId('trigger-view');
   const copyStatus = h('p', { class: 'status-text', role: 'status' });
@@ -811,17 +836,15 @@ function triggerView(trigger, note, onClose) {
   const key = hasKey ? trigger.key : KEY_PLACEHOLDER;
   const url = trigger.url || '';
 
-  const copyRow = (labelText, control, buttonLabel, what) => {
-    const button = h('button', { type: 'button', class: 'button small' }, buttonLabel);
-    button.addEventListener('click', () => void copyFrom(control, copyStatus, what));
-    const { wrap } = field(labelText, control);
-    wrap.classList.add('copy-field');
-    wrap.append(button);
-    return wrap;
-  };
-  const readonlyInput = (value) =>
-    h('input', { type: 'text', readonly: true, class: 'mono', value, spellcheck: 'false', autocomplete: 'off' });
+  const copyRow = (labelText, control, buttonLabel, what) => copyField(labelText, control, buttonLabel, what, copyStatus);
   const readonlyText = (value) => h('textarea', { readonly: true, class: 'mono', rows: '3', spellcheck: 'false', value });
+  const deliveries = deliveriesSection(scope, {
+    path: `${triggerPath(trigger.id)}/deliveries`,
+    level: 4,
+    caption: `Callback deliveries of “${trigger.name}”, newest first`,
+    empty: 'No deliveries yet.',
+    live: { botId: trigger.botId, triggerId: trigger.id },
+  });
 
   const triggerCurl = `curl -X POST ${shellQuote(url)} -H ${shellQuote(`X-Key: ${key}`)} -H 'Content-Type: application/json' -d '{}'`;
   const waitCurl = `curl ${shellQuote(`${url}/invocation/<INVOCATION_ID>/sync`)} -H ${shellQuote(`X-Key: ${key}`)}`;
@@ -862,8 +885,501 @@ function triggerView(trigger, note, onClose) {
     ),
     copyRow('Wait for the outputs with curl', readonlyText(waitCurl), 'Copy wait command', 'wait command'),
     copyStatus,
+    callbackSection(scope, trigger, deliveries),
+    deliveries.el,
     h('div', { class: 'actions' }, h('button', { type: 'button', class: 'button', onclick: onClose }, 'Close')),
   );
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Trigger view: its signed callback and the delivery log (docs/callbacks.md)
+
+const CALLBACK_EVENTS = [
+  ['invocation.started', 'the run left the queue'],
+  ['invocation.output', 'the bot emitted an output'],
+  ['invocation.completed', 'the run ended'],
+];
+const COMPLETED = 'invocation.completed';
+/** Re-reads of a delivery log while a delivery is due: the first after 1 s, then twice as long each time, up to 10 s. */
+const POLL_MIN_MS = 1000;
+const POLL_MAX_MS = 10_000;
+/** A delivery due later than this (a retry hours away) is not waited for; Refresh shows it. */
+const POLL_HORIZON_MS = 60_000;
+
+/**
+ * The trigger's Callback: its URL, events, state and secret, with Edit, Rotate secret and Remove; or, when it
+ * has none, a form to set one. Read-only mode shows the callback without a way to change it. `deliveries` (the
+ * log below) is told whether a callback is set, so it follows new runs live only then.
+ */
+function callbackSection(scope, trigger, deliveries) {
+  const title = heading(4, 'Callback');
+  title.id = nextId('callback');
+  const body = h('div', {}, loadingEl());
+  const status = h('p', { class: 'status-text', role: 'status' });
+  const copyStatus = h('p', { class: 'status-text', role: 'status' });
+  const errors = errorSlot();
+  const path = `${triggerPath(trigger.id)}/callback`;
+  let known = null; // the secret as last shown: without keySecret the API shows it only when set or rotated
+
+  async function load() {
+    try {
+      // The trigger as GET …/triggers/:id answers carries its callback (null when none): no 404 to ask for.
+      const full = 'callback' in trigger ? trigger : await api('GET', triggerPath(trigger.id));
+      if (!scope.alive) return;
+      if (full && full.callback) showSet(full.callback);
+      else showNone();
+    } catch (error) {
+      if (scope.alive) fill(body, alertEl(errorText(error)));
+    }
+  }
+
+  function showNone() {
+    known = null;
+    deliveries.watch(false);
+    if (READ_ONLY) {
+      fill(body, h('p', { class: 'muted' }, 'No callback: the runs of this trigger are not sent anywhere.'));
+      return;
+    }
+    fill(
+      body,
+      h('p', { class: 'hint' }, 'Set a URL, and each run’s events are POSTed to it, signed with a secret (Standard Webhooks).'),
+      callbackForm(null, null),
+    );
+  }
+
+  function showSet(callback) {
+    // Without keySecret a changed callback comes back without its secret: the one shown here still signs.
+    if (typeof callback.secret === 'string' && callback.secret) known = callback.secret;
+    deliveries.watch(callback.enabled);
+    const state = callback.enabled ? 'Enabled' : `Disabled${callback.disabledReason ? `: ${callback.disabledReason}` : ''}`;
+    const failures =
+      callback.consecutiveFailures > 0
+        ? h('p', { class: 'hint' }, `${num(callback.consecutiveFailures)} deliveries in a row used up their retries.`)
+        : null;
+    const facts = h(
+      'dl',
+      { class: 'facts' },
+      h('div', {}, h('dt', {}, 'Callback URL'), h('dd', { class: 'mono' }, callback.url)),
+      h(
+        'div',
+        {},
+        h('dt', {}, 'Events'),
+        h(
+          'dd',
+          {},
+          (Array.isArray(callback.events) ? callback.events : []).map((event, i) => [i > 0 ? ', ' : null, h('code', {}, event)]),
+        ),
+      ),
+      h('div', {}, h('dt', {}, 'State'), h('dd', { class: callback.enabled ? '' : 'error-text' }, state, failures)),
+    );
+    const secretEl = known
+      ? [
+          copyField('Secret', readonlyInput(known), 'Copy secret', 'secret', copyStatus),
+          h(
+            'p',
+            { class: 'hint' },
+            'Give the secret to the receiver: it checks each delivery’s ',
+            h('code', {}, 'webhook-signature'),
+            ' with it. Keep it secret.',
+          ),
+        ]
+      : h(
+          'div',
+          { class: 'field' },
+          h('p', { class: 'label-like' }, 'Secret'),
+          h('p', { class: 'note' }, 'The secret is shown only when the callback is set or its secret rotated.'),
+        );
+    if (READ_ONLY) {
+      fill(body, facts, secretEl, copyStatus);
+      return;
+    }
+    const edit = h('button', { type: 'button', class: 'button', 'aria-expanded': 'false' }, 'Edit callback');
+    const rotate = h('button', { type: 'button', class: 'button' }, 'Rotate secret');
+    const remove = h('button', { type: 'button', class: 'button danger-outline' }, 'Remove callback');
+    const form = callbackForm(callback, () => {
+      form.hidden = true;
+      edit.setAttribute('aria-expanded', 'false');
+      focusEl(edit);
+    });
+    form.id = nextId('callback-form');
+    form.hidden = true;
+    edit.setAttribute('aria-controls', form.id);
+    edit.addEventListener('click', () => {
+      form.hidden = !form.hidden;
+      edit.setAttribute('aria-expanded', String(!form.hidden));
+      if (!form.hidden) focusEl(form.querySelector('input'));
+    });
+    rotate.addEventListener('click', () => void rotateSecret());
+    remove.addEventListener('click', () => void removeCallback());
+    const enableNote = callback.enabled
+      ? null
+      : h(
+          'p',
+          { class: 'note' },
+          'No deliveries are made while the callback is disabled. ',
+          h('button', { type: 'button', class: 'button small', onclick: () => void enable(callback) }, 'Enable callback'),
+        );
+    fill(body, facts, enableNote, secretEl, copyStatus, h('div', { class: 'actions' }, edit, rotate, remove), form);
+  }
+
+  /** The form that sets the callback (`current` null) or changes it; `onCancel` adds a Cancel button. */
+  function callbackForm(current, onCancel) {
+    const urlInput = h('input', {
+      type: 'url',
+      name: 'url',
+      class: 'mono',
+      required: true,
+      autocomplete: 'off',
+      spellcheck: 'false',
+      placeholder: 'https://receiver.example.com/runs',
+      value: current ? current.url : '',
+    });
+    const urlField = field(
+      'Callback URL',
+      urlInput,
+      'Each event is POSTed here. Only public addresses are called, unless the host is in callbackAllowedHosts.',
+    );
+    const errorEl = h('div', { id: `${urlInput.id}-error`, class: 'field-error' });
+    urlInput.setAttribute('aria-describedby', `${urlInput.getAttribute('aria-describedby')} ${errorEl.id}`);
+    urlField.wrap.append(errorEl);
+    const chosen = new Set(current && Array.isArray(current.events) ? current.events : [COMPLETED]);
+    const completedNote = h(
+      'p',
+      { class: 'hint', id: nextId('completed-note') },
+      'invocation.completed is always sent: it carries the run’s result.',
+    );
+    const boxes = CALLBACK_EVENTS.map(([event, what]) => {
+      const box = h('input', {
+        type: 'checkbox',
+        name: 'events',
+        value: event,
+        checked: event === COMPLETED || chosen.has(event),
+        disabled: event === COMPLETED,
+        'aria-describedby': event === COMPLETED ? completedNote.id : null,
+      });
+      box.id = nextId('event');
+      return { event, box, el: h('div', { class: 'check' }, box, h('label', { for: box.id }, h('code', {}, event), ` — ${what}`)) };
+    });
+    const formErrors = errorSlot();
+    const submit = h('button', { type: 'submit', class: 'button primary' }, 'Save callback');
+    const form = h(
+      'form',
+      { class: 'callback-form', novalidate: true, 'aria-label': current ? 'Edit the callback' : 'Set a callback' },
+      urlField.wrap,
+      h(
+        'fieldset',
+        { class: 'events' },
+        h('legend', {}, 'Events'),
+        boxes.map((b) => b.el),
+        completedNote,
+      ),
+      formErrors.el,
+      h(
+        'div',
+        { class: 'actions' },
+        submit,
+        onCancel ? h('button', { type: 'button', class: 'button', onclick: onCancel }, 'Cancel') : null,
+      ),
+    );
+    const showError = (text) => {
+      urlInput.setAttribute('aria-invalid', 'true');
+      fill(errorEl, alertEl(text));
+    };
+    if (onCancel) {
+      form.addEventListener('keydown', (event) => {
+        if (event.key === 'Escape') {
+          event.preventDefault();
+          onCancel();
+        }
+      });
+    }
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      errorEl.replaceChildren();
+      formErrors.clear();
+      urlInput.removeAttribute('aria-invalid');
+      const url = urlInput.value.trim();
+      if (!url) {
+        showError('Enter the URL the events are sent to.');
+        urlInput.focus();
+        return;
+      }
+      const events = boxes.filter((b) => b.box.checked).map((b) => b.event);
+      submit.disabled = true;
+      const problem = await save(url, events, current ? 'Saved the callback.' : 'Set the callback. Give its secret to the receiver.');
+      if (!scope.alive || !problem) return;
+      submit.disabled = false;
+      // A refused URL (the SSRF rules) or a bad event is the form's to fix; anything else is said below it.
+      if (problem instanceof ApiError && problem.status === 400) {
+        showError(errorText(problem));
+        urlInput.focus();
+      } else {
+        formErrors.show(problem);
+      }
+    });
+    return form;
+  }
+
+  /** PUTs the callback; on success shows it and says `done`, otherwise returns the error (null when done). */
+  async function save(url, events, done) {
+    errors.clear();
+    status.textContent = '';
+    try {
+      const saved = await api('PUT', path, { url, events });
+      if (!scope.alive) return null;
+      showSet(saved);
+      status.textContent = done;
+      focusEl(title);
+      return null;
+    } catch (error) {
+      return error;
+    }
+  }
+
+  /** Setting a disabled callback again enables it, its failures forgotten. */
+  async function enable(callback) {
+    const problem = await save(callback.url, callback.events, 'Enabled the callback again.');
+    if (problem && scope.alive) errors.show(problem);
+  }
+
+  async function rotateSecret() {
+    errors.clear();
+    status.textContent = '';
+    const ok = await confirmDialog(
+      `Rotate the callback secret of “${trigger.name}”? Deliveries from now on are signed with the new secret only.`,
+      'Rotate secret',
+    );
+    if (!ok || !scope.alive) return;
+    try {
+      const rotated = await api('POST', `${path}/rotate-secret`);
+      if (!scope.alive) return;
+      showSet(rotated);
+      status.textContent = 'Rotated the secret: give the new one to the receiver.';
+      focusEl(title);
+    } catch (error) {
+      if (scope.alive) errors.show(error);
+    }
+  }
+
+  async function removeCallback() {
+    errors.clear();
+    status.textContent = '';
+    const ok = await confirmDialog(
+      `Remove the callback of “${trigger.name}”? Its runs are no longer sent, and pending deliveries are dropped.`,
+      'Remove callback',
+    );
+    if (!ok || !scope.alive) return;
+    try {
+      await api('DELETE', path);
+      if (!scope.alive) return;
+      showNone();
+      status.textContent = 'Removed the callback.';
+      focusEl(title);
+    } catch (error) {
+      if (scope.alive) errors.show(error);
+    }
+  }
+
+  void load();
+  return h('section', { class: 'subsection', 'aria-labelledby': title.id }, title, errors.el, status, body);
+}
+
+/**
+ * A delivery log: the deliveries at `path`, each with Redeliver (not in read-only mode). No event announces a
+ * delivery's attempt, so the log is re-read when asked (`refresh`, the Refresh button, a run of the trigger
+ * changing state while `watch(true)`), and then by itself while a delivery is due within a minute.
+ */
+function deliveriesSection(scope, { path, level, caption, empty, live }) {
+  const title = heading(level, 'Deliveries');
+  title.id = nextId('deliveries');
+  const withInvocation = Boolean(live);
+  const columns = [
+    'Event',
+    withInvocation ? 'Invocation' : null,
+    'Status',
+    'Attempts',
+    'Response',
+    'Latency',
+    'Last attempt',
+    'Next attempt',
+    READ_ONLY ? null : 'Actions',
+  ].filter(Boolean);
+  const liveEl = live ? liveRegion() : null;
+  const status = h('p', { class: 'status-text', role: 'status' });
+  const errors = errorSlot();
+  const listArea = h('div', { class: 'deliveries' }, loadingEl());
+  const refreshButton = h('button', { type: 'button', class: 'button small', onclick: () => refresh() }, 'Refresh');
+  let seq = 0;
+  let timer = null;
+  let pollDelay = POLL_MIN_MS;
+  let closeLive = null;
+  let soon = null;
+  let shown = null; // the list as last drawn (JSON)
+  let refocus = null; // a selector to focus in the next drawing
+
+  const stopTimer = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+  };
+  scope.onEnd(() => {
+    stopTimer();
+    if (soon) clearTimeout(soon);
+  });
+
+  async function load() {
+    const n = ++seq;
+    stopTimer();
+    let list;
+    try {
+      list = await api('GET', path);
+    } catch (error) {
+      if (!scope.alive || n !== seq) return;
+      shown = null;
+      fill(listArea, alertEl(errorText(error)));
+      return;
+    }
+    if (!scope.alive || n !== seq) return;
+    list = Array.isArray(list) ? list : [];
+    show(list);
+    schedule(list);
+  }
+
+  function show(list) {
+    const drawn = JSON.stringify(list);
+    if (drawn === shown) return; // a re-read that found nothing new leaves the table (and focus) alone
+    shown = drawn;
+    if (list.length === 0) {
+      fill(listArea, h('p', { class: 'empty' }, empty));
+      return;
+    }
+    // Focus on a row's link or Redeliver button (or on the one just pressed) survives the table being drawn again.
+    const active = document.activeElement;
+    const focused =
+      active && listArea.contains(active) && active.dataset.deliveryId
+        ? `${active.tagName.toLowerCase()}[data-delivery-id="${CSS.escape(active.dataset.deliveryId)}"]`
+        : refocus;
+    refocus = null;
+    const t = dataTable(caption, columns);
+    for (const d of list) {
+      const cells = [
+        h('code', {}, d.event),
+        ...(withInvocation ? [h('a', { href: runHref(d.invocationId), class: 'mono', 'data-delivery-id': d.id }, d.invocationId)] : []),
+        badge(d.status),
+        num(d.attempts),
+        responseCell(d),
+        duration(d.latencyMs),
+        time(d.lastAttemptAt),
+        d.status === 'pending' ? time(d.nextAttemptAt) : '—',
+      ];
+      if (!READ_ONLY) {
+        const button = h(
+          'button',
+          { type: 'button', class: 'button small', 'aria-label': `Redeliver ${d.event} of ${d.invocationId}`, 'data-delivery-id': d.id },
+          'Redeliver',
+        );
+        button.addEventListener('click', () => void redeliver(d, button));
+        cells.push(button);
+      }
+      const tr = t.row(cells);
+      tr.dataset.deliveryId = d.id;
+      t.tbody.append(tr);
+    }
+    fill(listArea, h('div', { class: 'table-wrap' }, t.table));
+    if (focused) focusEl(listArea.querySelector(focused) || title);
+  }
+
+  /** While a delivery is pending and due within a minute, reads the log again after it is due. */
+  function schedule(list) {
+    const pending = list.filter((d) => d.status === 'pending');
+    if (pending.length === 0) {
+      pollDelay = POLL_MIN_MS;
+      return;
+    }
+    const now = Date.now();
+    const due = Math.min(...pending.map((d) => (d.nextAttemptAt ? Date.parse(d.nextAttemptAt) - now : 0)));
+    if (!(due <= POLL_HORIZON_MS)) return;
+    const delay = Math.max(due + 500, pollDelay);
+    pollDelay = Math.min(pollDelay * 2, POLL_MAX_MS);
+    timer = setTimeout(() => void load(), delay);
+  }
+
+  function refresh() {
+    pollDelay = POLL_MIN_MS;
+    return load();
+  }
+
+  /** A run changed state: its deliveries are stored with the change (or just after it), so read them shortly. */
+  function refreshSoon() {
+    if (soon) clearTimeout(soon);
+    soon = setTimeout(() => {
+      soon = null;
+      void refresh();
+    }, 300);
+  }
+
+  async function redeliver(d, button) {
+    errors.clear();
+    status.textContent = '';
+    // A disabled button loses focus: the redrawn table gives it back to this row's button.
+    if (document.activeElement === button) refocus = `button[data-delivery-id="${CSS.escape(d.id)}"]`;
+    button.disabled = true;
+    try {
+      await api('POST', `/deliveries/${encodeURIComponent(d.id)}/redeliver`);
+      if (!scope.alive) return;
+      status.textContent = `Redelivering ${d.event} of ${d.invocationId}: it is sent again at once.`;
+      await refresh();
+      // Still there: the log was not drawn again (unchanged, or its read failed).
+      if (scope.alive && button.isConnected) {
+        refocus = null;
+        button.disabled = false;
+        if (document.activeElement === document.body) focusEl(button);
+      }
+    } catch (error) {
+      if (!scope.alive) return;
+      refocus = null;
+      button.disabled = false;
+      errors.show(error);
+      if (document.activeElement === document.body) focusEl(button);
+    }
+  }
+
+  /** Follows the trigger's runs on the bot's event stream (only while it has a callback: nothing else delivers). */
+  function watch(on) {
+    if (!live || Boolean(closeLive) === on) return;
+    if (on) {
+      closeLive = openLive(
+        scope,
+        live.botId,
+        liveEl,
+        (event) => {
+          if (!event.triggerId || event.triggerId === live.triggerId) refreshSoon();
+        },
+        () => void refresh(),
+      );
+    } else {
+      closeLive();
+      closeLive = null;
+      liveEl.textContent = '';
+      liveEl.dataset.state = 'off';
+    }
+  }
+
+  void load();
+  const el = h(
+    'section',
+    { class: level > 2 ? 'subsection' : null, 'aria-labelledby': title.id },
+    h('div', { class: 'heading-row' }, title, liveEl, refreshButton),
+    errors.el,
+    status,
+    listArea,
+  );
+  return { el, refresh, watch };
+}
+
+function responseCell(d) {
+  const code = typeof d.responseStatus === 'number' ? String(d.responseStatus) : '—';
+  if (!d.error) return code;
+  return h('div', {}, h('span', {}, code), h('span', { class: 'delivery-error error-text' }, d.error));
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -1223,6 +1739,12 @@ async function showRun(scope, id) {
   const actionStatus = h('p', { class: 'status-text', role: 'status' });
   let current = run;
   let closeLive = null;
+  const deliveries = deliveriesSection(scope, {
+    path: `${runPath(id)}/deliveries`,
+    level: 2,
+    caption: `Callback deliveries of run ${run.id}, oldest first`,
+    empty: 'No deliveries for this run.',
+  });
 
   const fetchSeq = { n: 0 };
   async function refresh() {
@@ -1238,6 +1760,8 @@ async function showRun(scope, id) {
 
   function update(fresh) {
     const hadFocus = summary.contains(document.activeElement);
+    // A change of state may come with a delivery (started, completed): the log is read again.
+    if (fresh.status !== current.status) void deliveries.refresh();
     current = fresh;
     fill(summary, ...runSummary(fresh, cancelButton(fresh)));
     if (hadFocus) focusEl(h1);
@@ -1283,6 +1807,7 @@ async function showRun(scope, id) {
     actionErrors.el,
     actionStatus,
     summary,
+    deliveries.el,
     READ_ONLY ? null : replaySection(scope, run),
   );
 

@@ -55,7 +55,10 @@ export class AdminApiController {
 
   @Get('triggers/:triggerId')
   async viewTrigger(@Param('triggerId') triggerId: string) {
-    return withKey(found(await this.backend.admin.viewTrigger(triggerId), UNKNOWN_TRIGGER(triggerId)));
+    const trigger = withKey(found(await this.backend.admin.viewTrigger(triggerId), UNKNOWN_TRIGGER(triggerId)));
+    // The trigger's view shows its callback: with it here, the screens never ask for one that is not there (a 404).
+    const callback = await this.backend.admin.getCallback(triggerId);
+    return { ...trigger, callback: callback ? callbackJson(callback) : null };
   }
 
   @Post('triggers/:triggerId/rotate-key')

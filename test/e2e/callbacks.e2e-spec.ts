@@ -104,6 +104,8 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
       const trigger = await createTrigger(t, 'echo');
       const url = `${receiver.origin}/hooks/a`;
       expectAdminError(await get(`/triggers/${trigger.id}/callback`), 404);
+      // The trigger itself says it has none (what the screens read: no 404 to ask for).
+      expect((await get(`/triggers/${trigger.id}`)).body).toMatchObject({ id: trigger.id, callback: null });
       const set = await put(`/triggers/${trigger.id}/callback`, { url });
       expect(set.status).toBe(200);
       expect(set.body).toMatchObject({
@@ -113,6 +115,7 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
         enabled: true,
       });
       expect((await get(`/triggers/${trigger.id}/callback`)).body).toMatchObject({ url, secret: set.body.secret, enabled: true });
+      expect((await get(`/triggers/${trigger.id}`)).body.callback).toEqual(set.body);
       // Changing the URL and events keeps the secret; completed is always among the events.
       const changed = await put(`/triggers/${trigger.id}/callback`, {
         url: `${url}2`,
@@ -130,6 +133,7 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
       expect((await get(`/triggers/${trigger.id}/callback`)).body.secret).toBe(rotated.body.secret);
       expect((await del(`/triggers/${trigger.id}/callback`)).status).toBe(204);
       expectAdminError(await get(`/triggers/${trigger.id}/callback`), 404);
+      expect((await get(`/triggers/${trigger.id}`)).body.callback).toBeNull();
       expectAdminError(await del(`/triggers/${trigger.id}/callback`), 404);
       expectAdminError(await post(`/triggers/${trigger.id}/callback/rotate-secret`), 404);
     });
