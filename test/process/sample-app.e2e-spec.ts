@@ -200,6 +200,7 @@ describe('sample app (real process)', () => {
       url: echoTrigger.url,
       key: echoTrigger.key,
       createdAt: created.body.createdAt,
+      callback: null,
     });
 
     expectAdminError(await adminApi(app, 'POST', '/bots/nope/triggers', { name: 'x', type: 'webhook' }), 404);
