@@ -80,8 +80,9 @@ export class CallbackSecrets {
 }
 
 /**
- * The outbox: stores a delivery BEFORE it is sent, in the transaction of the state change it reports when the
- * module's own unit of work is in use (a crash between the two cannot lose it), then wakes this process's sender.
+ * The outbox: stores a delivery BEFORE it is sent, in the transaction of the change it reports (a run's claim,
+ * an emitted output, its terminal state) when the module's own unit of work is in use, so a crash between the
+ * two cannot lose it; then wakes this process's sender.
  * Only runs of a trigger with an enabled callback that chose the event get a delivery.
  */
 @Injectable()
@@ -141,11 +142,16 @@ export class CallbackOutbox {
     const wanted = (await this.eventsOf(triggerId).catch(() => null))?.has('invocation.completed') ?? true;
     if (!wanted) return inUnit ? this.unitOfWork.run(change) : change();
     let stored: string | null = null;
+    let started: string | null = null;
     const changed = await this.unitOfWork.run(async (tx) => {
       if (!(await change(tx))) return false;
-      if (this.transactional) stored = await this.insert('invocation.completed', run(), tx);
+      if (this.transactional) {
+        started = await this.missingStarted(run(), tx);
+        stored = await this.insert('invocation.completed', run(), tx);
+      }
       return true;
     });
+    if (started) this.wake(started);
     if (changed && !this.transactional) {
       stored = await this.insert('invocation.completed', run()).catch((error: unknown) => this.lost(run().id, error));
     }
@@ -154,8 +160,34 @@ export class CallbackOutbox {
   }
 
   /**
-   * A delivery of an event that is not a terminal change (`invocation.started`, `invocation.output`), stored on
-   * its own right after the change: best effort (a crash in between loses it; `completed` is never lost).
+   * An emitted output and its `invocation.output` delivery, committed together, for a trigger whose callback
+   * wants the event (the caller read `eventsOf` first; others append alone and pay nothing). `run` turns the
+   * change's result into the run to report, or null when the change did not happen (nothing is stored).
+   * With a replaced unit of work, the delivery is stored right after that unit commits.
+   */
+  async along<T>(
+    event: CallbackEvent,
+    change: (tx?: WebhookTransaction) => Promise<T>,
+    run: (result: T) => CallbackInvocation | null,
+  ): Promise<T> {
+    let stored: string | null = null;
+    const result = await this.unitOfWork.run(async (tx) => {
+      const changed = await change(tx);
+      const reported = this.transactional ? run(changed) : null;
+      if (reported) stored = await this.insert(event, reported, tx);
+      return changed;
+    });
+    if (!this.transactional) {
+      const reported = run(result);
+      if (reported) stored = await this.insert(event, reported).catch((error: unknown) => this.lost(reported.id, error));
+    }
+    if (stored) this.wake(stored);
+    return result;
+  }
+
+  /**
+   * The `invocation.started` delivery, stored right after the claim commits (a claim inside a transaction would
+   * cost every run a unit of work). Were the process to die in between, `finish` stores it with the completion.
    */
   async record(event: CallbackEvent, run: CallbackInvocation): Promise<void> {
     const stored = await this.insert(event, run).catch((error: unknown) => this.lost(run.id, error));
@@ -165,6 +197,18 @@ export class CallbackOutbox {
   private lost(invocationId: string, error: unknown): null {
     this.logger.error(`Run ${invocationId}: its callback delivery could not be stored (${String(error)})`);
     return null;
+  }
+
+  /**
+   * A run that started but has no `invocation.started` delivery although its callback wants one (its process
+   * died between the claim and storing it) gets it now, in the completion's transaction, before `completed`.
+   */
+  private async missingStarted(run: CallbackInvocation, tx: WebhookTransaction): Promise<string | null> {
+    if (!run.startedAt) return null;
+    const callback = await this.store.findCallback(run.triggerId, tx);
+    if (!callback?.enabled || !callback.events.includes('invocation.started')) return null;
+    if ((await this.store.listByInvocation(run.id, tx)).some((d) => d.event === 'invocation.started')) return null;
+    return this.insert('invocation.started', { ...run, status: 'running', outputs: [], error: null, finishedAt: null }, tx);
   }
 
   private async insert(event: CallbackEvent, run: CallbackInvocation, tx?: WebhookTransaction): Promise<string | null> {

@@ -33,13 +33,19 @@ export abstract class InvocationRepository {
    * owning process and its lease, and returns the row. Null when the run is not queued (already
    * claimed, finished or unknown).
    */
-  abstract markRunning(id: string, startedAt: Date, owner: string, leaseExpiresAt: Date): Promise<InvocationRecord | null>;
+  abstract markRunning(
+    id: string,
+    startedAt: Date,
+    owner: string,
+    leaseExpiresAt: Date,
+    tx?: WebhookTransaction,
+  ): Promise<InvocationRecord | null>;
   /**
    * Appends one output to a running run's outputs (an output the bot emitted while running), conditional
    * on the run still being `running` and held by `owner`: false when it is not (it ended, or another
    * process holds it), and nothing changes. One statement, so what was emitted survives a crash.
    */
-  abstract appendOutput(id: string, owner: string, output: BotOutput): Promise<boolean>;
+  abstract appendOutput(id: string, owner: string, output: BotOutput, tx?: WebhookTransaction): Promise<boolean>;
   /** Extends the lease of every run `owner` is running. */
   abstract renewLeases(owner: string, leaseExpiresAt: Date): Promise<void>;
   /** Runs still `running` whose lease ran out before `now`: their process died or stalled. */

@@ -98,7 +98,9 @@ export class InvocationExecutor {
     if (!invocation) return;
     const claimed = invocation;
     this.events.emit(invocation, 'running');
-    // What the trigger's callback wants, read once per run for its started and output events (completion reads again).
+    // What the trigger's callback wants, read once per run for its started and output events (completion reads
+    // again). `invocation.started` is stored right after the claim: were this process to die in between, the
+    // run's completion (by recovery) stores the missing started delivery with it (CallbackOutbox.finish).
     const callbackEvents = this.outbox ? await this.outbox.eventsOf(claimed.triggerId).catch(() => ALL_EVENTS) : NO_EVENTS;
     if (callbackEvents.has('invocation.started')) await this.outbox?.record('invocation.started', claimed);
     const controller = new AbortController();
@@ -139,16 +141,16 @@ export class InvocationExecutor {
       this.options.maxOutputBytes,
       controller.signal,
       async (output) => {
-        const stored = await this.invocations.appendOutput(invocation.id, this.owner, output);
-        if (stored) {
-          this.events.output(invocation);
-          if (this.outbox && callback) {
-            // The run's outputs up to this one: the body of its `invocation.output` callback.
-            const list = this.emitted.get(invocation.id)?.list ?? [output];
-            const upTo = list.indexOf(output);
-            await this.outbox.record('invocation.output', { ...invocation, outputs: upTo >= 0 ? list.slice(0, upTo + 1) : [...list] });
-          }
-        }
+        const append = (tx?: WebhookTransaction) => this.invocations.appendOutput(invocation.id, this.owner, output, tx);
+        // The run's outputs up to this one: the body of its `invocation.output` callback.
+        const upToThis = (): CallbackInvocation => {
+          const list = this.emitted.get(invocation.id)?.list ?? [output];
+          const upTo = list.indexOf(output);
+          return { ...invocation, outputs: upTo >= 0 ? list.slice(0, upTo + 1) : [...list] };
+        };
+        const stored =
+          this.outbox && callback ? await this.outbox.along('invocation.output', append, (ok) => (ok ? upToThis() : null)) : await append();
+        if (stored) this.events.output(invocation);
         return stored;
       },
       (error) => controller.abort(RunStop.badOutput(error)),

@@ -10,6 +10,7 @@ import { EventEmitter2 } from '@nestjs/event-emitter';
 import { Webhook } from 'standardwebhooks';
 import {
   CALLBACK_DISABLED_EVENT,
+  InvocationRepository,
   verifyWebhookSignature,
   WebhookTriggerAdminModule,
   type CallbackDisabledEvent,
@@ -17,6 +18,8 @@ import {
   type WebhookTriggerModuleOptions,
 } from '../../src/index.js';
 import { HistoryRetention } from '../../src/lifecycle/history-retention.js';
+import { LeaseRecovery } from '../../src/lifecycle/lease-recovery.js';
+import { newInvocationId } from '../../src/keys/ids.js';
 import { SqlCallbackStore } from '../../src/persistence/sql/sql-callback.store.js';
 import { EmitBot } from '../fixtures/bots.js';
 import { InMemoryCreditAccounts, InMemoryCreditLedger } from '../fakes/in-memory-credit-ledger.js';
@@ -280,6 +283,35 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
         ],
       });
       expect(new Set(receiver.received.map((c) => c.headers['webhook-id'])).size).toBe(4);
+    });
+
+    it('stores a started delivery lost to a crash (after the claim, before its delivery) with the completion at recovery', async () => {
+      const { trigger, secret } = await withCallback('echo', ['invocation.started']);
+      // A run claimed by a process that died right after its claim: running, its lease run out, no delivery.
+      const id = newInvocationId();
+      const invocations = t.app.get(InvocationRepository);
+      await invocations.insert({
+        id,
+        triggerId: trigger.id,
+        botId: 'echo',
+        accountId: 'acct',
+        inputs: {},
+        credits: 1,
+        idempotencyKey: null,
+        requestHash: null,
+        createdAt: new Date(),
+      });
+      expect(await invocations.markRunning(id, new Date(), 'a-dead-process', new Date(Date.now() - 1))).not.toBeNull();
+      expect(await deliveries(trigger.id)).toEqual([]);
+
+      await t.app.get(LeaseRecovery).recoverExpired();
+      await until(() => receiver.received.length === 2, 5_000, 'two callbacks');
+      const bodies = receiver.received.map((call) => verified(call, secret));
+      expect(bodies.map((b) => [b.type, b.data.invocation.status]).sort()).toEqual([
+        ['invocation.completed', 'failed'],
+        ['invocation.started', 'running'],
+      ]);
+      expect((await deliveries(trigger.id)).map((d) => d.event).sort()).toEqual(['invocation.completed', 'invocation.started']);
     });
 
     it('retries a failed attempt by the schedule with the same webhook-id, and a time-out too', async () => {

@@ -108,20 +108,22 @@ export class InMemoryInvocationRepository extends InvocationRepository {
     });
   }
 
-  markRunning(id: string, startedAt: Date, owner: string, leaseExpiresAt: Date): Promise<InvocationRecord | null> {
-    return this.database.write(undefined, () => {
+  markRunning(id: string, startedAt: Date, owner: string, leaseExpiresAt: Date, tx?: WebhookTransaction): Promise<InvocationRecord | null> {
+    return this.database.write(tx, (unit) => {
       const row = this.rows.get(id);
       if (!row || row.status !== 'queued') return null;
-      Object.assign(row, { status: 'running', startedAt: new Date(startedAt), owner, leaseExpiresAt: new Date(leaseExpiresAt) });
-      return toRecord(row);
+      this.change(unit, row, (r) =>
+        Object.assign(r, { status: 'running', startedAt: new Date(startedAt), owner, leaseExpiresAt: new Date(leaseExpiresAt) }),
+      );
+      return toRecord(this.rows.get(id)!);
     });
   }
 
-  appendOutput(id: string, owner: string, output: BotOutput): Promise<boolean> {
-    return this.database.write(undefined, () => {
+  appendOutput(id: string, owner: string, output: BotOutput, tx?: WebhookTransaction): Promise<boolean> {
+    return this.database.write(tx, (unit) => {
       const row = this.rows.get(id);
       if (!row || row.status !== 'running' || row.owner !== owner) return false;
-      row.outputs = [...(row.outputs ?? []), { title: output.title, message: output.message }];
+      this.change(unit, row, (r) => (r.outputs = [...(r.outputs ?? []), { title: output.title, message: output.message }]));
       return true;
     });
   }

@@ -235,10 +235,11 @@ export class SqlCallbackStore {
   }
 
   /** A run's deliveries, oldest first (without their bodies). */
-  async listByInvocation(invocationId: string): Promise<DeliveryRecord[]> {
+  async listByInvocation(invocationId: string, tx?: WebhookTransaction): Promise<DeliveryRecord[]> {
     const { rows } = await this.db.read(
       `SELECT ${LOG_COLUMNS} FROM webhook_callback_deliveries WHERE invocation_id = ? ORDER BY created_at, id`,
       [invocationId],
+      tx,
     );
     return rows.map(toDelivery);
   }

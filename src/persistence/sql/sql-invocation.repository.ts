@@ -113,7 +113,7 @@ export class SqlInvocationRepository extends InvocationRepository {
     return changes === 1;
   }
 
-  async appendOutput(id: string, owner: string, output: BotOutput): Promise<boolean> {
+  async appendOutput(id: string, owner: string, output: BotOutput, tx?: WebhookTransaction): Promise<boolean> {
     // Text surgery on the stored JSON array rather than JSON functions: one SQL text for SQLite and
     // PostgreSQL, and the stored text stays exactly what JSON.stringify wrote (jsonb would reorder keys).
     const element = JSON.stringify({ title: output.title, message: output.message });
@@ -121,6 +121,7 @@ export class SqlInvocationRepository extends InvocationRepository {
       `UPDATE webhook_invocations SET outputs = CASE WHEN outputs IS NULL OR outputs = '[]' THEN '[' || CAST(? AS TEXT) || ']' ` +
         `ELSE substr(outputs, 1, length(outputs) - 1) || ',' || CAST(? AS TEXT) || ']' END WHERE id = ? AND status = 'running' AND owner = ?`,
       [element, element, id, owner],
+      tx,
     );
     return changes === 1;
   }
@@ -169,10 +170,17 @@ export class SqlInvocationRepository extends InvocationRepository {
     return changes;
   }
 
-  async markRunning(id: string, startedAt: Date, owner: string, leaseExpiresAt: Date): Promise<InvocationRecord | null> {
+  async markRunning(
+    id: string,
+    startedAt: Date,
+    owner: string,
+    leaseExpiresAt: Date,
+    tx?: WebhookTransaction,
+  ): Promise<InvocationRecord | null> {
     const { rows } = await this.db.write(
       `UPDATE webhook_invocations SET status = 'running', started_at = ?, owner = ?, lease_expires_at = ? WHERE id = ? AND status = 'queued' RETURNING ${INVOCATION_COLUMNS}`,
       [startedAt.getTime(), owner, leaseExpiresAt.getTime(), id],
+      tx,
     );
     return rows[0] ? toInvocation(rows[0]) : null;
   }
