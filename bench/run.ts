@@ -604,18 +604,22 @@ async function main(): Promise<void> {
   if (runWaitersPhase) for (const adapter of settings.waiterAdapters) ourWait[adapter] = await runOurWaiters(adapter);
   let cluster: ClusterResult | undefined;
   if (settings.only.includes('cluster')) {
-    cluster = await runCluster(settings.cluster, script('nest-cluster'), contenderFlags, log);
+    cluster = await runCluster(settings.cluster, script('nest-cluster'), script('raw-pg-trigger'), contenderFlags, log);
     const named: Record<keyof ClusterResult['failures'], string> = {
       oneThroughput: 'several nodes: one-node throughput baseline',
       clusterThroughput: 'several nodes: 2 API + 2 workers throughput',
       oneWake: 'several nodes: one-node wake-up baseline',
       clusterWake: 'several nodes: cross-node wake-up',
+      oneSingle: 'several nodes: one node at 1 connection',
+      rawPgRequest: 'raw PostgreSQL baseline, transaction per request',
+      rawPgGroup: 'raw PostgreSQL baseline, group commit',
     };
     // One line per distinct cause (an unreachable service fails all four the same way).
     const byCause = new Map<string, string[]>();
     for (const [key, failure] of Object.entries(cluster.failures))
       if (failure) byCause.set(failure, [...(byCause.get(failure) ?? []), named[key as keyof typeof named]]);
-    for (const [failure, what] of byCause) failures.push(`${what.length === 4 ? 'several nodes' : what.join(', ')}: ${failure}`);
+    for (const [failure, what] of byCause)
+      failures.push(`${what.length === Object.keys(named).length ? 'several nodes' : what.join(', ')}: ${failure}`);
   }
   let history: HistoryPhase | undefined;
   if (settings.only.includes('history')) {

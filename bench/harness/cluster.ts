@@ -15,11 +15,12 @@ import Redis from 'ioredis';
 import { Client } from 'pg';
 import { Contender } from './contender.js';
 import { httpCall, parseJson, type Answer } from './http.js';
-import { loadProblem, loadSpread, quantile, triggerHeaders, triggerUrl, type LoadResult, type LoadTarget } from './load.js';
+import { load, loadProblem, loadSpread, quantile, triggerHeaders, triggerUrl, type LoadResult, type LoadTarget } from './load.js';
 import type { Row, Target } from './report.js';
 import { until } from './waiters.js';
 import { now, TRIGGER_BODY, type MemoryReport, type TriggerRef } from '../shared.js';
 import type { NestClusterConfig } from '../contenders/nest-cluster.js';
+import type { RawPgTriggerConfig } from '../contenders/raw-pg-trigger.js';
 
 export interface ClusterSettings {
   postgresUrl: string;
@@ -126,7 +127,26 @@ export interface ClusterResult {
   /** Baseline: one node, role all, in-memory bus. */
   oneWake?: WakeFigures;
   clusterWake?: WakeFigures;
-  failures: { oneThroughput?: string; clusterThroughput?: string; oneWake?: string; clusterWake?: string };
+  /** One node (role all, same stack as `oneThroughput`) at 1 connection. */
+  oneSingle?: LoadResult;
+  /** The raw PostgreSQL baselines (contenders/raw-pg-trigger.ts), by commit mode and connections. */
+  rawPg?: Partial<Record<RawPgTriggerConfig['commit'], RawPgFigures>>;
+  failures: {
+    oneThroughput?: string;
+    clusterThroughput?: string;
+    oneWake?: string;
+    clusterWake?: string;
+    oneSingle?: string;
+    rawPgRequest?: string;
+    rawPgGroup?: string;
+  };
+}
+
+export interface RawPgFigures {
+  /** By connections (1 and the phase's `connections`). */
+  load: Record<number, LoadResult>;
+  /** Group mode: requests per committed transaction over the whole set-up (warm-ups included). */
+  perBatch?: number;
 }
 
 type Log = (message: string) => void;
@@ -618,6 +638,54 @@ function stats(values: number[]): Stats {
 // The phase
 // ---------------------------------------------------------------------------------------------------
 
+/**
+ * The raw PostgreSQL baseline in one commit mode: a scratch database (the contender runs the module's
+ * migrations on it), then 1 and `connections` connections on one autocannon instance each, every load
+ * after a warm-up; the scratch database is dropped afterwards.
+ */
+async function measureRawPg(
+  commit: RawPgTriggerConfig['commit'],
+  rawScript: string,
+  flags: string[],
+  s: ClusterSettings,
+  log: Log,
+): Promise<RawPgFigures> {
+  log(`▶ raw PostgreSQL baseline, ${commit === 'group' ? 'group commit' : 'one transaction per request'}`);
+  const scratch = await createScratch(s);
+  let c: Contender | undefined;
+  try {
+    const config: RawPgTriggerConfig = { databaseUrl: scratch.databaseUrl, commit, poolSize: 20, credits: 1_000_000_000_000 };
+    c = await Contender.start(`raw-pg-${commit}`, rawScript, config, flags);
+    const target: LoadTarget = { port: c.port, trigger: c.ready.triggers!.echo };
+    const figures: RawPgFigures = { load: {} };
+    for (const connections of [1, s.connections]) {
+      if (s.warmupS > 0) await load(target, connections, s.warmupS);
+      const r = await load(target, connections, s.durationS);
+      const problem = loadProblem(r);
+      if (problem) throw new Error(`${connections} connections: ${problem}`);
+      c.assertAlive();
+      log(`    ${connections} conn: ${Math.round(r.rps)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms`);
+      figures.load[connections] = r;
+    }
+    // Every 2xx answer must be a stored row and a debited credit (nothing lost, nothing free).
+    const check = (
+      await scratch.pg.query<{ runs: string; spent: string }>(
+        "SELECT (SELECT count(*) FROM webhook_invocations) AS runs, (SELECT 1000000000000 - credits FROM webhook_accounts WHERE id = 'bench') AS spent",
+      )
+    ).rows[0];
+    if (check.runs !== check.spent) throw new Error(`${check.runs} runs stored but ${check.spent} credits debited`);
+    if (commit === 'group') {
+      const st = await c.call<{ batches: number; batched: number }>('stats');
+      figures.perBatch = st.batches ? st.batched / st.batches : 0;
+      log(`    ${st.batched} requests in ${st.batches} transactions (${figures.perBatch.toFixed(1)} per transaction)`);
+    }
+    return figures;
+  } finally {
+    await c?.stop();
+    await scratch.remove().catch((e: unknown) => log(`  could not remove the scratch database: ${errorText(e)}`));
+  }
+}
+
 /** One set-up: scratch resources, nodes, `body`, then everything stopped and removed. */
 async function withSetup<T>(
   what: string,
@@ -643,7 +711,7 @@ async function withSetup<T>(
   }
 }
 
-export async function runCluster(s: ClusterSettings, script: string, flags: string[], log: Log): Promise<ClusterResult> {
+export async function runCluster(s: ClusterSettings, script: string, rawScript: string, flags: string[], log: Log): Promise<ClusterResult> {
   const result: ClusterResult = { failures: {} };
   hookSignals();
   try {
@@ -654,8 +722,27 @@ export async function runCluster(s: ClusterSettings, script: string, flags: stri
   } catch (e) {
     const failure = errorText(e);
     log(`  FAILED: ${failure}`);
-    result.failures = { oneThroughput: failure, clusterThroughput: failure, oneWake: failure, clusterWake: failure };
+    result.failures = {
+      oneThroughput: failure,
+      clusterThroughput: failure,
+      oneWake: failure,
+      clusterWake: failure,
+      oneSingle: failure,
+      rawPgRequest: failure,
+      rawPgGroup: failure,
+    };
     return result;
+  }
+  result.rawPg = {};
+  for (const commit of ['request', 'group'] as const) {
+    try {
+      result.rawPg[commit] = await measureRawPg(commit, rawScript, flags, s, log);
+    } catch (e) {
+      const failure = errorText(e);
+      if (commit === 'request') result.failures.rawPgRequest = failure;
+      else result.failures.rawPgGroup = failure;
+      log(`  FAILED: ${failure}`);
+    }
   }
   const one = [{ name: 'one-node', role: 'all' as const }];
   const cluster = [
@@ -674,10 +761,28 @@ export async function runCluster(s: ClusterSettings, script: string, flags: stri
       one,
       'redis',
       log,
-      (nodes, scratch) => measureThroughput(nodes, scratch.pg, s, log),
+      async (nodes, scratch) => {
+        const figures = await measureThroughput(nodes, scratch.pg, s, log);
+        // The same node at 1 connection (beside the raw baselines' 1-connection figures).
+        try {
+          const target: LoadTarget = { port: nodes.http[0].port, trigger: nodes.triggers.echo };
+          await settle(scratch.pg);
+          if (s.warmupS > 0) await load(target, 1, s.warmupS);
+          const r = await load(target, 1, s.durationS);
+          const problem = loadProblem(r);
+          if (problem) throw new Error(`1 connection: ${problem}`);
+          log(`    1 conn: ${Math.round(r.rps)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms`);
+          result.oneSingle = r;
+        } catch (e) {
+          result.failures.oneSingle = errorText(e);
+          log(`  FAILED: ${result.failures.oneSingle}`);
+        }
+        return figures;
+      },
     );
   } catch (e) {
     result.failures.oneThroughput = errorText(e);
+    result.failures.oneSingle ??= result.failures.oneThroughput;
     log(`  FAILED: ${result.failures.oneThroughput}`);
   }
   try {
@@ -824,6 +929,8 @@ export function clusterRows(r: ClusterResult, s: ClusterSettings): Row[] {
     failure: tpFailure,
   });
 
+  rows.push(...rawPgRows(r, s));
+
   const wkFailure = f.clusterWake ?? (f.oneWake ? `baseline failed: ${f.oneWake}` : undefined);
   const wk = `Wake-up across nodes: trigger on API 1, sync on API 2, run on a worker (bot sleeps ${s.botMs} ms), ${s.samples} runs one after another (baseline: one node, role all, in-memory bus)`;
   const w = r.clusterWake;
@@ -926,5 +1033,50 @@ export function clusterRows(r: ClusterResult, s: ClusterSettings): Row[] {
     ...base(b?.notWaiting),
     failure: wkFailure,
   });
+  return rows;
+}
+
+/**
+ * The library on one node (role all, PostgreSQL + Redis, as measured above) beside the raw PostgreSQL
+ * baselines: req/s and p50/p99 at 1 and `connections` connections, the ratio library / raw group commit.
+ */
+function rawPgRows(r: ClusterResult, s: ClusterSettings): Row[] {
+  const rows: Row[] = [];
+  const f = r.failures;
+  const section = `PostgreSQL accept step: the library on one node (role all, ${s.adapter}, PostgreSQL + Redis, BullMQ, echo) vs raw node:http + pg (trigger look-up, debit + INSERT in one transaction, 200 after COMMIT), ${s.durationS} s per load`;
+  const lib = (c: number) => (c === 1 ? r.oneSingle : r.oneThroughput?.load);
+  const libFailure = (c: number) => (c === 1 ? f.oneSingle : f.oneThroughput);
+  for (const c of [1, s.connections]) {
+    for (const [commit, label, failure] of [
+      ['request', 'raw, transaction per request', f.rawPgRequest],
+      ['group', 'raw, group commit', f.rawPgGroup],
+    ] as const) {
+      const raw = r.rawPg?.[commit]?.load[c];
+      for (const [figure, unit, pick] of [
+        ['req/s', 'req/s', (l: LoadResult) => l.rps],
+        ['p50', 'ms', (l: LoadResult) => l.p50],
+        ['p99', 'ms', (l: LoadResult) => l.p99],
+      ] as const) {
+        rows.push({ section, figure: `${label}: ${figure}, ${c} conn`, value: raw ? pick(raw) : null, unit, failure });
+      }
+    }
+    const l = lib(c);
+    const group = r.rawPg?.group?.load[c];
+    const failure = libFailure(c) ?? (f.rawPgGroup ? `raw group commit failed: ${f.rawPgGroup}` : undefined);
+    for (const [figure, unit, pick] of [
+      ['req/s', 'req/s', (x: LoadResult) => x.rps],
+      ['p50', 'ms', (x: LoadResult) => x.p50],
+      ['p99', 'ms', (x: LoadResult) => x.p99],
+    ] as const) {
+      rows.push({
+        section,
+        figure: `library, one node: ${figure}, ${c} conn`,
+        value: l ? pick(l) : null,
+        unit,
+        baseline: { label: 'raw group commit', value: group ? pick(group) : null },
+        failure,
+      });
+    }
+  }
   return rows;
 }
