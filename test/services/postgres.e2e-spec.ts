@@ -5,6 +5,7 @@ import { CreditLedger, InvocationRepository, WebhookTriggerModule, WebhookTrigge
 import { invocationHistoryContract, type HistoryStores } from '../fakes/invocation-history.contract.js';
 import { EchoBot, SlowBot } from '../fixtures/bots.js';
 import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
+import { until } from '../helpers/http.js';
 import { WEBHOOK_DATA_SOURCE } from '../../src/persistence/typeorm/webhook-data-source.js';
 import type { DataSource } from 'typeorm';
 
@@ -125,8 +126,11 @@ if (!baseUrl) {
       expect(q.status).toBe(200);
       expect(await q.json()).toMatchObject({ success: false, invocation: { id: queued, status: 'cancelled', startedAt: null } });
       expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 8 });
+      // Cancelled while running (not refunded): wait until it has started (a per-account cap may hold it queued a moment).
+      await until(async () => (await admin.getInvocation(running[0]))?.status === 'running', 10_000, 'the first run to start');
       const r = await cancel(running[0]);
       expect(r.status).toBe(200);
+      expect(await r.json()).toMatchObject({ invocation: { id: running[0], status: 'cancelled' } });
       expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 8 });
       expect((await cancel(queued)).status).toBe(409);
       await cancel(running[1]);
