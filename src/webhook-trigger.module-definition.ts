@@ -9,6 +9,9 @@ import { CreditLedger } from './persistence/credit-ledger.js';
 import { InvocationRepository } from './persistence/invocation.repository.js';
 import { SqlCreditAccounts, SqlCreditLedger } from './persistence/sql/sql-credit-ledger.js';
 import { SqlExecutor } from './persistence/sql/sql-executor.js';
+import { PostgresExecutor } from './persistence/sql/postgres-executor.js';
+import { PostgresRunAcceptor } from './persistence/sql/postgres-run-acceptor.js';
+import { RunAcceptor, TransactionalRunAcceptor } from './persistence/run-acceptor.js';
 import { sqlExecutorProvider } from './persistence/sql/sql-executor.provider.js';
 import { SqlInvocationRepository } from './persistence/sql/sql-invocation.repository.js';
 import { SqlTriggerRepository } from './persistence/sql/sql-trigger.repository.js';
@@ -40,10 +43,27 @@ function wiringProviders(extras: WebhookTriggerModuleExtras): Provider[] {
     { provide: InvocationRepository, useClass: extras.invocationRepository ?? SqlInvocationRepository },
     { provide: CreditLedger, useClass: extras.creditLedger ?? SqlCreditLedger },
     { provide: CreditAccounts, useClass: extras.creditAccounts ?? SqlCreditAccounts },
+    runAcceptorProvider(extras),
     { provide: BotRunner, useClass: extras.runner ?? InProcessBotRunner },
     { provide: CompletionBus, useClass: extras.completionBus ?? InMemoryCompletionBus },
     { provide: RateLimitStorage, useClass: extras.rateLimitStorage ?? InMemoryRateLimitStorage },
   ];
+}
+
+/**
+ * The accept step: batched transactions on the module's own PostgreSQL stores (group commit), else one
+ * unit of work per request through whatever stores are bound (a host's included).
+ */
+function runAcceptorProvider(extras: WebhookTriggerModuleExtras): Provider {
+  if (extras.unitOfWork || extras.invocationRepository || extras.creditLedger) {
+    return { provide: RunAcceptor, useClass: TransactionalRunAcceptor };
+  }
+  return {
+    provide: RunAcceptor,
+    inject: [SqlExecutor, InvocationRepository, CreditLedger, CreditAccounts],
+    useFactory: (db: SqlExecutor, invocations: InvocationRepository, ledger: CreditLedger, accounts: CreditAccounts): RunAcceptor =>
+      db instanceof PostgresExecutor ? new PostgresRunAcceptor(db) : new TransactionalRunAcceptor(db, invocations, ledger, accounts),
+  };
 }
 
 export const {

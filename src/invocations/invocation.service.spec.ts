@@ -13,6 +13,7 @@ import { RunStop } from '../runs/run-stop.reasons.js';
 import { InMemoryCreditLedger } from '../../test/fakes/in-memory-credit-ledger.js';
 import { createWebhookFakes, deferred, type WebhookFakes } from '../../test/fakes/webhook-fakes.js';
 import { InvocationService } from './invocation.service.js';
+import { TransactionalRunAcceptor } from '../persistence/run-acceptor.js';
 
 describe('InvocationService', () => {
   let f: WebhookFakes;
@@ -24,7 +25,7 @@ describe('InvocationService', () => {
       fakes.unitOfWork,
       fakes.invocations,
       ledger,
-      fakes.accounts,
+      new TransactionalRunAcceptor(fakes.unitOfWork, fakes.invocations, ledger, fakes.accounts),
       fakes.registry,
       fakes.runner,
       fakes.invocationEvents,

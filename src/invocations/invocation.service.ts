@@ -4,9 +4,9 @@ import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 import type { BotInputs } from '../bots/bot.types.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { newInvocationId } from '../keys/ids.js';
-import { CreditAccounts } from '../persistence/credit-accounts.js';
 import { CreditLedger } from '../persistence/credit-ledger.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
+import { RunAcceptor } from '../persistence/run-acceptor.js';
 import type { InvocationRecord, TriggerRecord } from '../persistence/records.js';
 import { WebhookUnitOfWork, type WebhookTransaction } from '../persistence/unit-of-work.js';
 import { BotRunner } from '../runs/bot-runner.js';
@@ -18,7 +18,6 @@ import {
   InvocationAlreadyFinishedError,
   NotEnoughCreditsError,
   ShuttingDownError,
-  IdempotencyKeyTakenError,
 } from '../errors/webhook-trigger.errors.js';
 import { InvocationExecutor } from '../runs/invocation.executor.js';
 import { RunStop } from '../runs/run-stop.reasons.js';
@@ -48,7 +47,7 @@ export class InvocationService {
     private readonly unitOfWork: WebhookUnitOfWork,
     private readonly invocations: InvocationRepository,
     private readonly ledger: CreditLedger,
-    private readonly accounts: CreditAccounts,
+    private readonly acceptor: RunAcceptor,
     private readonly registry: WebhookBotRegistry,
     private readonly runner: BotRunner,
     private readonly events: InvocationEvents,
@@ -141,47 +140,14 @@ export class InvocationService {
       requestHash: requestHash ?? null,
       createdAt: now,
     };
-    const replay = (earlier: { id: string; requestHash: string | null }): StartedInvocation => {
-      if (earlier.requestHash !== (requestHash ?? null)) throw new IdempotencyKeyReusedError();
-      return { id: earlier.id, replayed: true };
-    };
-
-    let started: StartedInvocation;
-    try {
-      started = await this.unitOfWork.run(async (tx) => {
-        if (idempotencyKey !== undefined) {
-          const earlier = await this.invocations.findByIdempotencyKey(trigger.id, idempotencyKey, since, tx);
-          if (earlier) return replay(earlier);
-          await this.invocations.releaseIdempotencyKey(trigger.id, idempotencyKey, since, tx);
-        }
-        await this.invocations.insert(record, tx);
-        // The debit last: on PostgreSQL it locks the account's row until COMMIT, and every trigger of the
-        // account queues on that lock, so nothing else may run while it is held. Short of credits, the
-        // transaction rolls back, insert included.
-        if (bot.credits > 0 && !(await this.ledger.tryDebit(trigger.accountId, bot.credits, tx))) {
-          throw new NotEnoughCreditsError(trigger.accountId, bot.credits);
-        }
-        return { id: record.id, replayed: false };
-      });
-    } catch (error) {
-      if (error instanceof NotEnoughCreditsError) throw await this.explainRefusal(error);
-      // A concurrent request with the same key committed first; its transaction, and so its charge, won.
-      if (!(error instanceof IdempotencyKeyTakenError) || idempotencyKey === undefined) throw error;
-      const earlier = await this.invocations.findByIdempotencyKey(trigger.id, idempotencyKey, since);
-      if (!earlier) throw error;
-      return replay(earlier);
+    const outcome = await this.acceptor.accept(record, since);
+    if (outcome.kind === 'refused') throw new NotEnoughCreditsError(trigger.accountId, bot.credits, outcome.funded);
+    if (outcome.kind === 'repeat') {
+      if (outcome.earlier.requestHash !== (requestHash ?? null)) throw new IdempotencyKeyReusedError();
+      return { id: outcome.earlier.id, replayed: true };
     }
-
-    if (!started.replayed) {
-      this.events.emit(record, 'queued');
-      await this.runner.dispatch({ id: record.id, accountId: record.accountId });
-    }
-    return started;
-  }
-
-  /** A refused debit on an account that was never opened says so (the first-use surprise), read after the rollback. */
-  private async explainRefusal(error: NotEnoughCreditsError): Promise<NotEnoughCreditsError> {
-    const balance = await this.accounts.getBalance(error.accountId).catch(() => 0);
-    return balance === null ? new NotEnoughCreditsError(error.accountId, error.cost, false) : error;
+    this.events.emit(record, 'queued');
+    await this.runner.dispatch({ id: record.id, accountId: record.accountId });
+    return { id: record.id, replayed: false };
   }
 }

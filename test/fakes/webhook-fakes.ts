@@ -12,6 +12,7 @@ import type { WebhookTriggerModuleExtras, WebhookTriggerModuleOptions } from '..
 import type { TriggerRecord } from '../../src/persistence/records.js';
 import { InvocationExecutor } from '../../src/runs/invocation.executor.js';
 import { InvocationService } from '../../src/invocations/invocation.service.js';
+import { TransactionalRunAcceptor } from '../../src/persistence/run-acceptor.js';
 import { InMemoryCreditAccounts, InMemoryCreditLedger } from './in-memory-credit-ledger.js';
 import { InMemoryWebhookDatabase } from './in-memory-database.js';
 import { InMemoryInvocationRepository } from './in-memory-invocation.repository.js';
@@ -75,7 +76,7 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
     unitOfWork,
     invocations,
     ledger,
-    accounts,
+    new TransactionalRunAcceptor(unitOfWork, invocations, ledger, accounts),
     registry,
     runner,
     invocationEvents,

@@ -1,0 +1,170 @@
+import type { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { Client } from 'pg';
+import { WebhookTriggerModule, WebhookTriggersAdmin } from '../../src/index.js';
+import { newInvocationId } from '../../src/keys/ids.js';
+import type { NewInvocation } from '../../src/persistence/records.js';
+import { RunAcceptor, type AcceptOutcome } from '../../src/persistence/run-acceptor.js';
+import { PostgresRunAcceptor } from '../../src/persistence/sql/postgres-run-acceptor.js';
+import { SqlExecutor } from '../../src/persistence/sql/sql-executor.js';
+import { EchoBot } from '../fixtures/bots.js';
+import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
+
+const baseUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
+
+if (!baseUrl) {
+  it.todo('PostgreSQL group commit suite NOT RUN: set WEBHOOK_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test');
+} else {
+  describe('the accept step on PostgreSQL: group commit (one transaction per batch, answers as if one at a time)', () => {
+    let db: { url: string; drop: () => Promise<void> };
+    let nodes: INestApplication[];
+    let sql: Client;
+
+    /** One "node": its own pool and its own batcher, on the shared database. */
+    async function node(): Promise<INestApplication> {
+      const moduleRef = await Test.createTestingModule({
+        imports: [WebhookTriggerModule.forRoot({ database: { type: 'postgres', url: db.url }, shutdownGraceMs: 0 })],
+        providers: [EchoBot],
+      }).compile();
+      const app = moduleRef.createNestApplication({ logger: false });
+      await app.init();
+      return app;
+    }
+
+    beforeAll(async () => {
+      db = await createScratchDatabase(baseUrl);
+      nodes = [await node()];
+      nodes.push(await node());
+      sql = new Client({ connectionString: db.url });
+      await sql.connect();
+    });
+
+    afterAll(async () => {
+      await sql?.end();
+      for (const app of nodes ?? []) await app.close();
+      await db?.drop();
+    });
+
+    const acceptorOf = (app: INestApplication) => app.get(RunAcceptor);
+    const admin = () => nodes[0].get(WebhookTriggersAdmin);
+
+    /** Counts the transactions an acceptor opens. */
+    function countTransactions(app: INestApplication): { count: number } {
+      const executor = app.get(SqlExecutor);
+      const counter = { count: 0 };
+      const run = executor.run.bind(executor);
+      jest.spyOn(executor, 'run').mockImplementation((work) => {
+        counter.count++;
+        return run(work);
+      });
+      return counter;
+    }
+
+    let n = 0;
+    function run(accountId: string, fields: Partial<NewInvocation> = {}): NewInvocation {
+      return {
+        id: newInvocationId(),
+        triggerId: `trg_group_commit_${String(n++).padStart(4, '0')}`,
+        botId: 'echo',
+        accountId,
+        inputs: { n },
+        credits: 1,
+        idempotencyKey: null,
+        requestHash: null,
+        createdAt: new Date(),
+        ...fields,
+      };
+    }
+
+    const now = () => new Date(Date.now() - 86_400_000);
+    const balance = async (accountId: string) =>
+      Number((await sql.query(`SELECT credits FROM webhook_accounts WHERE id = $1`, [accountId])).rows[0].credits);
+    const storedIds = async (accountId: string) =>
+      (await sql.query(`SELECT id FROM webhook_invocations WHERE account_id = $1`, [accountId])).rows.map((r) => r.id as string).sort();
+
+    afterEach(() => jest.restoreAllMocks());
+
+    it('is the acceptor the module binds on PostgreSQL', () => {
+      expect(acceptorOf(nodes[0])).toBeInstanceOf(PostgresRunAcceptor);
+    });
+
+    it('a batch split by too few credits: 10 credits, 30 requests in one transaction → the first 10 in arrival order accepted, 20 refused', async () => {
+      await admin().setCredits('split', 10);
+      const transactions = countTransactions(nodes[0]);
+      const runs = Array.from({ length: 30 }, () => run('split'));
+      const outcomes = await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+
+      expect(transactions.count).toBe(1);
+      expect(outcomes.slice(0, 10)).toEqual(Array(10).fill({ kind: 'accepted' }));
+      expect(outcomes.slice(10)).toEqual(Array(20).fill({ kind: 'refused', funded: true }));
+      expect(await storedIds('split')).toEqual(runs.slice(0, 10).map((r) => r.id).sort());
+      expect(await balance('split')).toBe(0);
+    });
+
+    it('mixed costs in one batch are decided in arrival order, as one-at-a-time transactions would (5 credits: 3 ✓, 3 ✗, 2 ✓, 1 ✗)', async () => {
+      await admin().setCredits('mixed', 5);
+      const runs = [3, 3, 2, 1].map((credits) => run('mixed', { credits }));
+      const outcomes = await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+      expect(outcomes.map((o) => o.kind)).toEqual(['accepted', 'refused', 'accepted', 'refused']);
+      expect(await storedIds('mixed')).toEqual([runs[0].id, runs[2].id].sort());
+      expect(await balance('mixed')).toBe(0);
+    });
+
+    it('idempotency repeats inside one batch: the first request is stored and charged once, the others answer its id', async () => {
+      await admin().setCredits('keys', 100);
+      const transactions = countTransactions(nodes[0]);
+      const same = { triggerId: 'trg_group_commit_keys', idempotencyKey: 'order-1', requestHash: 'hash-a' };
+      const runs = [run('keys', same), run('keys', same), run('keys', { ...same, requestHash: 'hash-b' }), run('keys', same)];
+      const outcomes = await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+
+      expect(transactions.count).toBe(1);
+      const first = { id: runs[0].id, requestHash: 'hash-a' };
+      expect(outcomes).toEqual<AcceptOutcome[]>([
+        { kind: 'accepted' },
+        { kind: 'repeat', earlier: first },
+        { kind: 'repeat', earlier: first }, // the service answers 422: same key, another body
+        { kind: 'repeat', earlier: first },
+      ]);
+      expect(await storedIds('keys')).toEqual([runs[0].id]);
+      expect(await balance('keys')).toBe(99);
+
+      // Across batches, and on another node: the same run.
+      const later = await acceptorOf(nodes[1]).accept(run('keys', same), now());
+      expect(later).toEqual({ kind: 'repeat', earlier: first });
+      // Once the key's time to live has passed, the key is free again: a new run, charged.
+      const fresh = run('keys', same);
+      expect(await acceptorOf(nodes[1]).accept(fresh, new Date(Date.now() + 1000))).toEqual({ kind: 'accepted' });
+      expect(await storedIds('keys')).toEqual([runs[0].id, fresh.id].sort());
+      expect(await balance('keys')).toBe(98);
+    });
+
+    it('a refused run on an account never opened says so, and stores nothing', async () => {
+      const r = run('never-opened');
+      expect(await acceptorOf(nodes[0]).accept(r, now())).toEqual({ kind: 'refused', funded: false });
+      expect(await storedIds('never-opened')).toEqual([]);
+    });
+
+    it('two nodes batching on one account at once never overspend: 15 credits, 2 × 20 requests → exactly 15 accepted', async () => {
+      await admin().setCredits('shared', 15);
+      const runs = nodes.map(() => Array.from({ length: 20 }, () => run('shared')));
+      const outcomes = (await Promise.all(nodes.map((app, i) => Promise.all(runs[i].map((r) => acceptorOf(app).accept(r, now())))))).flat();
+      const accepted = runs.flat().filter((_, i) => outcomes[i].kind === 'accepted');
+
+      expect(accepted).toHaveLength(15);
+      expect(outcomes.filter((o) => o.kind === 'refused')).toHaveLength(25);
+      expect(await storedIds('shared')).toEqual(accepted.map((r) => r.id).sort());
+      expect(await balance('shared')).toBe(0);
+    });
+
+    it('one key on two nodes at once (a free bot, so no account row is locked) → one run, the other answers it', async () => {
+      const same = { triggerId: 'trg_group_commit_free', credits: 0, idempotencyKey: 'free-1', requestHash: 'h' };
+      const runs = [run('free', same), run('free', same)];
+      const outcomes = await Promise.all(runs.map((r, i) => acceptorOf(nodes[i]).accept(r, now())));
+      const winner = outcomes[0].kind === 'accepted' ? runs[0] : runs[1];
+
+      expect(outcomes.map((o) => o.kind).sort()).toEqual(['accepted', 'repeat']);
+      expect(outcomes.find((o) => o.kind === 'repeat')).toEqual({ kind: 'repeat', earlier: { id: winner.id, requestHash: 'h' } });
+      expect(await storedIds('free')).toEqual([winner.id]);
+    });
+  });
+}
