@@ -611,6 +611,8 @@ async function main(): Promise<void> {
       oneWake: 'several nodes: one-node wake-up baseline',
       clusterWake: 'several nodes: cross-node wake-up',
       oneSingle: 'several nodes: one node at 1 connection',
+      localThroughput: 'one node on PostgreSQL alone (in-process runner), throughput',
+      localSingle: 'one node on PostgreSQL alone (in-process runner) at 1 connection',
       rawPgRequest: 'raw PostgreSQL baseline, transaction per request',
       rawPgGroup: 'raw PostgreSQL baseline, group commit',
     };

@@ -6,7 +6,7 @@
 // - role `api`: a Nest HTTP app that accepts triggers and answers sync, never runs a bot;
 // - role `worker`: an application context without HTTP (`NestFactory.createApplicationContext`) that
 //   runs bots from the queue;
-// - role `all`: both in one process (the one-node baseline).
+// - role `all`: both in one process (the one-node baseline); with `stack: 'local'`, on PostgreSQL alone.
 //
 // Bots (account "bench"): `echo` (throughput) and `short` (sleeps `inputs.ms` ms, for the cross-node
 // wake-up). While recording is on (IPC `record`), the process notes per run when `short`'s main()
@@ -33,6 +33,11 @@ export interface NestClusterConfig {
   bus: 'redis' | 'memory';
   /** Create the account's credits and the triggers (one node per database does it) and announce them. */
   seed: boolean;
+  /**
+   * `redis` (default): BullMQ, Redis rate limits and `bus` as set. `local` (one node, role all only): the
+   * in-process runner, in-process rate limits and bus: PostgreSQL is the only service.
+   */
+  stack?: 'redis' | 'local';
 }
 
 const BENCH_ACCOUNT = 'bench';
@@ -69,15 +74,19 @@ class ClusterNodeModule {
       imports: [
         lib.WebhookTriggerModule.forRoot({
           database: { type: 'postgres', url: config.databaseUrl },
-          redis: { url: config.redisUrl, keyPrefix: config.keyPrefix },
           role: config.role,
           rateLimits: UNTHROTTLED,
           syncTimeoutMs: 600_000,
           // The wake-up measurement's callback receiver listens on 127.0.0.1 in the orchestrator.
           callbackAllowedHosts: ['127.0.0.1'],
-          runner: redisLib.BullMqBotRunner,
-          rateLimitStorage: redisLib.RedisRateLimitStorage,
-          ...(config.bus === 'redis' ? { completionBus: redisLib.RedisCompletionBus } : {}),
+          ...(config.stack === 'local'
+            ? {}
+            : {
+                redis: { url: config.redisUrl, keyPrefix: config.keyPrefix },
+                runner: redisLib.BullMqBotRunner,
+                rateLimitStorage: redisLib.RedisRateLimitStorage,
+                ...(config.bus === 'redis' ? { completionBus: redisLib.RedisCompletionBus } : {}),
+              }),
         }),
       ],
       providers: [EchoBot, ShortBot],

@@ -129,6 +129,9 @@ export interface ClusterResult {
   clusterWake?: WakeFigures;
   /** One node (role all, same stack as `oneThroughput`) at 1 connection. */
   oneSingle?: LoadResult;
+  /** One node on PostgreSQL alone (in-process runner, rate limits and bus), `connections` and 1 connection. */
+  localThroughput?: ThroughputFigures;
+  localSingle?: LoadResult;
   /** The raw PostgreSQL baselines (contenders/raw-pg-trigger.ts), by commit mode and connections. */
   rawPg?: Partial<Record<RawPgTriggerConfig['commit'], RawPgFigures>>;
   failures: {
@@ -137,6 +140,8 @@ export interface ClusterResult {
     oneWake?: string;
     clusterWake?: string;
     oneSingle?: string;
+    localThroughput?: string;
+    localSingle?: string;
     rawPgRequest?: string;
     rawPgGroup?: string;
   };
@@ -314,6 +319,7 @@ async function startNodes(
   layout: Array<{ name: string; role: NestClusterConfig['role'] }>,
   bus: NestClusterConfig['bus'],
   started: Contender[],
+  stack: NestClusterConfig['stack'] = 'redis',
 ): Promise<Nodes> {
   const config = (role: NestClusterConfig['role'], seed: boolean): NestClusterConfig => ({
     role,
@@ -323,6 +329,7 @@ async function startNodes(
     keyPrefix: scratch.keyPrefix,
     bus,
     seed,
+    stack,
   });
   const [first, ...rest] = layout;
   const seeded = await Contender.start(first.name, script, config(first.role, true), flags);
@@ -696,13 +703,14 @@ async function withSetup<T>(
   bus: NestClusterConfig['bus'],
   log: Log,
   body: (nodes: Nodes, scratch: Scratch) => Promise<T>,
+  stack: NestClusterConfig['stack'] = 'redis',
 ): Promise<T> {
   log(`▶ ${what}: starting ${layout.map((n) => n.name).join(', ')}`);
   const scratch = await createScratch(s);
   const started: Contender[] = [];
   try {
     const t0 = now();
-    const nodes = await startNodes(script, flags, s, scratch, layout, bus, started);
+    const nodes = await startNodes(script, flags, s, scratch, layout, bus, started, stack);
     log(`  ${nodes.all.length} process(es) ready in ${((now() - t0) / 1000).toFixed(1)} s`);
     return await body(nodes, scratch);
   } finally {
@@ -728,6 +736,8 @@ export async function runCluster(s: ClusterSettings, script: string, rawScript: 
       oneWake: failure,
       clusterWake: failure,
       oneSingle: failure,
+      localThroughput: failure,
+      localSingle: failure,
       rawPgRequest: failure,
       rawPgGroup: failure,
     };
@@ -752,38 +762,44 @@ export async function runCluster(s: ClusterSettings, script: string, rawScript: 
     { name: 'worker-2', role: 'worker' as const },
   ];
 
-  try {
-    result.oneThroughput = await withSetup(
-      'one node (role all), PostgreSQL + Redis, throughput',
-      script,
-      flags,
-      s,
-      one,
-      'redis',
-      log,
-      async (nodes, scratch) => {
-        const figures = await measureThroughput(nodes, scratch.pg, s, log);
-        // The same node at 1 connection (beside the raw baselines' 1-connection figures).
-        try {
-          const target: LoadTarget = { port: nodes.http[0].port, trigger: nodes.triggers.echo };
-          await settle(scratch.pg);
-          if (s.warmupS > 0) await load(target, 1, s.warmupS);
-          const r = await load(target, 1, s.durationS);
-          const problem = loadProblem(r);
-          if (problem) throw new Error(`1 connection: ${problem}`);
-          log(`    1 conn: ${Math.round(r.rps)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms`);
-          result.oneSingle = r;
-        } catch (e) {
-          result.failures.oneSingle = errorText(e);
-          log(`  FAILED: ${result.failures.oneSingle}`);
-        }
-        return figures;
-      },
-    );
-  } catch (e) {
-    result.failures.oneThroughput = errorText(e);
-    result.failures.oneSingle ??= result.failures.oneThroughput;
-    log(`  FAILED: ${result.failures.oneThroughput}`);
+  for (const stack of ['local', 'redis'] as const) {
+    const [throughputKey, singleKey] = stack === 'local' ? (['localThroughput', 'localSingle'] as const) : (['oneThroughput', 'oneSingle'] as const);
+    try {
+      result[throughputKey] = await withSetup(
+        stack === 'local'
+          ? 'one node (role all), PostgreSQL only (in-process runner, limits and bus), throughput'
+          : 'one node (role all), PostgreSQL + Redis, throughput',
+        script,
+        flags,
+        s,
+        one,
+        stack === 'local' ? 'memory' : 'redis',
+        log,
+        async (nodes, scratch) => {
+          const figures = await measureThroughput(nodes, scratch.pg, s, log);
+          // The same node at 1 connection (beside the raw baselines' 1-connection figures).
+          try {
+            const target: LoadTarget = { port: nodes.http[0].port, trigger: nodes.triggers.echo };
+            await settle(scratch.pg);
+            if (s.warmupS > 0) await load(target, 1, s.warmupS);
+            const r = await load(target, 1, s.durationS);
+            const problem = loadProblem(r);
+            if (problem) throw new Error(`1 connection: ${problem}`);
+            log(`    1 conn: ${Math.round(r.rps)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms`);
+            result[singleKey] = r;
+          } catch (e) {
+            result.failures[singleKey] = errorText(e);
+            log(`  FAILED: ${result.failures[singleKey]}`);
+          }
+          return figures;
+        },
+        stack,
+      );
+    } catch (e) {
+      result.failures[throughputKey] = errorText(e);
+      result.failures[singleKey] ??= result.failures[throughputKey];
+      log(`  FAILED: ${result.failures[throughputKey]}`);
+    }
   }
   try {
     result.oneWake = await withSetup(
@@ -1037,46 +1053,73 @@ export function clusterRows(r: ClusterResult, s: ClusterSettings): Row[] {
 }
 
 /**
- * The library on one node (role all, PostgreSQL + Redis, as measured above) beside the raw PostgreSQL
- * baselines: req/s and p50/p99 at 1 and `connections` connections, the ratio library / raw group commit.
+ * The library on one node (role all; on PostgreSQL alone, and with Redis) beside the raw PostgreSQL
+ * baselines: req/s and p50/p99 at 1 and `connections` connections, each against raw group commit, and
+ * at 1 connection p50 against raw per request (issue 13's targets: ≥ 0.5× / ≥ 0.3× raw group commit's
+ * req/s at `connections`; p50 ≤ 2× raw per request's at 1 connection); runs finished ÷ runs accepted.
  */
 function rawPgRows(r: ClusterResult, s: ClusterSettings): Row[] {
   const rows: Row[] = [];
   const f = r.failures;
-  const section = `PostgreSQL accept step: the library on one node (role all, ${s.adapter}, PostgreSQL + Redis, BullMQ, echo) vs raw node:http + pg (trigger look-up, debit + INSERT in one transaction, 200 after COMMIT), ${s.durationS} s per load`;
-  const lib = (c: number) => (c === 1 ? r.oneSingle : r.oneThroughput?.load);
-  const libFailure = (c: number) => (c === 1 ? f.oneSingle : f.oneThroughput);
+  const section = `PostgreSQL accept step: the library on one node (role all, ${s.adapter}, echo) vs raw node:http + pg (trigger look-up, debit + INSERT in one transaction, 200 after COMMIT), ${s.durationS} s per load`;
+  const figures = [
+    ['req/s', 'req/s', (l: LoadResult) => l.rps],
+    ['p50', 'ms', (l: LoadResult) => l.p50],
+    ['p99', 'ms', (l: LoadResult) => l.p99],
+  ] as const;
   for (const c of [1, s.connections]) {
     for (const [commit, label, failure] of [
       ['request', 'raw, transaction per request', f.rawPgRequest],
       ['group', 'raw, group commit', f.rawPgGroup],
     ] as const) {
       const raw = r.rawPg?.[commit]?.load[c];
-      for (const [figure, unit, pick] of [
-        ['req/s', 'req/s', (l: LoadResult) => l.rps],
-        ['p50', 'ms', (l: LoadResult) => l.p50],
-        ['p99', 'ms', (l: LoadResult) => l.p99],
-      ] as const) {
+      for (const [figure, unit, pick] of figures) {
         rows.push({ section, figure: `${label}: ${figure}, ${c} conn`, value: raw ? pick(raw) : null, unit, failure });
       }
     }
-    const l = lib(c);
-    const group = r.rawPg?.group?.load[c];
-    const failure = libFailure(c) ?? (f.rawPgGroup ? `raw group commit failed: ${f.rawPgGroup}` : undefined);
-    for (const [figure, unit, pick] of [
-      ['req/s', 'req/s', (x: LoadResult) => x.rps],
-      ['p50', 'ms', (x: LoadResult) => x.p50],
-      ['p99', 'ms', (x: LoadResult) => x.p99],
-    ] as const) {
-      rows.push({
-        section,
-        figure: `library, one node: ${figure}, ${c} conn`,
-        value: l ? pick(l) : null,
-        unit,
-        baseline: { label: 'raw group commit', value: group ? pick(group) : null },
-        failure,
-      });
+  }
+  const variants = [
+    ['PostgreSQL alone (in-process runner)', r.localThroughput, r.localSingle, f.localThroughput, f.localSingle, 0.5],
+    ['PostgreSQL + Redis (BullMQ, Redis limits and bus)', r.oneThroughput, r.oneSingle, f.oneThroughput, f.oneSingle, 0.3],
+  ] as const;
+  for (const [name, throughput, single, throughputFailure, singleFailure, share] of variants) {
+    for (const c of [1, s.connections]) {
+      const l = c === 1 ? single : throughput?.load;
+      const failure = (c === 1 ? singleFailure : throughputFailure) ?? (f.rawPgGroup ? `raw group commit failed: ${f.rawPgGroup}` : undefined);
+      const group = r.rawPg?.group?.load[c];
+      for (const [figure, unit, pick] of figures) {
+        rows.push({
+          section,
+          figure: `library, one node, ${name}: ${figure}, ${c} conn`,
+          value: l ? pick(l) : null,
+          unit,
+          baseline: { label: 'raw group commit', value: group ? pick(group) : null },
+          ...(c === s.connections && figure === 'req/s'
+            ? { target: { on: 'ratio' as const, op: '>=' as const, limit: share, text: `≥ ${share.toFixed(2)}× raw group commit` } }
+            : {}),
+          failure,
+        });
+      }
     }
+    const perRequest = r.rawPg?.request?.load[1];
+    rows.push({
+      section,
+      figure: `library, one node, ${name}: p50, 1 conn, against raw per request`,
+      value: single ? single.p50 : null,
+      unit: 'ms',
+      baseline: { label: 'raw per request', value: perRequest ? perRequest.p50 : null },
+      target: { on: 'ratio', op: '<=', limit: 2, text: '≤ 2× raw per request' },
+      failure: singleFailure ?? (f.rawPgRequest ? `raw per request failed: ${f.rawPgRequest}` : undefined),
+    });
+    rows.push({
+      section,
+      figure: `library, one node, ${name}: runs finished per second in the ${s.connections}-conn window`,
+      value: throughput ? throughput.succeededPerSecond : null,
+      unit: 'runs/s',
+      baseline: { label: 'runs accepted per second', value: throughput ? throughput.accepted / throughput.windowSeconds : null },
+      target: { on: 'ratio', op: '>=', limit: 0.9, text: '≥ 0.90× accepted' },
+      failure: throughputFailure,
+    });
   }
   return rows;
 }

@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Client } from 'pg';
-import { WebhookTriggerModule, WebhookTriggersAdmin } from '../../src/index.js';
+import { InvocationRepository, WebhookTriggerModule, WebhookTriggersAdmin } from '../../src/index.js';
 import { newInvocationId } from '../../src/keys/ids.js';
 import type { NewInvocation } from '../../src/persistence/records.js';
 import { RunAcceptor, type AcceptOutcome } from '../../src/persistence/run-acceptor.js';
@@ -154,6 +154,48 @@ if (!baseUrl) {
       expect(outcomes.filter((o) => o.kind === 'refused')).toHaveLength(25);
       expect(await storedIds('shared')).toEqual(accepted.map((r) => r.id).sort());
       expect(await balance('shared')).toBe(0);
+    });
+
+    it('claims made together are one statement; a run dispatched twice in that batch is claimed once', async () => {
+      await admin().setCredits('claims', 100);
+      const runs = Array.from({ length: 20 }, () => run('claims'));
+      await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+      const repository = nodes[0].get(InvocationRepository);
+      const writes = jest.spyOn(nodes[0].get(SqlExecutor), 'write');
+      const at = new Date();
+      const lease = new Date(at.getTime() + 30_000);
+      const claims = await Promise.all([...runs, runs[0]].map((r) => repository.markRunning(r.id, at, 'owner-a', lease)));
+
+      expect(writes).toHaveBeenCalledTimes(1);
+      expect(claims.slice(0, 20).map((c) => c?.id)).toEqual(runs.map((r) => r.id));
+      expect(claims.slice(0, 20).every((c) => c?.status === 'running' && c.owner === 'owner-a')).toBe(true);
+      expect(claims[20]).toBeNull(); // the second dispatch of runs[0]
+      // Another process cannot claim them again.
+      expect(await nodes[1].get(InvocationRepository).markRunning(runs[1].id, at, 'owner-b', lease)).toBeNull();
+    });
+
+    it("outcomes stored together are one statement, each only by its run's owner while it runs", async () => {
+      await admin().setCredits('finishes', 100);
+      const runs = Array.from({ length: 6 }, () => run('finishes'));
+      await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+      const repository = nodes[0].get(InvocationRepository);
+      const at = new Date();
+      await Promise.all(runs.map((r) => repository.markRunning(r.id, at, 'owner-a', new Date(at.getTime() + 30_000))));
+      const writes = jest.spyOn(nodes[0].get(SqlExecutor), 'write');
+      const outcome = (i: number) => ({ finishedAt: new Date(), outputs: [{ title: 't', message: String(i) }], error: null });
+      const stored = await Promise.all(
+        runs.map((r, i) =>
+          repository.transition(r.id, 'running', i === 5 ? 'failed' : 'succeeded', outcome(i), { owner: i === 4 ? 'owner-b' : 'owner-a' }),
+        ),
+      );
+
+      expect(writes).toHaveBeenCalledTimes(1);
+      expect(stored).toEqual([true, true, true, true, false, true]); // runs[4]: not its owner
+      const rows = await Promise.all(runs.map((r) => repository.findById(r.id)));
+      expect(rows.map((r) => r?.status)).toEqual(['succeeded', 'succeeded', 'succeeded', 'succeeded', 'running', 'failed']);
+      expect(rows[2]?.outputs).toEqual([{ title: 't', message: '2' }]);
+      // Finished once: a second outcome for the same run changes nothing.
+      expect(await repository.transition(runs[0].id, 'running', 'failed', outcome(9), { owner: 'owner-a' })).toBe(false);
     });
 
     it('one key on two nodes at once (a free bot, so no account row is locked) → one run, the other answers it', async () => {

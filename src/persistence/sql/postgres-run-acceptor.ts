@@ -1,19 +1,15 @@
 import type { NewInvocation } from '../records.js';
 import { RunAcceptor, type AcceptOutcome } from '../run-acceptor.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
+import { Batcher } from './batcher.js';
 import { text } from './sql-rows.js';
 import type { SqlExecutor } from './sql-executor.js';
 
-/** One request waiting for its batch. */
+/** One request of a batch. */
 interface Pending {
   run: NewInvocation;
   since: number;
-  resolve: (outcome: AcceptOutcome) => void;
-  reject: (error: unknown) => void;
 }
-
-/** The most requests one transaction holds (its arrays stay well under PostgreSQL's limits). */
-const MAX_BATCH = 500;
 
 /** The run that holds an idempotency key. */
 type KeyHolder = { id: string; requestHash: string | null };
@@ -41,45 +37,14 @@ const INSERT_ROWS =
  * and the account's row is locked once per batch instead of once per request.
  */
 export class PostgresRunAcceptor extends RunAcceptor {
-  private pending: Pending[] = [];
-  private flushing = false;
-  private scheduled = false;
+  private readonly batches = new Batcher<Pending, AcceptOutcome>((batch) => this.db.run((tx) => this.decide(batch, tx)));
 
   constructor(private readonly db: SqlExecutor) {
     super();
   }
 
   accept(run: NewInvocation, since: Date): Promise<AcceptOutcome> {
-    return new Promise<AcceptOutcome>((resolve, reject) => {
-      this.pending.push({ run, since: since.getTime(), resolve, reject });
-      this.schedule();
-    });
-  }
-
-  /** After the requests of this tick; while a batch is in flight, the next one waits for it. */
-  private schedule(): void {
-    if (this.flushing || this.scheduled) return;
-    this.scheduled = true;
-    setImmediate(() => {
-      this.scheduled = false;
-      void this.flush();
-    });
-  }
-
-  private async flush(): Promise<void> {
-    if (this.flushing || this.pending.length === 0) return;
-    this.flushing = true;
-    const batch = this.pending.length <= MAX_BATCH ? this.pending : this.pending.slice(0, MAX_BATCH);
-    this.pending = this.pending.length <= MAX_BATCH ? [] : this.pending.slice(MAX_BATCH);
-    try {
-      const outcomes = await this.db.run((tx) => this.decide(batch, tx));
-      batch.forEach((p, i) => p.resolve(outcomes[i]));
-    } catch (error) {
-      for (const p of batch) p.reject(error);
-    } finally {
-      this.flushing = false;
-      if (this.pending.length > 0) this.schedule();
-    }
+    return this.batches.push({ run, since: since.getTime() });
   }
 
   private async decide(batch: Pending[], tx: WebhookTransaction): Promise<AcceptOutcome[]> {

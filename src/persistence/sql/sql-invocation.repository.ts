@@ -12,6 +12,8 @@ import {
 import type { WebhookTransaction } from '../unit-of-work.js';
 import { INVOCATION_COLUMNS, isUniqueViolation, toInvocation } from './sql-rows.js';
 import { SqlExecutor } from './sql-executor.js';
+import { PostgresExecutor } from './postgres-executor.js';
+import { PostgresRunWrites } from './postgres-run-writes.js';
 
 /** Every column but the outputs, which a list bounds. */
 const LIST_COLUMNS = INVOCATION_COLUMNS.split(', ')
@@ -44,10 +46,18 @@ function setClause(to: InvocationStatus, fields: InvocationTransition): [string,
   return [sets, [to, ...names.map((f) => transitionValue(f, fields[f]))]];
 }
 
+/** A state change that is a run's outcome (what `PostgresRunWrites.finish` groups). */
+const isOutcome = (from: InvocationStatus, fields: InvocationTransition, owner: string | undefined): owner is string =>
+  from === 'running' && owner !== undefined && 'finishedAt' in fields && 'outputs' in fields && 'error' in fields && !('startedAt' in fields);
+
 @Injectable()
 export class SqlInvocationRepository extends InvocationRepository {
+  /** On PostgreSQL, claims and outcomes outside a transaction are grouped (SQLite's executor groups every commit). */
+  private readonly grouped: PostgresRunWrites | null;
+
   constructor(private readonly db: SqlExecutor) {
     super();
+    this.grouped = db instanceof PostgresExecutor ? new PostgresRunWrites(db) : null;
   }
 
   async insert(i: NewInvocation, tx?: WebhookTransaction): Promise<void> {
@@ -102,6 +112,10 @@ export class SqlInvocationRepository extends InvocationRepository {
     fields: InvocationTransition,
     condition: { owner?: string; tx?: WebhookTransaction } = {},
   ): Promise<boolean> {
+    if (this.grouped && !condition.tx && isOutcome(from, fields, condition.owner)) {
+      const { finishedAt, outputs = null, error = null } = fields;
+      return this.grouped.finish({ id, owner: condition.owner, status: to, finishedAt: finishedAt!, outputs, error });
+    }
     const [sets, values] = setClause(to, fields);
     const owner = condition.owner === undefined ? '' : ' AND owner = ?';
     const params = [...values, id, from, ...(condition.owner === undefined ? [] : [condition.owner])];
@@ -177,6 +191,7 @@ export class SqlInvocationRepository extends InvocationRepository {
     leaseExpiresAt: Date,
     tx?: WebhookTransaction,
   ): Promise<InvocationRecord | null> {
+    if (this.grouped && !tx) return this.grouped.claim({ id, startedAt, owner, leaseExpiresAt });
     const { rows } = await this.db.write(
       `UPDATE webhook_invocations SET status = 'running', started_at = ?, owner = ?, lease_expires_at = ? WHERE id = ? AND status = 'queued' RETURNING ${INVOCATION_COLUMNS}`,
       [startedAt.getTime(), owner, leaseExpiresAt.getTime(), id],

@@ -1,0 +1,57 @@
+/** One item waiting for its batch. */
+interface Waiting<I, O> {
+  item: I;
+  resolve: (value: O) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit's queue: the items pushed while a batch is in flight (or in the same tick, when none is)
+ * go together into the next one, at most `max` at a time, so one node has one such batch in flight. Each
+ * caller hears its own answer once `write` (one transaction, or one statement) resolved; if it rejects,
+ * every caller of that batch hears the error.
+ */
+export class Batcher<I, O> {
+  private waiting: Waiting<I, O>[] = [];
+  private flushing = false;
+  private scheduled = false;
+
+  constructor(
+    /** Writes a batch; answers one result per item, in order. */
+    private readonly write: (items: I[]) => Promise<O[]>,
+    private readonly max = 500,
+  ) {}
+
+  push(item: I): Promise<O> {
+    return new Promise<O>((resolve, reject) => {
+      this.waiting.push({ item, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  /** After the items of this tick; while a batch is in flight, the next one waits for it. */
+  private schedule(): void {
+    if (this.flushing || this.scheduled) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.flushing || this.waiting.length === 0) return;
+    this.flushing = true;
+    const batch = this.waiting.length <= this.max ? this.waiting : this.waiting.slice(0, this.max);
+    this.waiting = this.waiting.length <= this.max ? [] : this.waiting.slice(this.max);
+    try {
+      const results = await this.write(batch.map((w) => w.item));
+      batch.forEach((w, i) => w.resolve(results[i]));
+    } catch (error) {
+      for (const w of batch) w.reject(error);
+    } finally {
+      this.flushing = false;
+      if (this.waiting.length > 0) this.schedule();
+    }
+  }
+}
