@@ -82,9 +82,12 @@ describeOnEveryAdapterAndDatabase('bounded backlog (maxQueuedRuns)', ({ makeAdap
       await t.admin.setCredits('acct', 100);
       const slow = await createTrigger(t, 'slow');
       const holder = await startRun(slow, { ms: 60_000 });
-      for (let i = 0; i < 20; i++) await startRun(slow, { ms: 0, i });
+      const waiting: string[] = [];
+      for (let i = 0; i < 20; i++) waiting.push(await startRun(slow, { ms: 0, i }));
       expect(await storedInvocations(t.store, slow.id)).toHaveLength(21);
       await cancelRun(slow, holder);
+      // One slot, one account: they run in order, so the last one finishing means all did (none cut off by close).
+      expect((await syncInvocation(slow, waiting.at(-1)!)).body).toMatchObject({ success: true });
     } finally {
       await t.close();
     }
