@@ -8,7 +8,7 @@ import { LOG_CONTEXT } from '../options/module.constants.js';
 
 /**
  * Every answer of the admin's own (bad input 400, read-only or cross-site 403, unknown 404, not enough
- * credits 402, finished run 409, too many streams or shutting down 503) is one of the module's errors,
+ * credits 402, finished run 409, too many streams, a full backlog or shutting down 503) is one of the module's errors,
  * answered here as Nest answers an HttpException, `{ statusCode, error, message }`, whatever global filter
  * the host has: one API, one shape. One without a status (a configuration error at run time) is a logged
  * 500. The host's guards' exceptions, and anything else, stay the host's to shape.

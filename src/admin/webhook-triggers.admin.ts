@@ -375,7 +375,7 @@ export class WebhookTriggersAdmin {
    * Starts a new run through the same trigger with the same inputs, or `inputs` (checked like a trigger
    * body: a JSON object within `maxBodyBytes` and `maxJsonDepth`), charged as a new run. Null when the run
    * is unknown; throws `WebhookAdminConflictError` (409) when its trigger was deleted, and what a trigger
-   * would (402 not enough credits, 503 shutting down).
+   * would (402 not enough credits, 503 shutting down or `maxQueuedRuns` reached).
    */
   async replayInvocation(invocationId: string, inputs?: unknown): Promise<{ id: string } | null> {
     const row = INVOCATION_ID_PATTERN.test(invocationId) ? await this.invocations.findById(invocationId) : null;

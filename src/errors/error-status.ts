@@ -1,4 +1,5 @@
 import {
+  BacklogFullError,
   BodyTimeoutError,
   BotNotRegisteredError,
   IdempotencyKeyReusedError,
@@ -42,6 +43,7 @@ const HTTP_STATUS = new Map<abstract new (...args: never[]) => WebhookTriggerErr
   [IdempotencyKeyReusedError, 422],
   [RateLimitedError, 429],
   [ShuttingDownError, 503],
+  [BacklogFullError, 503],
   [WebhookAdminUnavailableError, 503],
   [TooManyEventStreamsError, 503],
 ]);

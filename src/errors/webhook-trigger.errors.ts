@@ -1,6 +1,7 @@
 import {
   ACCOUNT_NOT_FUNDED,
   ALREADY_FINISHED,
+  BACKLOG_FULL,
   BOT_NOT_REGISTERED,
   BODY_NOT_JSON_TYPE,
   BODY_TIMEOUT,
@@ -174,6 +175,17 @@ export class ShuttingDownError extends WebhookTriggerError {
   readonly retryAfterSeconds = 1;
   constructor() {
     super(SHUTTING_DOWN);
+  }
+}
+
+/**
+ * 503: `maxQueuedRuns` runs are already accepted and waiting to start (in this process, or on the run queue);
+ * refused before anything is stored or charged.
+ */
+export class BacklogFullError extends WebhookTriggerError {
+  readonly retryAfterSeconds = 1;
+  constructor(readonly maxQueuedRuns: number) {
+    super(BACKLOG_FULL(maxQueuedRuns));
   }
 }
 

@@ -28,6 +28,8 @@ export const BAD_TIMEOUT = 'timeout must be a whole number of seconds from 1 to 
 export const BOT_NOT_REGISTERED = (botId: string) => `Bot "${botId}" is not registered in this application`;
 export const ALREADY_FINISHED = (id: string, status: string) => `Invocation "${id}" already finished (${status}); it cannot be cancelled`;
 export const SHUTTING_DOWN = 'The application is shutting down; retry shortly (another instance may take the request)';
+export const BACKLOG_FULL = (max: number) =>
+  `Too many runs are waiting to start (maxQueuedRuns: ${max}); nothing was stored or charged, retry later`;
 export const INTERNAL_ERROR = 'Internal server error';
 
 // How a run ends when it does not end by its own outcome

@@ -90,7 +90,12 @@ export class WebhookTriggerController {
   })
   @ApiResponse({ status: 415, type: WebhookErrorDto, description: 'Content-Type is not application/json.' })
   @ApiResponse({ status: 422, type: WebhookErrorDto, description: 'The Idempotency-Key was used before with a different body.' })
-  @ApiResponse({ status: 503, type: WebhookErrorDto, description: 'The application is shutting down; see Retry-After.' })
+  @ApiResponse({
+    status: 503,
+    type: WebhookErrorDto,
+    description:
+      'The application is shutting down, or maxQueuedRuns runs are already waiting to start; nothing is stored or charged. See Retry-After.',
+  })
   async trigger(@CurrentTrigger() trigger: TriggerRecord, @Req() request: unknown): Promise<TriggerResponseDto> {
     // The guards passed (trigger, key, limits); what the headers say is judged before a byte is read.
     const raw = rawRequestOf(request);

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import {
+  BacklogFullError,
   BotNotRegisteredError,
   IdempotencyKeyReusedError,
   InvocationAlreadyFinishedError,
@@ -170,6 +171,41 @@ describe('InvocationService', () => {
       expect(await rows()).toEqual([]);
       expect(await balance()).toBe(5);
       expect(f.runner.dispatched).toEqual([]);
+    });
+
+    it('refuses runs over maxQueuedRuns waiting to start (503), storing, charging and dispatching nothing, until one starts', async () => {
+      const fakes = createWebhookFakes({ maxQueuedRuns: 2 });
+      fakes.addBot({ id: 'echo', credits: 1, accountId: 'acct' });
+      const { trigger: echo } = await fakes.addTrigger('echo');
+      await fakes.accounts.setBalance('acct', 10);
+      const bounded = serviceOn(fakes);
+      const first = await bounded.start(echo, { n: 1 }, { idempotencyKey: 'k1', requestHash: 'h1' });
+      await bounded.start(echo, { n: 2 });
+      const error = await bounded.start(echo, { n: 3 }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(BacklogFullError);
+      expect((error as Error).message).toBe(
+        'Too many runs are waiting to start (maxQueuedRuns: 2); nothing was stored or charged, retry later',
+      );
+      // Refused before the idempotency look-up, as documented: a repeat of an accepted run too.
+      await expect(bounded.start(echo, { n: 1 }, { idempotencyKey: 'k1', requestHash: 'h1' })).rejects.toBeInstanceOf(BacklogFullError);
+      expect(await fakes.invocations.listQueued(10)).toHaveLength(2);
+      expect(await fakes.accounts.getBalance('acct')).toBe(8);
+      expect(fakes.runner.dispatched).toHaveLength(2);
+      expect(fakes.events.filter((e) => e.name === WEBHOOK_EVENTS.queued)).toHaveLength(2);
+
+      await fakes.runner.runPending();
+      expect(await bounded.start(echo, { n: 1 }, { idempotencyKey: 'k1', requestHash: 'h1' })).toEqual({ id: first.id, replayed: true });
+      expect((await bounded.start(echo, { n: 4 })).replayed).toBe(false);
+      expect(await fakes.accounts.getBalance('acct')).toBe(7);
+    });
+
+    it('sets no bound with maxQueuedRuns 0', async () => {
+      const fakes = createWebhookFakes({ maxQueuedRuns: 0 });
+      fakes.addBot({ id: 'echo', credits: 0, accountId: 'acct' });
+      const { trigger: echo } = await fakes.addTrigger('echo');
+      const unbounded = serviceOn(fakes);
+      for (let i = 0; i < 20; i++) await unbounded.start(echo, { i });
+      expect(fakes.runner.backlog()).toBe(20);
     });
   });
 

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { CallbackOutbox, type CallbackInvocation } from '../deliveries/callback-outbox.js';
 import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 import type { BotInputs } from '../bots/bot.types.js';
@@ -10,9 +10,10 @@ import { RunAcceptor } from '../persistence/run-acceptor.js';
 import type { InvocationRecord, TriggerRecord } from '../persistence/records.js';
 import { WebhookUnitOfWork, type WebhookTransaction } from '../persistence/unit-of-work.js';
 import { BotRunner } from '../runs/bot-runner.js';
-import { RESOLVED_OPTIONS } from '../options/module.constants.js';
+import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { CompletionBus } from '../completion/completion-bus.js';
 import {
+  BacklogFullError,
   BotNotRegisteredError,
   IdempotencyKeyReusedError,
   InvocationAlreadyFinishedError,
@@ -31,6 +32,9 @@ export interface StartOptions {
   requestHash?: string;
 }
 
+/** Refusals over `maxQueuedRuns` are logged at most this often, with how many there were meanwhile. */
+const BACKLOG_LOG_EVERY_MS = 10_000;
+
 export interface StartedInvocation {
   id: string;
   /** True when an earlier request with the same idempotency key already started it. */
@@ -43,6 +47,10 @@ export interface StartedInvocation {
  */
 @Injectable()
 export class InvocationService {
+  private readonly logger = new Logger(LOG_CONTEXT);
+  private backlogRefusals = 0;
+  private backlogLoggedAt = -Infinity;
+
   constructor(
     private readonly unitOfWork: WebhookUnitOfWork,
     private readonly invocations: InvocationRepository,
@@ -125,6 +133,7 @@ export class InvocationService {
 
   async start(trigger: TriggerRecord, inputs: BotInputs, { idempotencyKey, requestHash }: StartOptions = {}): Promise<StartedInvocation> {
     if (this.shutdown.isShuttingDown) throw new ShuttingDownError();
+    this.refuseOverBacklog();
     const bot = this.registry.get(trigger.botId);
     if (!bot) throw new BotNotRegisteredError(trigger.botId);
     const now = new Date();
@@ -149,5 +158,25 @@ export class InvocationService {
     this.events.emit(record, 'queued');
     await this.runner.dispatch({ id: record.id, accountId: record.accountId });
     return { id: record.id, replayed: false };
+  }
+
+  /**
+   * Over `maxQueuedRuns` runs waiting to start, a trigger is refused before anything is read, written or
+   * charged: also an idempotent repeat of a run already accepted (it would cost nothing, but telling it apart
+   * takes a database read, which is what a full backlog must not cost).
+   */
+  private refuseOverBacklog(): void {
+    const max = this.options.maxQueuedRuns;
+    if (max === 0 || this.runner.backlog() < max) return;
+    this.backlogRefusals++;
+    const now = performance.now();
+    if (now - this.backlogLoggedAt >= BACKLOG_LOG_EVERY_MS) {
+      this.logger.warn(
+        `Backlog full (maxQueuedRuns: ${max}): ${this.backlogRefusals} trigger(s) answered 503 since the last such warning; bots are not keeping up with accepts`,
+      );
+      this.backlogRefusals = 0;
+      this.backlogLoggedAt = now;
+    }
+    throw new BacklogFullError(max);
   }
 }

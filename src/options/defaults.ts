@@ -23,6 +23,7 @@ export const DEFAULTS = deepFreeze({
   publicBaseUrl: 'http://localhost:3000',
   maxConcurrentRuns: 16,
   maxConcurrentRunsPerAccount: runsPerAccount(16),
+  maxQueuedRuns: 10_000,
   accounts: {},
   idempotencyTtlMs: 24 * 60 * 60 * 1000,
   botTimeoutMs: 15 * 60 * 1000,

@@ -19,6 +19,7 @@ describe('resolveWebhookTriggerOptions', () => {
       publicBaseUrl: 'http://localhost:3000',
       maxConcurrentRuns: 16,
       maxConcurrentRunsPerAccount: 8,
+      maxQueuedRuns: 10_000,
       accounts: {},
       idempotencyTtlMs: 86_400_000,
       botTimeoutMs: 900_000,
@@ -79,6 +80,12 @@ describe('resolveWebhookTriggerOptions', () => {
     expect(resolveWebhookTriggerOptions({ accounts: { default: { credits: 100 } } }).accounts).toEqual({ default: { credits: 100 } });
   });
 
+  it('keeps maxQueuedRuns as given, 0 (no bound) included', () => {
+    expect(resolveWebhookTriggerOptions({ maxQueuedRuns: 1 }).maxQueuedRuns).toBe(1);
+    expect(resolveWebhookTriggerOptions({ maxQueuedRuns: 0 }).maxQueuedRuns).toBe(0);
+    expect(resolveWebhookTriggerOptions({ maxQueuedRuns: 100_000_000 }).maxQueuedRuns).toBe(100_000_000);
+  });
+
   it('hands out copies, so one app changing its options cannot change the defaults of another', () => {
     const a = resolveWebhookTriggerOptions();
     a.rateLimits.perTrigger.limit = 1;
@@ -119,6 +126,11 @@ describe('resolveWebhookTriggerOptions', () => {
     ['maxJsonDepth', { maxJsonDepth: 0 }],
     ['maxOutputBytes', { maxOutputBytes: -1 }],
     ['maxEventStreams', { maxEventStreams: 0 }],
+    ['maxQueuedRuns', { maxQueuedRuns: -1 }],
+    ['maxQueuedRuns', { maxQueuedRuns: 2.5 }],
+    ['maxQueuedRuns', { maxQueuedRuns: Infinity }],
+    ['maxQueuedRuns', { maxQueuedRuns: 100_000_001 }],
+    ['maxQueuedRuns', { maxQueuedRuns: '100' as unknown as number }],
     ['accounts', { accounts: [] as unknown as Record<string, { credits: number }> }],
     ['accounts', { accounts: { 'a\u0000b': { credits: 1 } } }],
     ['accounts.acct.credits', { accounts: { acct: { credits: -1 } } }],

@@ -251,6 +251,7 @@ export function resolveWebhookTriggerOptions(
       o.maxConcurrentRunsPerAccount ?? runsPerAccount(maxConcurrentRuns),
       10_000,
     ),
+    maxQueuedRuns: wholeNumber('maxQueuedRuns', o.maxQueuedRuns ?? DEFAULTS.maxQueuedRuns, 100_000_000),
     accounts: accounts(o.accounts),
     idempotencyTtlMs: positiveInt('idempotencyTtlMs', o.idempotencyTtlMs ?? DEFAULTS.idempotencyTtlMs),
     botTimeoutMs: positiveInt('botTimeoutMs', o.botTimeoutMs ?? DEFAULTS.botTimeoutMs, MAX_TIMER_MS),

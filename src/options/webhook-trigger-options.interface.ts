@@ -110,6 +110,13 @@ export interface WebhookTriggerModuleOptions {
    */
   maxConcurrentRunsPerAccount?: number;
   /**
+   * Most runs accepted and not yet started (`queued` and waiting for a slot): in this process with the
+   * in-process runner, on the run queue (waiting and delayed jobs) with `BullMqBotRunner`. Past it a trigger
+   * is answered 503 with `Retry-After`, before anything is stored or charged. `0` sets no bound.
+   * @default 10000
+   */
+  maxQueuedRuns?: number;
+  /**
    * Accounts to open at startup with these credits, when they do not exist yet (an existing balance is
    * never changed), e.g. `{ default: { credits: 100 } }` so the first trigger runs at once.
    * @default {}

@@ -47,6 +47,8 @@ const REFUSED_DELAY_PER_WAITING_MS = 5;
 const REFUSED_DELAY_MAX_MS = 60_000;
 /** Waiting runs a freed slot tries to bring forward before it gives up (each may have just started, or be gone). */
 const HAND_OFF_TRIES = 3;
+/** How often the queue's backlog (waiting and delayed jobs) is read for `maxQueuedRuns`: never on a trigger's path. */
+const BACKLOG_READ_MS = 250;
 
 /**
  * Runs bots on BullMQ workers, so API nodes and worker processes can be separate machines sharing one
@@ -78,6 +80,9 @@ const HAND_OFF_TRIES = 3;
  *   slot of that account brings the oldest waiting job forward at once. Slots are freed when runs end,
  *   and expire by themselves `runLeaseMs` after their worker stopped refreshing them (it died or lost
  *   Redis); the delay (200 ms, plus 5 ms per waiting run, at most 60 s) is the safety net.
+ * - **Backlog** (`maxQueuedRuns`): the queue's waiting and delayed jobs, read from Redis every 250 ms, plus
+ *   the jobs this node added since the read. No trigger waits on Redis for it; the bound holds per queue
+ *   and may be overshot by what the other API nodes accept within one read's interval.
  * - **Cancel** of a run executing on a worker reaches it through the completion bus (use the Redis bus):
  *   the executor fires the bot's signal when someone else finishes its run.
  * - **Shutdown**: the worker stops taking jobs when shutdown begins; a job handed to it after that goes
@@ -97,6 +102,13 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   private sweeping = false;
   private slots?: AccountRunSlots;
   private slotRefresh?: NodeJS.Timeout;
+  /** The queue's backlog at the last read, and how many jobs this node had added when that read was sent. */
+  private backlogAtRead = 0;
+  private addedAtRead = 0;
+  /** Jobs this node has added (dispatch), ever. */
+  private added = 0;
+  private backlogRead?: NodeJS.Timeout;
+  private readingBacklog = false;
 
   constructor(
     private readonly executor: InvocationExecutor,
@@ -153,6 +165,11 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
       this.options.runLeaseMs,
       this.logger,
     );
+    if (this.options.maxQueuedRuns > 0) {
+      await this.readBacklog(); // a node started in front of a full queue refuses from its first trigger
+      this.backlogRead = setInterval(() => void this.readBacklog(), BACKLOG_READ_MS);
+      this.backlogRead.unref();
+    }
   }
 
   /** Starts the worker after every module is ready (the executor needs bots and the database). */
@@ -190,12 +207,39 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   static readonly requiresRedis = true;
 
   async dispatch({ id }: DispatchedRun): Promise<void> {
+    this.added++;
     try {
       await this.queue!.add('run', null, { jobId: id });
     } catch (error) {
       this.logger.warn(
         `Run ${id} could not be enqueued (${(error as Error).message}); it stays queued and is dispatched once Redis answers`,
       );
+    }
+  }
+
+  /** The queue's waiting and delayed jobs at the last read, plus the jobs this node added since (see `readBacklog`). */
+  override backlog(): number {
+    return this.backlogAtRead + this.added - this.addedAtRead;
+  }
+
+  /**
+   * Reads the queue's backlog. Commands on one connection run in order, so the count includes the jobs this
+   * node added before it was sent and none added after, which `backlog()` adds to it (give or take an add
+   * still on its way when the read was sent). When Redis does not answer, the last read stands and this
+   * node's own additions still count, so a node cut off from its queue stops accepting at the bound too.
+   */
+  private async readBacklog(): Promise<void> {
+    if (this.readingBacklog) return;
+    this.readingBacklog = true;
+    try {
+      const added = this.added;
+      const count = await this.queue!.getJobCountByTypes('waiting', 'delayed');
+      this.backlogAtRead = count;
+      this.addedAtRead = added;
+    } catch {
+      // Reported by the producer's error listener; the next read tries again.
+    } finally {
+      this.readingBacklog = false;
     }
   }
 
@@ -270,6 +314,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     // The same promise as the close begun with shutdown, if it was.
     await this.worker?.close().catch(() => undefined);
     clearInterval(this.slotRefresh);
+    clearInterval(this.backlogRead);
     await this.queue?.close().catch(() => undefined);
     this.workerConnection?.disconnect();
     this.producer?.disconnect();

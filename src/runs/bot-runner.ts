@@ -15,6 +15,15 @@ export abstract class BotRunner {
   abstract dispatch(run: DispatchedRun): Promise<void>;
 
   /**
+   * Runs dispatched and not started yet, as this runner sees them: what `maxQueuedRuns` bounds (a trigger
+   * is answered 503 once it is reached). Called on every trigger, so it must answer from memory, never
+   * wait on a service. A runner that does not count (the default) is never full.
+   */
+  backlog(): number {
+    return 0;
+  }
+
+  /**
    * True (on the class) when dispatched runs outlive this process and execute wherever the runner's
    * workers are (a queue in Redis), and the runner finds `queued` runs that never reached it by itself.
    * Then startup does not re-dispatch every queued run one by one, and an `'api'` process may use it.

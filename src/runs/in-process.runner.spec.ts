@@ -96,6 +96,22 @@ describe('InProcessBotRunner', () => {
     expect(executor.running).toEqual([]);
   });
 
+  it('counts as its backlog the runs waiting for a slot, not those executing', async () => {
+    const { executor, runner } = setUp(2, 1);
+    expect(runner.backlog()).toBe(0);
+    for (const run of [...runsOf('a', 3), ...runsOf('b', 1)]) await runner.dispatch(run);
+    expect(executor.running).toEqual(['a0', 'b0']);
+    expect(runner.backlog()).toBe(2); // a1, a2: a is at its cap
+    await executor.end('b0');
+    expect(runner.backlog()).toBe(2); // a free slot, but a is at its cap: still waiting
+    await executor.end('a0');
+    expect(executor.running).toEqual(['a1']);
+    expect(runner.backlog()).toBe(1);
+    await executor.end('a1');
+    await executor.end('a2');
+    expect(runner.backlog()).toBe(0);
+  });
+
   it('starts nothing once the executor drains; waiting runs stay queued', async () => {
     const { executor, runner } = setUp(1);
     await runner.dispatch({ id: 'a0', accountId: 'a' });

@@ -57,6 +57,8 @@ export class InProcessBotRunner extends BotRunner {
   /** Accounts with waiting runs and a free slot of their own, in the order they get the next free slot. */
   private readonly turns = new Fifo<AccountRuns>();
   private running = 0;
+  /** Runs in every account's `waiting`: the backlog. */
+  private waiting = 0;
 
   constructor(
     private readonly executor: InvocationExecutor,
@@ -73,8 +75,14 @@ export class InProcessBotRunner extends BotRunner {
       this.accounts.set(run.accountId, account);
     }
     account.waiting.push(run.id);
+    this.waiting++;
     this.offerTurn(account);
     this.pump();
+  }
+
+  /** Runs dispatched here and waiting for a slot (a run cancelled while it waits counts until its turn comes). */
+  override backlog(): number {
+    return this.waiting;
   }
 
   /** Queues the account for a slot if it has a run waiting and a slot of its own free. */
@@ -89,6 +97,7 @@ export class InProcessBotRunner extends BotRunner {
       const account = this.turns.shift()!;
       account.hasTurn = false;
       const id = account.waiting.shift()!;
+      this.waiting--;
       account.running++;
       this.running++;
       this.offerTurn(account); // to the back of the line: the others go first

@@ -148,6 +148,10 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
         responses: Record<string, { content?: Record<string, unknown> }>;
       };
       expect(Object.keys(events.responses['200'].content ?? {})).toEqual(['text/event-stream']);
+      const trigger = (doc.paths['/webhooks/{triggerId}/trigger'] as Record<string, unknown>).post as {
+        responses: Record<string, { description?: string }>;
+      };
+      expect(trigger.responses['503'].description).toMatch(/shutting down.*maxQueuedRuns.*Retry-After/);
       expect(doc.components?.securitySchemes?.['X-Key']).toEqual(expect.objectContaining({ type: 'apiKey', in: 'header', name: 'X-Key' }));
     } finally {
       await t.close();

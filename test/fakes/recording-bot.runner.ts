@@ -23,6 +23,11 @@ export class RecordingBotRunner extends BotRunner {
     this.pending.push(run.id);
   }
 
+  /** Dispatched and not yet run: what `maxQueuedRuns` bounds. */
+  override backlog(): number {
+    return this.pending.length;
+  }
+
   /** Ids dispatched and not yet run. */
   get pendingIds(): readonly string[] {
     return this.pending;
