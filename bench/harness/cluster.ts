@@ -454,7 +454,7 @@ async function measureThroughput(nodes: Nodes, pg: Client, s: ClusterSettings, l
   ).rows[0];
   const peakRssSum = (await Promise.all(nodes.all.map((c) => c.call<MemoryReport>('memory')))).reduce((n, m) => n + m.peakRss, 0);
   log(
-    `    ${Math.round(r.rps)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms; ${counts.succeeded} runs succeeded in the window, ${counts.pending} pending`,
+    `    ${Math.round(r.rps)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms; ${counts.created} runs accepted and ${counts.succeeded} succeeded in the window, ${counts.pending} pending; ${r.refused} answered 503 (backlog full)`,
   );
   const after = await drain(pg);
   log(`  ${after.pendingAtStart} runs were pending at the end; finished in ${(after.ms / 1000).toFixed(1)} s`);

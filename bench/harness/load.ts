@@ -13,7 +13,10 @@ export interface LoadResult {
   p50: number;
   p99: number;
   ok: number;
+  /** Answers other than 2xx and 503. */
   non2xx: number;
+  /** 503 answers: the node's backlog was full (`maxQueuedRuns`), nothing stored or charged. */
+  refused: number;
   errors: number;
   timeouts: number;
 }
@@ -61,6 +64,7 @@ export async function loadSpread(
     elapsed: Math.max(...runs.map((r) => r.elapsed)),
     latencies: runs.flatMap((r) => r.latencies),
     non2xx: runs.reduce((n, r) => n + r.non2xx, 0),
+    refused: runs.reduce((n, r) => n + r.refused, 0),
     errors: runs.reduce((n, r) => n + r.errors, 0),
     timeouts: runs.reduce((n, r) => n + r.timeouts, 0),
   };
@@ -73,6 +77,7 @@ interface Raw {
   elapsed: number;
   latencies: number[];
   non2xx: number;
+  refused: number;
   errors: number;
   timeouts: number;
 }
@@ -86,6 +91,7 @@ function summarize(r: Raw): LoadResult {
     p99: quantile(r.latencies, 0.99),
     ok: r.latencies.length,
     non2xx: r.non2xx,
+    refused: r.refused,
     errors: r.errors,
     timeouts: r.timeouts,
   };
@@ -94,6 +100,7 @@ function summarize(r: Raw): LoadResult {
 function run(target: LoadTarget, connections: number, seconds: number, start: number): Promise<Raw> {
   const latencies: number[] = [];
   let non2xx = 0;
+  let refused = 0;
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -112,7 +119,9 @@ function run(target: LoadTarget, connections: number, seconds: number, start: nu
           connections,
           elapsed: (now() - start) / 1000,
           latencies,
-          non2xx: Math.max(non2xx, result.non2xx),
+          // autocannon's own non2xx counts the 503s too.
+          non2xx: Math.max(non2xx, result.non2xx - refused),
+          refused,
           errors: result.errors,
           timeouts: result.timeouts,
         });
@@ -120,12 +129,13 @@ function run(target: LoadTarget, connections: number, seconds: number, start: nu
     );
     instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
       if (statusCode >= 200 && statusCode < 300) latencies.push(responseTime);
+      else if (statusCode === 503) refused++;
       else non2xx++;
     });
   });
 }
 
-/** Why a load result cannot be trusted, or null. */
+/** Why a load result cannot be trusted, or null. A 503 (backlog full) is an answer the load may get. */
 export function loadProblem(r: LoadResult): string | null {
   if (r.ok > 0 && !r.non2xx && !r.errors && !r.timeouts) return null;
   return `${r.ok} 2xx answers, ${r.non2xx} non-2xx answers, ${r.errors} errors, ${r.timeouts} timeouts`;
