@@ -97,7 +97,7 @@ export type { DispatchedRun } from './runs/bot-runner.js';
 export { CompletionBus } from './completion/completion-bus.js';
 export type { RunChange } from './completion/completion-bus.js';
 export { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
-export type { RateLimitRecord } from './rate-limits/rate-limit.storage.js';
+export type { Admission, AdmissionRequest, RateLimitRecord, RateLimitWindow } from './rate-limits/rate-limit.storage.js';
 export type { WebhookErrorBody } from './http/webhook-exception.filter.js';
 export { addWebhookKeyScheme, WEBHOOK_KEY_SCHEME } from './http/openapi.js';
 export type { CallbackEvent, DeliveryStatus } from './persistence/records.js';

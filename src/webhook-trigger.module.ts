@@ -10,7 +10,6 @@ import { CompletionBus } from './completion/completion-bus.js';
 import { InvocationEvents } from './events/invocation.events.js';
 import { WebhookBodyCapture } from './http/body-capture/webhook-body-capture.js';
 import { TriggerKeyGuard } from './http/trigger-key.guard.js';
-import { WebhookThrottlerGuard } from './http/webhook-throttler.guard.js';
 import { WebhookTriggerController } from './http/webhook-trigger.controller.js';
 import { InvocationService } from './invocations/invocation.service.js';
 import { InvocationWaiter } from './invocations/invocation.waiter.js';
@@ -59,7 +58,6 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     GracefulShutdown,
     OpenAccounts,
     TriggerKeyGuard,
-    WebhookThrottlerGuard,
     WebhookBodyCapture,
     WebhookTriggersAdmin,
     SqlCallbackStore,

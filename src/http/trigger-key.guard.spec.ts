@@ -42,7 +42,13 @@ describe('TriggerKeyGuard', () => {
     triggers = new CountingTriggerRepository(new InMemoryWebhookDatabase());
     await triggers.create(trigger);
     storage = new InMemoryRateLimitStorage();
-    guard = new TriggerKeyGuard(triggers, storage, resolveWebhookTriggerOptions({ failedKeyLimit: { limit: 3, ttlMs: 60_000 } }));
+    // Limits per trigger and account high enough not to answer first (trigger-key.guard.limits.spec.ts tests them).
+    const rateLimits = { perTrigger: { limit: 1000, ttlMs: 60_000 }, perAccount: { limit: 1000, ttlMs: 60_000 } };
+    guard = new TriggerKeyGuard(
+      triggers,
+      storage,
+      resolveWebhookTriggerOptions({ failedKeyLimit: { limit: 3, ttlMs: 60_000 }, rateLimits }),
+    );
   });
 
   afterEach(() => storage.onModuleDestroy());

@@ -6,7 +6,8 @@ import { verifyTriggerKey } from '../keys/trigger-keys.js';
 import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions, WebhookRateLimit } from '../options/webhook-trigger-options.interface.js';
 import { TriggerRepository } from '../persistence/trigger.repository.js';
-import { RateLimitStorage } from '../rate-limits/rate-limit.storage.js';
+import type { TriggerRecord } from '../persistence/records.js';
+import { RateLimitStorage, type RateLimitWindow } from '../rate-limits/rate-limit.storage.js';
 import { AUTHENTICATED_TRIGGER, type RawRequest, rawRequestOf } from './http.types.js';
 
 /** Express and Fastify both expose `ip` (honouring their trust-proxy settings); else the socket's address. */
@@ -16,23 +17,28 @@ function clientIp(request: unknown, raw: RawRequest): string {
 }
 
 /**
- * `:triggerId` → the trigger (404), `X-Key` → checked in constant time (401); leaves the trigger on the
- * request. Decided from the path and headers alone: the trigger's body is read only after every guard
- * passed. The failed-key limit per client IP is one atomic step after the key is judged
- * (`RateLimitStorage.checkFailures`): once the IP has `limit` failures in the window, every request from
- * it gets 429, whether its key is right or wrong, so a guesser learns nothing from it; and N concurrent
- * wrong keys get exactly `limit` answers that depend on the key, on every node.
+ * `:triggerId` → the trigger (404), `X-Key` → checked in constant time (401), then the rate limits (429);
+ * leaves the trigger on the request. Decided from the path and headers alone: the trigger's body is read
+ * only after every guard passed. Once the client IP has `failedKeyLimit` failures in the window, every
+ * request from it gets 429, whether its key is right or wrong, so a guesser learns nothing from it. A wrong
+ * key is one atomic step (`RateLimitStorage.checkFailures`), so N concurrent wrong keys get exactly `limit`
+ * answers that depend on the key, on every node. A right key is one atomic step too
+ * (`RateLimitStorage.admit`): the failed-key window, then the trigger's and its account's limits, counted
+ * in both only when both accept. Only requests with a right key are counted: nobody without the key can
+ * spend a trigger's budget.
  */
 @Injectable()
 export class TriggerKeyGuard implements CanActivate {
   private readonly failedKeyLimit: WebhookRateLimit;
+  private readonly rateLimits: ResolvedWebhookTriggerOptions['rateLimits'];
 
   constructor(
     private readonly triggers: TriggerRepository,
-    private readonly failures: RateLimitStorage,
+    private readonly limits: RateLimitStorage,
     @Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions,
   ) {
     this.failedKeyLimit = options.failedKeyLimit;
+    this.rateLimits = options.rateLimits;
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -45,11 +51,31 @@ export class TriggerKeyGuard implements CanActivate {
     const presented = raw.headers['x-key']; // Node lower-cases header names: any spelling works
     const missing = typeof presented !== 'string' || presented === '';
     const valid = !missing && verifyTriggerKey(presented, trigger.keyHash);
-    const { limit, ttlMs } = this.failedKeyLimit;
-    const wait = await this.failures.checkFailures(`failed-key:${clientIp(request, raw)}`, ttlMs, limit, !valid);
-    if (wait > 0) throw new RateLimitedError('client', wait, TOO_MANY_FAILED_KEYS);
-    if (!valid) throw new InvalidKeyError(missing);
+    const failures = { key: `failed-key:${clientIp(request, raw)}`, ttl: this.failedKeyLimit.ttlMs, limit: this.failedKeyLimit.limit };
+    if (!valid) {
+      const wait = await this.limits.checkFailures(failures.key, failures.ttl, failures.limit, true);
+      if (wait > 0) throw new RateLimitedError('client', wait, TOO_MANY_FAILED_KEYS);
+      throw new InvalidKeyError(missing);
+    }
+    await this.admit(failures, trigger);
     raw[AUTHENTICATED_TRIGGER] = trigger;
     return true;
+  }
+
+  /**
+   * One bucket per trigger (its trigger, sync, status, events and cancel requests together) and one per
+   * account (all of its triggers together), in the same storage call as the failed-key check.
+   */
+  private async admit(failures: RateLimitWindow, trigger: TriggerRecord): Promise<void> {
+    const { perTrigger, perAccount } = this.rateLimits;
+    const { refusedBy, retryAfterSeconds } = await this.limits.admit({
+      failures,
+      limits: [
+        { name: 'trigger', key: `trigger:${trigger.id}`, ttl: perTrigger.ttlMs, limit: perTrigger.limit },
+        { name: 'account', key: `account:${trigger.accountId}`, ttl: perAccount.ttlMs, limit: perAccount.limit },
+      ],
+    });
+    if (refusedBy === 'failures') throw new RateLimitedError('client', retryAfterSeconds, TOO_MANY_FAILED_KEYS);
+    if (refusedBy) throw new RateLimitedError(refusedBy, retryAfterSeconds);
   }
 }

@@ -32,7 +32,6 @@ import { WebhookExceptionFilter } from './webhook-exception.filter.js';
 import { RunEventStreams } from './run-event-streams.js';
 import { BotOutputDto, StatusResponseDto, SyncResponseDto, TriggerResponseDto, WebhookErrorDto } from './webhook-trigger.dto.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
-import { WebhookThrottlerGuard } from './webhook-throttler.guard.js';
 
 /** The header that makes a trigger request idempotent (as Node spells incoming header names). */
 const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -47,7 +46,7 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 @ApiResponse({ status: 404, type: WebhookErrorDto, description: 'Unknown or deleted trigger (or invocation).' })
 @ApiResponse({ status: 429, type: WebhookErrorDto, description: 'Rate limit exceeded; see Retry-After.' })
 @Controller(WEBHOOKS_PATH)
-@UseGuards(TriggerKeyGuard, WebhookThrottlerGuard)
+@UseGuards(TriggerKeyGuard)
 @UseFilters(WebhookExceptionFilter)
 export class WebhookTriggerController {
   constructor(

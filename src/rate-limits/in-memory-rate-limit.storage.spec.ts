@@ -79,6 +79,63 @@ describe('InMemoryRateLimitStorage', () => {
     expect(waits.filter((w) => w === 60)).toHaveLength(970);
   });
 
+  describe('admit', () => {
+    const failures = { key: 'failed-key:ip', ttl: 60_000, limit: 2 };
+    const limits = (triggerLimit = 5, accountLimit = 3) => [
+      { name: 'trigger' as const, key: 'trigger:a', ttl: 10_000, limit: triggerLimit },
+      { name: 'account' as const, key: 'account:x', ttl: 1_000, limit: accountLimit },
+    ];
+
+    it('counts a hit in every limit when all accept', async () => {
+      now = 0;
+      expect(await storage.admit({ failures, limits: limits() })).toEqual({ refusedBy: null, retryAfterSeconds: 0 });
+      expect((await storage.increment('trigger:a', 10_000, 5)).totalHits).toBe(2);
+      expect((await storage.increment('account:x', 1_000, 3)).totalHits).toBe(2);
+    });
+
+    it("a refusal by the account counts nothing in the trigger's limit, and the reverse", async () => {
+      now = 0;
+      for (let i = 0; i < 3; i++) expect((await storage.admit({ limits: limits() })).refusedBy).toBeNull();
+      now = 400;
+      for (let i = 0; i < 10; i++)
+        expect(await storage.admit({ limits: limits() })).toEqual({ refusedBy: 'account', retryAfterSeconds: 1 });
+      now = 1_000; // the account's window frees; the trigger holds exactly its 3 accepted hits
+      expect((await storage.admit({ limits: limits() })).refusedBy).toBeNull();
+      expect((await storage.admit({ limits: limits() })).refusedBy).toBeNull();
+      expect(await storage.admit({ limits: limits() })).toEqual({ refusedBy: 'trigger', retryAfterSeconds: 9 });
+      // The trigger's refusals did not count in the account: it holds the 2 hits at 1_000, so one more fits.
+      expect(await storage.admit({ limits: [limits()[1]] })).toEqual({ refusedBy: null, retryAfterSeconds: 0 });
+      expect((await storage.admit({ limits: [limits()[1]] })).refusedBy).toBe('account');
+    });
+
+    it('refuses on failures at their limit (their Retry-After) before any limit, counting nothing', async () => {
+      const long = [
+        { name: 'trigger', key: 'trigger:long', ttl: 120_000, limit: 2 },
+        { name: 'account', key: 'account:long', ttl: 120_000, limit: 3 },
+      ];
+      now = 0;
+      await storage.checkFailures(failures.key, failures.ttl, failures.limit, true);
+      expect((await storage.admit({ failures, limits: long })).refusedBy).toBeNull(); // one failure: still admitted
+      now = 20_000;
+      await storage.checkFailures(failures.key, failures.ttl, failures.limit, true);
+      now = 30_500;
+      for (let i = 0; i < 5; i++)
+        expect(await storage.admit({ failures, limits: long })).toEqual({ refusedBy: 'failures', retryAfterSeconds: 30 });
+      now = 60_000; // the failure at 0 has left; the limits hold only the hit at 0
+      expect((await storage.admit({ failures, limits: long })).refusedBy).toBeNull();
+      expect(await storage.admit({ failures, limits: long })).toEqual({ refusedBy: 'trigger', retryAfterSeconds: 60 });
+      expect((await storage.admit({ limits: [long[1]] })).refusedBy).toBeNull(); // the account's third
+      expect((await storage.admit({ limits: [long[1]] })).refusedBy).toBe('account');
+    });
+
+    it('is exact under concurrency: of 50 admits at once with a limit of 10, exactly 10 are admitted', async () => {
+      const answers = await Promise.all(Array.from({ length: 50 }, () => storage.admit({ failures, limits: limits(10, 100) })));
+      expect(answers.filter((a) => a.refusedBy === null)).toHaveLength(10);
+      expect(answers.filter((a) => a.refusedBy === 'trigger' && a.retryAfterSeconds === 10)).toHaveLength(40);
+      expect((await storage.increment('account:x', 1_000, 100)).totalHits).toBe(11);
+    });
+  });
+
   it('keeps keys apart', async () => {
     expect(await hit(0, 'trigger:a', 1000, 1)).toBe(true);
     expect(await hit(1, 'trigger:a', 1000, 1)).toBe(false);

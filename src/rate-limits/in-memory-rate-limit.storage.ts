@@ -1,5 +1,5 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { RateLimitStorage, type RateLimitRecord } from './rate-limit.storage.js';
+import { type Admission, type AdmissionRequest, RateLimitStorage, type RateLimitRecord } from './rate-limit.storage.js';
 
 /**
  * The times of a key's last `limit` accepted hits, in a ring. The ring grows with the hits actually
@@ -46,6 +46,20 @@ export class InMemoryRateLimitStorage extends RateLimitStorage implements OnModu
   async checkFailures(key: string, ttl: number, limit: number, failed: boolean): Promise<number> {
     const retryMs = this.hit(key, ttl, limit, failed);
     return retryMs > 0 ? Math.max(1, Math.ceil(retryMs / 1000)) : 0;
+  }
+
+  /** See `RateLimitStorage.admit`: every window is checked, then every limit counted, with no await between. */
+  override async admit<Name extends string>({ failures, limits }: AdmissionRequest<Name>): Promise<Admission<Name>> {
+    if (failures) {
+      const retryMs = this.hit(failures.key, failures.ttl, failures.limit, false);
+      if (retryMs > 0) return { refusedBy: 'failures', retryAfterSeconds: Math.max(1, Math.ceil(retryMs / 1000)) };
+    }
+    for (const { key, ttl, limit, name } of limits) {
+      const retryMs = this.hit(key, ttl, limit, false);
+      if (retryMs > 0) return { refusedBy: name, retryAfterSeconds: Math.max(1, Math.ceil(retryMs / 1000)) };
+    }
+    for (const { key, ttl, limit } of limits) this.hit(key, ttl, limit, true);
+    return { refusedBy: null, retryAfterSeconds: 0 };
   }
 
   /**

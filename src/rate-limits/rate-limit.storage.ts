@@ -11,6 +11,29 @@ export interface RateLimitRecord {
   timeToBlockExpire: number;
 }
 
+/** One sliding window: at most `limit` hits on `key` within the last `ttl` ms. */
+export interface RateLimitWindow {
+  key: string;
+  /** The window, in ms. */
+  ttl: number;
+  limit: number;
+}
+
+/** What `admit` is asked: a failed-key limit to respect (never counted in) and the named limits to count in. */
+export interface AdmissionRequest<Name extends string = string> {
+  failures?: RateLimitWindow;
+  /** Distinct keys; the first one that refuses names the refusal. */
+  limits: ReadonlyArray<RateLimitWindow & { name: Name }>;
+}
+
+/** What `admit` answers. */
+export interface Admission<Name extends string = string> {
+  /** `'failures'`, the name of the limit that refused, or null when admitted (and counted in every limit). */
+  refusedBy: 'failures' | Name | null;
+  /** Seconds to wait (the Retry-After value, at least 1) when refused; else 0. */
+  retryAfterSeconds: number;
+}
+
 /**
  * Where the webhook rate limits (per trigger, per account, failed keys per client IP) are counted.
  * Every implementation follows the same exact sliding window: a hit is accepted when fewer than `limit`
@@ -30,4 +53,28 @@ export abstract class RateLimitStorage implements ThrottlerStorage {
    * decide, so N concurrent wrong keys from one client get exactly `limit` answers that depend on the key.
    */
   abstract checkFailures(key: string, ttl: number, limit: number, failed: boolean): Promise<number>;
+
+  /**
+   * A request with a right key, as ONE atomic step: refused by `failures` when that window is full (the
+   * client has too many failed keys), then by the first of `limits` whose window is full; in both cases
+   * nothing is recorded anywhere. Otherwise one hit is recorded in EVERY limit. So a refusal by one limit
+   * never counts in another, and N concurrent requests get exactly as many admissions as the tightest
+   * window has room for.
+   *
+   * This default is built on `checkFailures` and `increment`, for storages written before `admit`: one
+   * call per window, and not atomic across them (a limit that refuses leaves the hits already recorded in
+   * the limits before it). The package's storages override it with one atomic step (one round trip in Redis).
+   */
+  async admit<Name extends string>(request: AdmissionRequest<Name>): Promise<Admission<Name>> {
+    const { failures, limits } = request;
+    if (failures) {
+      const wait = await this.checkFailures(failures.key, failures.ttl, failures.limit, false);
+      if (wait > 0) return { refusedBy: 'failures', retryAfterSeconds: wait };
+    }
+    for (const { key, ttl, limit, name } of limits) {
+      const record = await this.increment(key, ttl, limit, 0, name);
+      if (record.isBlocked) return { refusedBy: name, retryAfterSeconds: Math.max(1, record.timeToBlockExpire) };
+    }
+    return { refusedBy: null, retryAfterSeconds: 0 };
+  }
 }

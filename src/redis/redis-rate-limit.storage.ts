@@ -6,7 +6,13 @@ import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
 import { CANNOT_CONNECT } from '../errors/webhook-trigger.messages.js';
 import { createRedisClient, redactRedisUrl } from './ioredis.js';
-import { RateLimitStorage, type RateLimitRecord } from '../rate-limits/rate-limit.storage.js';
+import {
+  type Admission,
+  type AdmissionRequest,
+  RateLimitStorage,
+  type RateLimitRecord,
+  type RateLimitWindow,
+} from '../rate-limits/rate-limit.storage.js';
 import { InMemoryRateLimitStorage } from '../rate-limits/in-memory-rate-limit.storage.js';
 import { REDIS_NOW_MS } from './redis-time.lua.js';
 
@@ -58,17 +64,47 @@ end
 return 0
 `;
 
+/**
+ * A request with a right key in one atomic step (see `RateLimitStorage.admit`): the first ARGV[2] keys are
+ * only checked (the failed-key window), the others are checked and then, when none refused, counted. Checks
+ * every window before recording in any, so a refusal by one never counts in another.
+ * KEYS the sorted sets; ARGV a unique member, how many leading keys are check-only, then ttl ms and limit
+ * for each key in turn. Returns { 0, 0 } when admitted, else { index of the refusing key, ms to wait }.
+ */
+const ADMIT = `${REDIS_NOW_MS}
+local member = ARGV[1]
+local checkOnly = tonumber(ARGV[2])
+for i = 1, #KEYS do
+  local key = KEYS[i]
+  local ttl = tonumber(ARGV[1 + 2 * i])
+  local limit = tonumber(ARGV[2 + 2 * i])
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - ttl))
+  local count = redis.call('ZCARD', key)
+  if count >= limit then
+    local first = redis.call('ZRANGE', key, count - limit, count - limit, 'WITHSCORES')
+    return { i, tonumber(first[2]) + ttl - now }
+  end
+end
+for i = checkOnly + 1, #KEYS do
+  redis.call('ZADD', KEYS[i], string.format('%d', now), member)
+  redis.call('PEXPIRE', KEYS[i], ARGV[1 + 2 * i])
+end
+return { 0, 0 }
+`;
+
 type ScriptedRedis = RedisClient & {
   webhookRateIncrement(key: string, ttl: number, limit: number, member: string): Promise<[number, number, number]>;
   webhookCheckFailures(key: string, ttl: number, limit: number, member: string, failed: '1' | '0'): Promise<number>;
+  webhookAdmit(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Promise<[number, number]>;
 };
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 /**
  * Rate limits counted in Redis, so that they hold across all API processes together (10/s per trigger
- * means 10/s in total, however many nodes serve it). Each hit is one round trip: a Lua script on a
- * sorted set per key, timed by the Redis server's clock. Needs the `redis` option:
+ * means 10/s in total, however many nodes serve it). Each request is one round trip: a Lua script on a
+ * sorted set per key (`admit` checks and counts all of a request's windows at once), timed by the Redis
+ * server's clock. Needs the `redis` option:
  *
  * ```ts
  * WebhookTriggerModule.forRoot({ redis: { url: process.env.REDIS_URL }, rateLimitStorage: RedisRateLimitStorage })
@@ -117,6 +153,8 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
     });
     this.redis.defineCommand('webhookRateIncrement', { numberOfKeys: 1, lua: INCREMENT });
     this.redis.defineCommand('webhookCheckFailures', { numberOfKeys: 1, lua: CHECK_FAILURES });
+    // The number of keys varies (with or without a failed-key window): given first on each call.
+    this.redis.defineCommand('webhookAdmit', { lua: ADMIT });
   }
 
   /** Connects at bootstrap, so an unreachable Redis stops the app instead of failing its first requests. */
@@ -152,6 +190,23 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
       return this.local.checkFailures(key, ttl, limit, failed);
     }
     return waitMs > 0 ? seconds(waitMs) : 0;
+  }
+
+  override async admit<Name extends string>(request: AdmissionRequest<Name>): Promise<Admission<Name>> {
+    const windows: RateLimitWindow[] = request.failures ? [request.failures, ...request.limits] : [...request.limits];
+    const args: (string | number)[] = [this.nextMember(), request.failures ? 1 : 0];
+    for (const { ttl, limit } of windows) args.push(ttl, limit);
+    let result: [number, number];
+    try {
+      result = await this.redis.webhookAdmit(windows.length, ...windows.map((w) => this.keyPrefix + w.key), ...args);
+    } catch (error) {
+      this.degrade(error);
+      return this.local.admit(request);
+    }
+    const [refusing, waitMs] = result;
+    if (refusing === 0) return { refusedBy: null, retryAfterSeconds: 0 };
+    const refusedBy = request.failures && refusing === 1 ? 'failures' : request.limits[refusing - 1 - (request.failures ? 1 : 0)].name;
+    return { refusedBy, retryAfterSeconds: seconds(waitMs) };
   }
 
   private nextMember(): string {

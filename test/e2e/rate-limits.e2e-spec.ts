@@ -4,7 +4,7 @@
  */
 import type { LoggerService } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
-import { INVALID_KEY, TOO_MANY_FAILED_KEYS } from '../../src/errors/webhook-trigger.messages.js';
+import { INVALID_KEY, RATE_LIMITED, TOO_MANY_FAILED_KEYS } from '../../src/errors/webhook-trigger.messages.js';
 import { LIFECYCLE_BOTS } from '../fixtures/lifecycle-bots.js';
 import { creditsRow, invocationRows, storedCredits, storedInvocations } from '../helpers/db.js';
 import { cancelRun, expectError, getStatus, sleep, startRun, syncInvocation, triggerBot, type HttpResult } from '../helpers/http.js';
@@ -126,6 +126,40 @@ describeOnEveryAdapterAndDatabase('rate limits', ({ makeAdapter, database }) => 
 });
 
 describeOnEveryAdapter('rate limits', ({ makeAdapter }) => {
+  describe('with perTrigger 2 per 30 s and perAccount 3 per minute', () => {
+    let t: WebhookTestApp;
+    beforeAll(async () => {
+      t = await startWebhookApp(makeAdapter, {
+        options: { rateLimits: { perTrigger: { limit: 2, ttlMs: 30_000 }, perAccount: { limit: 3, ttlMs: 60_000 } } },
+      });
+      await t.admin.setCredits(ACCOUNT, 1000);
+    });
+    afterAll(() => t.close());
+
+    async function expectRefusedBy(trigger: Parameters<typeof triggerBot>[0], scope: 'trigger' | 'account'): Promise<void> {
+      const res = await triggerBot(trigger, {});
+      expectError(res, 429);
+      expect(res.body.message).toBe(RATE_LIMITED(scope));
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(scope === 'trigger' ? 25 : 55);
+    }
+
+    it('a request refused by one limit is not counted in the other', async () => {
+      const a = await createTrigger(t, 'echo', 'one refusal A');
+      const b = await createTrigger(t, 'echo', 'one refusal B');
+      const c = await createTrigger(t, 'echo', 'one refusal C');
+      expect((await triggerBot(a, { n: 1 })).status).toBe(200);
+      expect((await triggerBot(a, { n: 2 })).status).toBe(200);
+      for (let i = 0; i < 3; i++) await expectRefusedBy(a, 'trigger');
+      // a's refusals were not counted in the account: it has room for exactly one more.
+      expect((await triggerBot(b, { n: 3 })).status).toBe(200);
+      for (let i = 0; i < 3; i++) await expectRefusedBy(c, 'account');
+      // Nor were the account's refusals counted in c's own limit (2): had they been, the trigger would refuse first.
+      await expectRefusedBy(c, 'account');
+      expect(await storedInvocations(t.store, a.id)).toHaveLength(2);
+      expect(await storedInvocations(t.store, c.id)).toHaveLength(0);
+    });
+  });
+
   describe('with failedKeyLimit 3 per minute, 4 requests per trigger per minute and historyRetentionDays 0', () => {
     let t: WebhookTestApp;
     const logs = new RecordingLogger();

@@ -220,6 +220,117 @@ if (!redisUrl) {
       expect(new Set(results.filter((r) => !r.isBlocked).map((r) => r.totalHits))).toEqual(new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
     });
 
+    describe('admit (the failed-key window, then every limit, in one script)', () => {
+      /** A trigger and its account, under keys no other test uses. */
+      const request = (triggerLimit: number, accountLimit: number, ttl = 60_000) => {
+        const id = ++n;
+        return {
+          trigger: `trigger:admit${id}`,
+          account: `account:admit${id}`,
+          failures: { key: `failed-key:admit${id}`, ttl: 60_000, limit: 2 },
+          limits: [
+            { name: 'trigger', key: `trigger:admit${id}`, ttl, limit: triggerLimit },
+            { name: 'account', key: `account:admit${id}`, ttl, limit: accountLimit },
+          ],
+        };
+      };
+      const hitsIn = async (key: string) => {
+        const redis = new Redis(redisUrl);
+        try {
+          return await redis.zcard(`${keyPrefix}rate:${key}`);
+        } finally {
+          await redis.quit();
+        }
+      };
+
+      it('counts one hit in every limit when all accept, expiring with each window', async () => {
+        const r = request(5, 3);
+        expect(await storage.admit(r)).toEqual({ refusedBy: null, retryAfterSeconds: 0 });
+        expect(await storage.admit(r)).toEqual({ refusedBy: null, retryAfterSeconds: 0 });
+        expect([await hitsIn(r.trigger), await hitsIn(r.account), await hitsIn(r.failures.key)]).toEqual([2, 2, 0]);
+        const redis = new Redis(redisUrl);
+        const pttl = await redis.pttl(`${keyPrefix}rate:${r.account}`);
+        await redis.quit();
+        expect(pttl).toBeGreaterThan(59_000);
+        expect(pttl).toBeLessThanOrEqual(60_000);
+      });
+
+      it("a refusal by the account counts nothing in the trigger's limit, and the reverse", async () => {
+        const a = request(5, 3);
+        const b = { ...a, limits: [{ ...a.limits[0], key: `${a.trigger}b` }, a.limits[1]] }; // another trigger, same account
+        for (let i = 0; i < 3; i++) expect((await storage.admit(b)).refusedBy).toBeNull();
+        for (let i = 0; i < 10; i++) {
+          const refused = await storage.admit(a);
+          expect(refused.refusedBy).toBe('account');
+          expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(59);
+          expect(refused.retryAfterSeconds).toBeLessThanOrEqual(60);
+        }
+        expect(await hitsIn(a.trigger)).toBe(0);
+
+        const c = request(1, 100);
+        expect((await storage.admit(c)).refusedBy).toBeNull();
+        for (let i = 0; i < 10; i++) expect((await storage.admit(c)).refusedBy).toBe('trigger');
+        expect(await hitsIn(c.account)).toBe(1);
+      });
+
+      it('refuses when the failed-key window is full, with its Retry-After, counting nothing anywhere', async () => {
+        const r = request(5, 5);
+        await storage.checkFailures(r.failures.key, r.failures.ttl, r.failures.limit, true);
+        expect((await storage.admit(r)).refusedBy).toBeNull(); // one failure of 2: admitted
+        await storage.checkFailures(r.failures.key, r.failures.ttl, r.failures.limit, true);
+        const refused = await storage.admit(r);
+        expect(refused.refusedBy).toBe('failures');
+        expect(refused.retryAfterSeconds).toBeGreaterThanOrEqual(59);
+        expect(refused.retryAfterSeconds).toBeLessThanOrEqual(60);
+        expect([await hitsIn(r.trigger), await hitsIn(r.account), await hitsIn(r.failures.key)]).toEqual([1, 1, 2]);
+      });
+
+      it('answers Retry-After until the oldest counted hit of the refusing limit leaves, at least 1 s', async () => {
+        const r = request(1, 10, 500);
+        expect((await storage.admit(r)).refusedBy).toBeNull();
+        expect(await storage.admit(r)).toEqual({ refusedBy: 'trigger', retryAfterSeconds: 1 });
+        await sleep(550);
+        expect((await storage.admit(r)).refusedBy).toBeNull();
+      });
+
+      it('50 concurrent admits from two nodes, trigger limit 10 → exactly 10 admitted, counted once in the account', async () => {
+        const other = await node();
+        const r = request(10, 1000);
+        const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 ? storage : other).admit(r)));
+        expect(answers.filter((a) => a.refusedBy === null)).toHaveLength(10);
+        expect(answers.filter((a) => a.refusedBy === 'trigger' && a.retryAfterSeconds >= 59 && a.retryAfterSeconds <= 60)).toHaveLength(40);
+        expect([await hitsIn(r.trigger), await hitsIn(r.account)]).toEqual([10, 10]);
+      });
+
+      it('reloads its script when Redis has forgotten it', async () => {
+        const r = request(5, 5);
+        await storage.admit(r); // the script is loaded
+        await storage.admit(r);
+        const redis = new Redis(redisUrl);
+        await redis.script('FLUSH');
+        await redis.quit();
+        expect((await storage.admit(r)).refusedBy).toBeNull();
+        expect([await hitsIn(r.trigger), await hitsIn(r.account)]).toEqual([3, 3]);
+      });
+
+      it('while Redis does not answer, admits in this process with the same limits', async () => {
+        const proxy = new TcpProxy('127.0.0.1', Number(new URL(redisUrl).port || 6379));
+        await proxy.open();
+        const cut = new RedisRateLimitStorage({ redis: { url: proxy.url('redis'), keyPrefix } } as ResolvedWebhookTriggerOptions);
+        await cut.onModuleInit();
+        try {
+          await proxy.cut();
+          const r = request(2, 100);
+          const answers = await Promise.all(Array.from({ length: 5 }, () => cut.admit(r)));
+          expect(answers.filter((a) => a.refusedBy === null)).toHaveLength(2);
+          expect(answers.filter((a) => a.refusedBy === 'trigger')).toHaveLength(3);
+        } finally {
+          await cut.onApplicationShutdown();
+          await proxy.cut();
+        }
+      });
+    });
+
     it("uses Redis's clock, so nodes with skewed clocks agree", async () => {
       const key = freshKey();
       expect(await hit(key, 1000, 1)).toBe(true);
@@ -292,6 +403,38 @@ if (!redisUrl) {
           expect(retryAfter).toBeLessThanOrEqual(1);
         }
         await Promise.all(responses.map((r) => r.text()));
+      });
+
+      it('a request with the right key costs one Redis command for the failed-key check and both limits', async () => {
+        const admin = apps[0].get(WebhookTriggersAdmin);
+        const t = await admin.createTrigger('echo', { name: 'one-call' });
+        await (await fire(0, t.id, t.key!)).text(); // scripts loaded
+        // MONITOR sees every command the server runs, in order; the marker, sent after the requests, ends the watch.
+        const watcher = new Redis(redisUrl);
+        const monitor = await watcher.monitor();
+        const seen: string[][] = [];
+        // A script's own commands are monitored too, from the source "lua": only what clients send counts.
+        monitor.on('monitor', (_time: string, args: string[], source: string) => source !== 'lua' && seen.push(args));
+        try {
+          const marker = `${keyPrefix}marker:${randomBytes(4).toString('hex')}`;
+          expect((await fire(0, t.id, t.key!)).status).toBe(200);
+          const probe = new Redis(redisUrl);
+          await probe.exists(marker);
+          await probe.quit();
+          await until(() => seen.some((args) => args.includes(marker)), 5000, 'the marker to be monitored');
+          const rateCommands = seen.filter((args) => args.some((a) => a.startsWith(`${keyPrefix}rate:`)));
+          expect(rateCommands.map((args) => args[0].toLowerCase())).toEqual(['evalsha']);
+          expect(rateCommands[0]).toEqual(
+            expect.arrayContaining([
+              expect.stringMatching(new RegExp(`^${keyPrefix}rate:failed-key:`)),
+              `${keyPrefix}rate:trigger:${t.id}`,
+              `${keyPrefix}rate:account:acct`,
+            ]),
+          );
+        } finally {
+          monitor.disconnect();
+          await watcher.quit().catch(() => undefined);
+        }
       });
 
       it('failed keys are counted per client IP across both nodes', async () => {

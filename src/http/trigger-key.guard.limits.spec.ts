@@ -1,31 +1,43 @@
-import { Reflector } from '@nestjs/core';
 import { InvalidKeyError, RateLimitedError } from '../errors/webhook-trigger.errors.js';
-import { RATE_LIMITED } from '../errors/webhook-trigger.messages.js';
+import { RATE_LIMITED, TOO_MANY_FAILED_KEYS } from '../errors/webhook-trigger.messages.js';
 import { generateTriggerKey, hashTriggerKey } from '../keys/trigger-keys.js';
 import { resolveWebhookTriggerOptions } from '../options/resolve-options.js';
 import type { WebhookTriggerModuleOptions } from '../options/webhook-trigger-options.interface.js';
 import type { TriggerRecord } from '../persistence/records.js';
 import { InMemoryRateLimitStorage } from '../rate-limits/in-memory-rate-limit.storage.js';
+import type { AdmissionRequest } from '../rate-limits/rate-limit.storage.js';
 import { expressRequest, fastifyRequest, httpContext } from '../../test/fakes/http-context.js';
 import { InMemoryWebhookDatabase } from '../../test/fakes/in-memory-database.js';
 import { InMemoryTriggerRepository } from '../../test/fakes/in-memory-trigger.repository.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
-import { WebhookThrottlerGuard } from './webhook-throttler.guard.js';
 
-describe('WebhookThrottlerGuard', () => {
-  let storage: InMemoryRateLimitStorage;
+/** The in-process storage, counting the calls a request makes to it. */
+class CountingStorage extends InMemoryRateLimitStorage {
+  calls: string[] = [];
+  override increment(...args: Parameters<InMemoryRateLimitStorage['increment']>) {
+    this.calls.push('increment');
+    return super.increment(...args);
+  }
+  override checkFailures(...args: Parameters<InMemoryRateLimitStorage['checkFailures']>) {
+    this.calls.push('checkFailures');
+    return super.checkFailures(...args);
+  }
+  override admit<Name extends string>(request: AdmissionRequest<Name>) {
+    this.calls.push('admit');
+    return super.admit(request);
+  }
+}
+
+describe('TriggerKeyGuard: rate limits per trigger and per account', () => {
+  let storage: CountingStorage;
   let triggers: InMemoryTriggerRepository;
   let keyGuard: TriggerKeyGuard;
-  let throttler: WebhookThrottlerGuard;
   const keys = new Map<string, string>();
 
   async function setUp(options: WebhookTriggerModuleOptions): Promise<void> {
-    const resolved = resolveWebhookTriggerOptions(options);
-    storage = new InMemoryRateLimitStorage();
+    storage = new CountingStorage();
     triggers = new InMemoryTriggerRepository(new InMemoryWebhookDatabase());
-    keyGuard = new TriggerKeyGuard(triggers, storage, resolved);
-    throttler = new WebhookThrottlerGuard(resolved, storage, new Reflector());
-    await throttler.onModuleInit();
+    keyGuard = new TriggerKeyGuard(triggers, storage, resolveWebhookTriggerOptions(options));
   }
 
   let n = 0;
@@ -46,14 +58,9 @@ describe('WebhookThrottlerGuard', () => {
     return trigger;
   }
 
-  /** The guards in the order the controller declares them: the key first, then the limits. */
-  async function call(trigger: TriggerRecord, key = keys.get(trigger.id)!, shape = expressRequest): Promise<unknown> {
-    const context = httpContext(shape(trigger.id, { 'x-key': key }));
-    try {
-      return (await keyGuard.canActivate(context)) && (await throttler.canActivate(context));
-    } catch (error) {
-      return error;
-    }
+  /** Runs the guard on a request, answering true or the error it threw. */
+  async function call(trigger: TriggerRecord, key = keys.get(trigger.id)!, shape = expressRequest, ip?: string): Promise<unknown> {
+    return keyGuard.canActivate(httpContext(shape(trigger.id, { 'x-key': key }, ip))).catch((error: unknown) => error);
   }
 
   afterEach(() => storage.onModuleDestroy());
@@ -102,5 +109,50 @@ describe('WebhookThrottlerGuard', () => {
     expect(await call(a)).toBeInstanceOf(RateLimitedError);
     await new Promise((resolve) => setTimeout(resolve, 120));
     expect(await call(a)).toBe(true);
+  });
+
+  it("a refusal by the account does not count in the trigger's own limit (nor the reverse)", async () => {
+    await setUp({ rateLimits: { perTrigger: { limit: 2, ttlMs: 60_000 }, perAccount: { limit: 3, ttlMs: 200 } } });
+    const a = await addTrigger('acct');
+    const b = await addTrigger('acct');
+    expect([await call(b), await call(b), await call(a)]).toEqual([true, true, true]); // the account is full
+    for (let i = 0; i < 5; i++) expect(await call(a)).toMatchObject({ message: RATE_LIMITED('account') });
+    await new Promise((resolve) => setTimeout(resolve, 220)); // the account's window frees
+    // a was counted once: it has one more of its 2, then its own limit refuses (and not the account's).
+    expect(await call(a)).toBe(true);
+    const refused = await call(a);
+    expect(refused).toMatchObject({ message: RATE_LIMITED('trigger') });
+    expect((refused as RateLimitedError).retryAfterSeconds).toBeGreaterThanOrEqual(59);
+    expect(await call(b)).toMatchObject({ message: RATE_LIMITED('trigger') });
+    // Those two refusals by the triggers did not count in the account: it holds a's one hit, so two more fit.
+    const c = await addTrigger('acct');
+    const d = await addTrigger('acct');
+    expect([await call(c), await call(d)]).toEqual([true, true]);
+    expect(await call(d)).toMatchObject({ message: RATE_LIMITED('account') });
+  });
+
+  it('answers too many failed keys (429, its Retry-After) before the limits, counting nothing in them', async () => {
+    await setUp({
+      rateLimits: { perTrigger: { limit: 1, ttlMs: 60_000 }, perAccount: { limit: 1, ttlMs: 60_000 } },
+      failedKeyLimit: { limit: 2, ttlMs: 300 },
+    });
+    const a = await addTrigger('acct');
+    for (let i = 0; i < 2; i++) expect(await call(a, 'whk_wrong', expressRequest, '198.51.100.9')).toBeInstanceOf(InvalidKeyError);
+    const refused = await call(a, undefined, expressRequest, '198.51.100.9');
+    expect(refused).toBeInstanceOf(RateLimitedError);
+    expect(refused).toMatchObject({ message: TOO_MANY_FAILED_KEYS, retryAfterSeconds: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 320));
+    expect(await call(a, undefined, expressRequest, '198.51.100.9')).toBe(true); // the limits were untouched
+  });
+
+  it('costs one storage call per request: admit for a right key, checkFailures for a wrong one', async () => {
+    await setUp({});
+    const a = await addTrigger('acct');
+    storage.calls = [];
+    expect(await call(a)).toBe(true);
+    expect(storage.calls).toEqual(['admit']);
+    storage.calls = [];
+    expect(await call(a, 'whk_wrong')).toBeInstanceOf(InvalidKeyError);
+    expect(storage.calls).toEqual(['checkFailures']);
   });
 });

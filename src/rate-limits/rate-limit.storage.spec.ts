@@ -1,0 +1,42 @@
+import { InMemoryRateLimitStorage } from './in-memory-rate-limit.storage.js';
+import { RateLimitStorage } from './rate-limit.storage.js';
+
+/** A host's storage written before `admit`: only the two abstract methods (here delegated to the in-process one). */
+class HostStorage extends RateLimitStorage {
+  readonly inner = new InMemoryRateLimitStorage();
+  readonly calls: string[] = [];
+  increment(...args: Parameters<RateLimitStorage['increment']>) {
+    this.calls.push(`increment ${args[0]}`);
+    return this.inner.increment(...args);
+  }
+  checkFailures(...args: Parameters<RateLimitStorage['checkFailures']>) {
+    this.calls.push(`checkFailures ${args[0]} ${args[3]}`);
+    return this.inner.checkFailures(...args);
+  }
+}
+
+describe('RateLimitStorage.admit (the default, for storages without their own)', () => {
+  let storage: HostStorage;
+  const failures = { key: 'failed-key:ip', ttl: 60_000, limit: 1 };
+  const limits = [
+    { name: 'trigger', key: 'trigger:a', ttl: 60_000, limit: 2 },
+    { name: 'account', key: 'account:x', ttl: 60_000, limit: 3 },
+  ];
+
+  beforeEach(() => (storage = new HostStorage()));
+  afterEach(() => storage.inner.onModuleDestroy());
+
+  it('checks the failures without counting one, then counts in each limit in turn', async () => {
+    expect(await storage.admit({ failures, limits })).toEqual({ refusedBy: null, retryAfterSeconds: 0 });
+    expect(storage.calls).toEqual(['checkFailures failed-key:ip false', 'increment trigger:a', 'increment account:x']);
+    expect(await storage.admit({ failures, limits })).toEqual({ refusedBy: null, retryAfterSeconds: 0 });
+    expect(await storage.admit({ failures, limits })).toEqual({ refusedBy: 'trigger', retryAfterSeconds: 60 });
+  });
+
+  it('answers a full failed-key window as refused by failures, with its Retry-After, and counts nothing', async () => {
+    await storage.checkFailures(failures.key, failures.ttl, failures.limit, true);
+    storage.calls.length = 0;
+    expect(await storage.admit({ failures, limits })).toEqual({ refusedBy: 'failures', retryAfterSeconds: 60 });
+    expect(storage.calls).toEqual(['checkFailures failed-key:ip false']);
+  });
+});
