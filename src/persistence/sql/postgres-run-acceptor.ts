@@ -16,15 +16,24 @@ type KeyHolder = { id: string; requestHash: string | null };
 
 const keyOf = (triggerId: string, key: string): string => `${triggerId}\u0000${key}`;
 
-/** The accepted rows' columns, each bound as one array: one SQL text whatever the batch size. */
-const INSERT_ROWS =
+/**
+ * The accepted rows, each column bound as one array (one SQL text whatever the batch size), and the debit
+ * of what was stored, per account, in the same statement: the UPDATE reads the INSERT's RETURNING, so a
+ * row left out is not charged. Answers the stored ids, each with the number of accounts debited.
+ */
+const INSERT_AND_DEBIT =
+  `WITH stored AS (` +
   `INSERT INTO webhook_invocations (id, trigger_id, bot_id, account_id, status, inputs, credits, idempotency_key, request_hash, created_at) ` +
   `SELECT r.id, r.trigger_id, r.bot_id, r.account_id, 'queued', r.inputs, r.credits, r.idempotency_key, r.request_hash, r.created_at ` +
   `FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::bigint[]) ` +
   `AS r(id, trigger_id, bot_id, account_id, inputs, credits, idempotency_key, request_hash, created_at) ` +
   // A key taken meanwhile by a transaction that did not lock the account (a free bot on an account never
   // opened): that row is left out, and its request answered as a repeat of the other one after COMMIT.
-  `ON CONFLICT DO NOTHING RETURNING id`;
+  `ON CONFLICT DO NOTHING RETURNING id, account_id, credits), ` +
+  `debited AS (UPDATE webhook_accounts AS a SET credits = a.credits - d.amount ` +
+  `FROM (SELECT account_id, sum(credits) AS amount FROM stored WHERE credits > 0 GROUP BY account_id) AS d ` +
+  `WHERE a.id = d.account_id AND a.credits >= d.amount RETURNING a.id) ` +
+  `SELECT id, (SELECT count(*) FROM debited) AS debited FROM stored`;
 
 /**
  * The accept step on PostgreSQL with group commit: the requests that arrive while a transaction is in
@@ -32,7 +41,7 @@ const INSERT_ROWS =
  * (`FOR UPDATE`, in id order, so nodes never deadlock), look up its idempotency keys, decide every
  * request in arrival order exactly as one-at-a-time transactions would (a request is accepted when the
  * credits left after the earlier ones cover it, else 402; a repeated key, inside the batch or before it,
- * is the earlier run), one multi-row INSERT, one debit per account, COMMIT, then every answer. About five
+ * is the earlier run), one multi-row INSERT with one debit per account (one statement), COMMIT, then every answer. About four
  * round trips and one commit for the whole batch instead of four round trips and one commit per request,
  * and the account's row is locked once per batch instead of once per request.
  */
@@ -76,14 +85,8 @@ export class PostgresRunAcceptor extends RunAcceptor {
     }
     if (accepted.length === 0) return outcomes as AcceptOutcome[];
 
-    const inserted = await this.insert(accepted, tx);
-    const debits = new Map<string, number>();
-    const lost: Pending[] = [];
-    for (const p of accepted) {
-      if (!inserted.has(p.run.id)) lost.push(p);
-      else if (p.run.credits > 0) debits.set(p.run.accountId, (debits.get(p.run.accountId) ?? 0) + p.run.credits);
-    }
-    if (debits.size > 0) await this.debit(debits, tx);
+    const inserted = await this.insertAndDebit(accepted, tx);
+    const lost = accepted.filter((p) => !inserted.has(p.run.id));
     const repeats = lost.length > 0 ? await this.findKeys(lost, tx) : new Map<string, KeyHolder>();
     return outcomes.map((o): AcceptOutcome => {
       if (!('run' in o)) return o;
@@ -140,11 +143,11 @@ export class PostgresRunAcceptor extends RunAcceptor {
     return found;
   }
 
-  /** One multi-row INSERT; answers the ids stored. */
-  private async insert(accepted: Pending[], tx: WebhookTransaction): Promise<Set<string>> {
+  /** One multi-row INSERT and one debit per account of what it stored; answers the ids stored. */
+  private async insertAndDebit(accepted: Pending[], tx: WebhookTransaction): Promise<Set<string>> {
     const runs = accepted.map((p) => p.run);
     const { rows } = await this.db.write(
-      INSERT_ROWS,
+      INSERT_AND_DEBIT,
       [
         runs.map((r) => r.id),
         runs.map((r) => r.triggerId),
@@ -158,17 +161,11 @@ export class PostgresRunAcceptor extends RunAcceptor {
       ],
       tx,
     );
-    return new Set(rows.map((row) => text(row.id)));
-  }
-
-  /** One debit per account for the whole batch; the rows are locked and the amounts were checked against them. */
-  private async debit(debits: Map<string, number>, tx: WebhookTransaction): Promise<void> {
-    const { changes } = await this.db.write(
-      `UPDATE webhook_accounts AS a SET credits = a.credits - d.amount FROM unnest(?::text[], ?::bigint[]) AS d(id, amount) ` +
-        `WHERE a.id = d.id AND a.credits >= d.amount`,
-      [[...debits.keys()], [...debits.values()]],
-      tx,
-    );
-    if (changes !== debits.size) throw new Error(`Debited ${changes} of ${debits.size} locked accounts`);
+    const inserted = new Set(rows.map((row) => text(row.id)));
+    // The rows are locked and every amount was checked against them: a short debit is a bug, and rolls back.
+    const charged = new Set(runs.filter((r) => r.credits > 0 && inserted.has(r.id)).map((r) => r.accountId));
+    const debited = rows.length > 0 ? Number(rows[0].debited) : 0;
+    if (debited !== charged.size) throw new Error(`Debited ${debited} of ${charged.size} locked accounts`);
+    return inserted;
   }
 }
