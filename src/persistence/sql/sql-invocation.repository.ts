@@ -48,7 +48,12 @@ function setClause(to: InvocationStatus, fields: InvocationTransition): [string,
 
 /** A state change that is a run's outcome (what `PostgresRunWrites.finish` groups). */
 const isOutcome = (from: InvocationStatus, fields: InvocationTransition, owner: string | undefined): owner is string =>
-  from === 'running' && owner !== undefined && 'finishedAt' in fields && 'outputs' in fields && 'error' in fields && !('startedAt' in fields);
+  from === 'running' &&
+  owner !== undefined &&
+  'finishedAt' in fields &&
+  'outputs' in fields &&
+  'error' in fields &&
+  !('startedAt' in fields);
 
 @Injectable()
 export class SqlInvocationRepository extends InvocationRepository {
