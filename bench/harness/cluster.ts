@@ -763,7 +763,8 @@ export async function runCluster(s: ClusterSettings, script: string, rawScript: 
   ];
 
   for (const stack of ['local', 'redis'] as const) {
-    const [throughputKey, singleKey] = stack === 'local' ? (['localThroughput', 'localSingle'] as const) : (['oneThroughput', 'oneSingle'] as const);
+    const [throughputKey, singleKey] =
+      stack === 'local' ? (['localThroughput', 'localSingle'] as const) : (['oneThroughput', 'oneSingle'] as const);
     try {
       result[throughputKey] = await withSetup(
         stack === 'local'
@@ -1085,7 +1086,8 @@ function rawPgRows(r: ClusterResult, s: ClusterSettings): Row[] {
   for (const [name, throughput, single, throughputFailure, singleFailure, share] of variants) {
     for (const c of [1, s.connections]) {
       const l = c === 1 ? single : throughput?.load;
-      const failure = (c === 1 ? singleFailure : throughputFailure) ?? (f.rawPgGroup ? `raw group commit failed: ${f.rawPgGroup}` : undefined);
+      const failure =
+        (c === 1 ? singleFailure : throughputFailure) ?? (f.rawPgGroup ? `raw group commit failed: ${f.rawPgGroup}` : undefined);
       const group = r.rawPg?.group?.load[c];
       for (const [figure, unit, pick] of figures) {
         rows.push({

@@ -97,7 +97,12 @@ if (!baseUrl) {
       expect(transactions.count).toBe(1);
       expect(outcomes.slice(0, 10)).toEqual(Array(10).fill({ kind: 'accepted' }));
       expect(outcomes.slice(10)).toEqual(Array(20).fill({ kind: 'refused', funded: true }));
-      expect(await storedIds('split')).toEqual(runs.slice(0, 10).map((r) => r.id).sort());
+      expect(await storedIds('split')).toEqual(
+        runs
+          .slice(0, 10)
+          .map((r) => r.id)
+          .sort(),
+      );
       expect(await balance('split')).toBe(0);
     });
 
