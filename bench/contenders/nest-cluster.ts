@@ -44,6 +44,31 @@ const BENCH_ACCOUNT = 'bench';
 /** As in nest-trigger.ts: a million per second per trigger and per account, so nothing is throttled. */
 const UNTHROTTLED = { perTrigger: { limit: 1_000_000, ttlMs: 1_000 }, perAccount: { limit: 1_000_000, ttlMs: 1_000 } };
 
+/**
+ * What this process asked of PostgreSQL and Redis, for the scaling model: every `pg` client query (each
+ * one round trip: the pg driver does not pipeline) and every ioredis command (a pipeline's commands share
+ * a round trip, so this bounds Redis round trips from above). Counted by wrapping the drivers' prototypes
+ * the library loads (the same module instances), at no cost to what is measured beyond an increment.
+ */
+const counters = { pgQueries: 0, redisCommands: 0 };
+function countDriverCalls(): void {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the driver instance the library uses
+  const pg = require('pg') as { Client: { prototype: { query: (...args: unknown[]) => unknown } } };
+  const query = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+    counters.pgQueries++;
+    return query.apply(this, args);
+  };
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the driver instance the library uses
+  const ioredis = require('ioredis') as { prototype: { sendCommand: (...args: unknown[]) => unknown } };
+  const send = ioredis.prototype.sendCommand;
+  ioredis.prototype.sendCommand = function (this: unknown, ...args: unknown[]) {
+    counters.redisCommands++;
+    return send.apply(this, args);
+  };
+}
+countDriverCalls();
+
 let recording = false;
 const returnedAt = new Map<string, number>();
 const storedAt = new Map<string, number>();
@@ -138,6 +163,8 @@ async function main(): Promise<void> {
   }
 
   serveRpc({
+    /** Driver calls so far and this process's CPU time (µs), for per-run figures over a window. */
+    counters: () => ({ ...counters, cpu: process.cpuUsage() }),
     record: ({ on }: { on: boolean }) => {
       recording = on;
       return null;

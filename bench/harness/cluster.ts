@@ -56,6 +56,15 @@ export interface ThroughputFigures {
   runsByPid: Record<string, number>;
   /** Sum of every process's peak RSS up to the end of the measurement, bytes. */
   peakRssSum: number;
+  /** Per process (by name), over the window, divided by the runs accepted in it: the scaling model's inputs. */
+  perRun: Record<string, { cpuMs: number; pgQueries: number; redisCommands: number }>;
+}
+
+/** What `counters` answers in a cluster contender. */
+interface Counters {
+  pgQueries: number;
+  redisCommands: number;
+  cpu: { user: number; system: number };
 }
 
 export interface WakeFigures {
@@ -439,9 +448,11 @@ async function measureThroughput(nodes: Nodes, pg: Client, s: ClusterSettings, l
   const drained = await settle(pg);
   if (drained.pendingAtStart) log(`  drained ${drained.pendingAtStart} background runs in ${(drained.ms / 1000).toFixed(1)} s`);
   log(`  measure: ${per * targets.length} connections (${targets.length} × ${per}), ${s.durationS} s`);
+  const before = await Promise.all(nodes.all.map((c) => c.call<Counters>('counters')));
   const from = Date.now();
   const r = checked(await loadSpread(targets, per, s.durationS), `${per * targets.length} connections`);
   const to = Date.now();
+  const after = await Promise.all(nodes.all.map((c) => c.call<Counters>('counters')));
   const counts = (
     await pg.query<{ created: string; succeeded: string; pending: string; bad: string }>(
       `SELECT count(*) FILTER (WHERE created_at >= $1 AND created_at <= $2) AS created,
@@ -453,11 +464,29 @@ async function measureThroughput(nodes: Nodes, pg: Client, s: ClusterSettings, l
     )
   ).rows[0];
   const peakRssSum = (await Promise.all(nodes.all.map((c) => c.call<MemoryReport>('memory')))).reduce((n, m) => n + m.peakRss, 0);
+  const accepted = Math.max(1, Number(counts.created));
+  const perRun: ThroughputFigures['perRun'] = {};
+  nodes.all.forEach((c, i) => {
+    const [a, b] = [before[i], after[i]];
+    perRun[c.name] = {
+      cpuMs: (b.cpu.user + b.cpu.system - a.cpu.user - a.cpu.system) / 1000 / accepted,
+      pgQueries: (b.pgQueries - a.pgQueries) / accepted,
+      redisCommands: (b.redisCommands - a.redisCommands) / accepted,
+    };
+  });
+  log(
+    `    per run accepted: ${Object.entries(perRun)
+      .map(
+        ([name, p]) =>
+          `${name} ${p.cpuMs.toFixed(3)} ms CPU, ${p.pgQueries.toFixed(2)} pg queries, ${p.redisCommands.toFixed(2)} Redis commands`,
+      )
+      .join('; ')}`,
+  );
   log(
     `    ${Math.round(r.rps)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms; ${counts.created} runs accepted and ${counts.succeeded} succeeded in the window, ${counts.pending} pending; ${r.refused} answered 503 (backlog full)`,
   );
-  const after = await drain(pg);
-  log(`  ${after.pendingAtStart} runs were pending at the end; finished in ${(after.ms / 1000).toFixed(1)} s`);
+  const backlog = await drain(pg);
+  log(`  ${backlog.pendingAtStart} runs were pending at the end; finished in ${(backlog.ms / 1000).toFixed(1)} s`);
   const bad = (
     await pg.query<{ status: string; n: string; error: string | null }>(
       "SELECT status, count(*) AS n, min(error) AS error FROM webhook_invocations WHERE status <> 'succeeded' GROUP BY status",
@@ -482,10 +511,11 @@ async function measureThroughput(nodes: Nodes, pg: Client, s: ClusterSettings, l
     succeeded: Number(counts.succeeded),
     windowSeconds,
     succeededPerSecond: Number(counts.succeeded) / windowSeconds,
-    pending: after.pendingAtStart,
-    drainMs: after.ms,
+    pending: backlog.pendingAtStart,
+    drainMs: backlog.ms,
     runsByPid,
     peakRssSum,
+    perRun,
   };
 }
 
