@@ -37,6 +37,8 @@ export const WEBHOOK_RUN_QUEUE = 'runs';
 const SWEEP_BATCH = 1000;
 /** A failed enqueue fails fast instead of holding the trigger request until Redis is back. */
 const ENQUEUE_TIMEOUT_MS = 2000;
+/** Most jobs in one `addBulk` of dispatched runs; more waiting go in the next, right after. */
+const ENQUEUE_BATCH = 1000;
 /**
  * A job refused a slot (its account is at its cap) is brought forward when a slot frees; its delay is
  * only the safety net (a hand-off lost with a dead worker, or raced): the least, plus a little per run of
@@ -59,13 +61,16 @@ const BACKLOG_READ_MS = 250;
  *   runner: BullMqBotRunner, completionBus: RedisCompletionBus, rateLimitStorage: RedisRateLimitStorage })
  * ```
  *
- * - **Dispatch** adds a job whose id IS the invocation id, after the row committed. BullMQ ignores a job
- *   id it already holds, and the executor's claim (`queued → running`) ignores a run that is not queued,
- *   so a repeated dispatch is a no-op. If Redis does not answer, dispatch logs and returns: the run is
- *   stored, charged and answered 200 anyway, and stays `queued` until a sweep dispatches it.
+ * - **Dispatch** adds a job whose id IS the invocation id, after the row committed; the dispatches of one
+ *   event-loop turn, and those arriving while a batch is in flight, go as one `addBulk` (one round trip).
+ *   BullMQ ignores a job id it already holds, and the executor's claim (`queued → running`) ignores a run
+ *   that is not queued, so a repeated dispatch is a no-op. If Redis does not answer (at once when it is
+ *   down, within 2 s when it is silent), dispatch logs and returns: the run is stored, charged and
+ *   answered 200 anyway, and stays `queued` until a sweep dispatches it.
  * - **Sweeps** (in `'all'`/`'worker'` processes every third of `runLeaseMs`, and in every process as soon
- *   as its Redis connection is back) re-dispatch runs `queued` for longer than `runLeaseMs`: runs whose
- *   enqueue failed, or whose API node died between commit and enqueue.
+ *   as its Redis connection is back) re-dispatch runs `queued` for longer than `runLeaseMs` (15 s by
+ *   default, so such a run starts 15–20 s late): runs whose enqueue failed, or whose API node died between
+ *   commit and enqueue (its client got no answer; a retry with the same `Idempotency-Key` gets the run).
  * - **Workers** (`role` `'all'` or `'worker'`) process `maxConcurrentRuns` jobs at once. BullMQ's lock on
  *   a job lasts `runLeaseMs` and is renewed while the worker's event loop runs, however long the bot
  *   takes, so a slow worker is never taken for a dead one. When a worker dies, another worker's stalled
@@ -100,6 +105,10 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   private workerConnection?: RedisClient;
   private worker?: Worker;
   private sweeping = false;
+  /** Dispatched runs not yet sent to Redis, with the dispatch to settle once their batch is. */
+  private readonly unsent: Array<{ id: string; settled: () => void }> = [];
+  private enqueueScheduled = false;
+  private enqueueing = false;
   private slots?: AccountRunSlots;
   private slotRefresh?: NodeJS.Timeout;
   /** The queue's backlog at the last read, and how many jobs this node had added when that read was sent. */
@@ -206,14 +215,55 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   /** Read by the option checks: choosing this class requires the `redis` option. */
   static readonly requiresRedis = true;
 
+  /**
+   * Resolves once the run's job is in Redis, or once that failed (logged: the run stays queued for the
+   * sweep); never rejects, so the trigger is answered 200 either way: the row and the charge are committed.
+   */
   async dispatch({ id }: DispatchedRun): Promise<void> {
     this.added++;
+    return new Promise<void>((settled) => {
+      this.unsent.push({ id, settled });
+      this.scheduleEnqueue();
+    });
+  }
+
+  /**
+   * Dispatches of one event-loop turn (the trigger requests whose commits ended together) go to Redis as
+   * ONE `addBulk`: one pipeline of BullMQ's add scripts, one round trip instead of one per run. While a
+   * batch is in flight, the next ones gather and leave when it is back. `setImmediate`, not a microtask:
+   * the commits of one turn resolve in several I/O callbacks, and the check phase comes after all of them.
+   */
+  private scheduleEnqueue(): void {
+    if (this.enqueueScheduled || this.enqueueing) return;
+    this.enqueueScheduled = true;
+    setImmediate(() => {
+      this.enqueueScheduled = false;
+      void this.enqueueUnsent();
+    });
+  }
+
+  private async enqueueUnsent(): Promise<void> {
+    this.enqueueing = true;
     try {
-      await this.queue!.add('run', null, { jobId: id });
-    } catch (error) {
-      this.logger.warn(
-        `Run ${id} could not be enqueued (${(error as Error).message}); it stays queued and is dispatched once Redis answers`,
-      );
+      while (this.unsent.length > 0) {
+        const batch = this.unsent.splice(0, ENQUEUE_BATCH);
+        try {
+          // The same job as a lone `add`: the queue's default options, and the invocation id as job id,
+          // which BullMQ's add script ignores when it already holds that id.
+          await this.queue!.addBulk(batch.map(({ id }) => ({ name: 'run', data: null, opts: { jobId: id } })));
+        } catch (error) {
+          // A pipeline fails as a whole, though some of its jobs may be in: the sweep adds the others, and
+          // re-adding those is a no-op. Redis down fails at once (no offline queue), a silent one after
+          // ENQUEUE_TIMEOUT_MS (the producer's command timeout).
+          const runs = batch.length === 1 ? `Run ${batch[0].id}` : `${batch.length} runs (${batch[0].id}, …)`;
+          this.logger.warn(
+            `${runs} could not be enqueued (${(error as Error).message}); stored queued, dispatched by a sweep once Redis answers`,
+          );
+        }
+        for (const { settled } of batch) settled();
+      }
+    } finally {
+      this.enqueueing = false;
     }
   }
 
