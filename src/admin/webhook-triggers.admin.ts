@@ -270,6 +270,8 @@ export class WebhookTriggersAdmin {
       createdAt: new Date(),
     };
     await this.triggers.create(record);
+    // Trigger caches keep no misses, so nothing needs it yet; said anyway, so every trigger write is heard.
+    await this.bus.announceTriggerChanged(record.id);
     return { ...this.toView(record), key };
   }
 
@@ -294,6 +296,8 @@ export class WebhookTriggersAdmin {
     if (!TRIGGER_ID_PATTERN.test(triggerId)) return null;
     const key = generateTriggerKey();
     if (!(await this.triggers.replaceKey(triggerId, hashTriggerKey(key), this.cipher?.encrypt(key) ?? null))) return null;
+    // Before answering: every node's trigger cache drops the old key (docs/scaling.md).
+    await this.bus.announceTriggerChanged(triggerId);
     const trigger = await this.triggers.findActive(triggerId);
     return trigger ? { ...this.toView(trigger), key } : null;
   }
@@ -301,6 +305,7 @@ export class WebhookTriggersAdmin {
   /** Deletes a trigger and its callback: its URL answers 404 from now on; its runs stay in history. False when unknown. */
   async deleteTrigger(triggerId: string): Promise<boolean> {
     if (!TRIGGER_ID_PATTERN.test(triggerId) || !(await this.triggers.delete(triggerId))) return false;
+    await this.bus.announceTriggerChanged(triggerId);
     // Its callback goes with it: deliveries still pending are not sent.
     await this.callbackStore?.deleteCallback(triggerId);
     return true;

@@ -1,6 +1,7 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
 import { InvalidKeyError, RateLimitedError, UnknownTriggerError } from '../errors/webhook-trigger.errors.js';
 import { TOO_MANY_FAILED_KEYS } from '../errors/webhook-trigger.messages.js';
+import { TriggerCache } from '../invocations/trigger-cache.js';
 import { TRIGGER_ID_PATTERN } from '../keys/ids.js';
 import { verifyTriggerKey } from '../keys/trigger-keys.js';
 import { RESOLVED_OPTIONS } from '../options/module.constants.js';
@@ -22,17 +23,23 @@ function clientIp(request: unknown, raw: RawRequest): string {
  * (`RateLimitStorage.checkFailures`): once the IP has `limit` failures in the window, every request from
  * it gets 429, whether its key is right or wrong, so a guesser learns nothing from it; and N concurrent
  * wrong keys get exactly `limit` answers that depend on the key, on every node.
+ *
+ * The trigger comes from the module's `TriggerCache` (this process's copy, dropped on every node when a key
+ * is rotated or the trigger deleted; used only with a bus that carries those changes), else the repository.
  */
 @Injectable()
 export class TriggerKeyGuard implements CanActivate {
   private readonly failedKeyLimit: WebhookRateLimit;
+  private readonly triggers: Pick<TriggerRepository, 'findActive'>;
 
   constructor(
-    private readonly triggers: TriggerRepository,
+    repository: TriggerRepository,
     private readonly failures: RateLimitStorage,
     @Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions,
+    @Optional() cache?: TriggerCache,
   ) {
     this.failedKeyLimit = options.failedKeyLimit;
+    this.triggers = cache ?? repository;
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {

@@ -25,6 +25,7 @@ export const DEFAULTS = deepFreeze({
   maxConcurrentRunsPerAccount: runsPerAccount(16),
   accounts: {},
   idempotencyTtlMs: 24 * 60 * 60 * 1000,
+  triggerCacheTtlMs: 30_000,
   botTimeoutMs: 15 * 60 * 1000,
   shutdownGraceMs: 10_000,
   runLeaseMs: 15_000,
