@@ -14,6 +14,7 @@ import { WebhookTriggerController } from './http/webhook-trigger.controller.js';
 import { InvocationService } from './invocations/invocation.service.js';
 import { InvocationWaiter } from './invocations/invocation.waiter.js';
 import { InvocationChanges } from './invocations/invocation-changes.js';
+import { TriggerCache } from './invocations/trigger-cache.js';
 import { RunEventStreams } from './http/run-event-streams.js';
 import { GracefulShutdown } from './lifecycle/graceful-shutdown.js';
 import { HistoryRetention } from './lifecycle/history-retention.js';
@@ -50,6 +51,7 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     InvocationService,
     InvocationWaiter,
     InvocationChanges,
+    TriggerCache,
     RunEventStreams,
     ShutdownState,
     LeaseRecovery,

@@ -270,6 +270,8 @@ export class WebhookTriggersAdmin {
       createdAt: new Date(),
     };
     await this.triggers.create(record);
+    // Trigger caches keep no misses, so nothing needs it yet; said anyway, so every trigger write is heard.
+    await this.bus.announceTriggerChanged(record.id);
     return { ...this.toView(record), key };
   }
 
@@ -294,6 +296,8 @@ export class WebhookTriggersAdmin {
     if (!TRIGGER_ID_PATTERN.test(triggerId)) return null;
     const key = generateTriggerKey();
     if (!(await this.triggers.replaceKey(triggerId, hashTriggerKey(key), this.cipher?.encrypt(key) ?? null))) return null;
+    // Before answering: every node's trigger cache drops the old key (docs/scaling.md).
+    await this.bus.announceTriggerChanged(triggerId);
     const trigger = await this.triggers.findActive(triggerId);
     return trigger ? { ...this.toView(trigger), key } : null;
   }
@@ -303,6 +307,7 @@ export class WebhookTriggersAdmin {
     if (!TRIGGER_ID_PATTERN.test(triggerId) || !(await this.triggers.delete(triggerId))) return false;
     // Its callback goes with it: deliveries still pending are not sent.
     await this.callbackStore?.deleteCallback(triggerId);
+    await this.bus.announceTriggerChanged(triggerId);
     return true;
   }
 
@@ -449,6 +454,8 @@ export class WebhookTriggersAdmin {
     // A secret that can no longer be read (keySecret changed) is replaced: nothing could be signed with it.
     const fresh = secret === null ? generateCallbackSecret() : null;
     await store.saveCallback({ triggerId, url: url, events, secret: fresh ? secrets.seal(fresh) : existing!.secret }, new Date());
+    // Every node's copy of what the trigger's callback wants (CallbackOutbox) is dropped.
+    await this.bus.announceTriggerChanged(triggerId);
     const saved = (await store.findCallback(triggerId))!;
     return this.callbackView(saved, fresh ?? (secrets.shown ? secret : null));
   }
@@ -464,7 +471,9 @@ export class WebhookTriggersAdmin {
   /** Removes a trigger's callback: its pending deliveries are not sent. False when there was none. */
   async deleteCallback(triggerId: string): Promise<boolean> {
     const { store } = this.callbackParts();
-    return TRIGGER_ID_PATTERN.test(triggerId) ? store.deleteCallback(triggerId) : false;
+    if (!TRIGGER_ID_PATTERN.test(triggerId) || !(await store.deleteCallback(triggerId))) return false;
+    await this.bus.announceTriggerChanged(triggerId);
+    return true;
   }
 
   /** A new signing secret for the callback (the old one stops at once); null when there is no callback. */

@@ -17,9 +17,16 @@ export interface RunChange {
  * It also carries every state change of a run to the watchers of live history (`announce` /
  * `watchChanges`). The default reaches this process only; the Redis bus fans changes out between
  * processes, so a screen on one node sees runs that start and finish on another.
+ *
+ * And it carries "trigger X changed" (key rotated, deleted, created) to every process's trigger cache
+ * (`announceTriggerChanged` / `onTriggerChanged`). The trigger cache is used only while
+ * `carriesTriggerChanges` is true: a bus of your own keeps the defaults (this process only, false), so
+ * every trigger request reads its trigger, unless it carries the announcements to every process serving
+ * the app and says so.
  */
 export abstract class CompletionBus {
   private readonly changeWatchers = new Set<(change: RunChange) => void>();
+  private readonly triggerListeners = new Set<(triggerId: string | null) => void>();
 
   abstract publish(invocationId: string): Promise<void>;
   /** Calls `listener` when `invocationId` finishes; returns the function that unsubscribes. */
@@ -60,6 +67,37 @@ export abstract class CompletionBus {
 
   protected notifyChangeWatchers(change: RunChange): void {
     for (const watcher of this.changeWatchers) watcher(change);
+  }
+
+  /**
+   * Tells every process the bus reaches that a trigger changed, so their caches drop it; this process's
+   * listeners hear it before this returns. Resolves once sent; never throws (a failure is logged by the
+   * bus, and caches elsewhere drop the trigger at their TTL).
+   */
+  async announceTriggerChanged(triggerId: string): Promise<void> {
+    this.notifyTriggerChanged(triggerId);
+  }
+
+  /**
+   * Calls `listener` with every trigger id announced anywhere the bus reaches, and with `null` when any
+   * trigger may have changed unheard (e.g. after a lost connection). Returns the function that stops it.
+   */
+  onTriggerChanged(listener: (triggerId: string | null) => void): () => void {
+    this.triggerListeners.add(listener);
+    return () => void this.triggerListeners.delete(listener);
+  }
+
+  /**
+   * True while `announceTriggerChanged` reaches every process that serves this app's triggers: only then
+   * may a process cache trigger look-ups. False by default: this class cannot know how many processes
+   * share the database (with the in-process bus, a second process would never hear of a rotated key).
+   */
+  get carriesTriggerChanges(): boolean {
+    return false;
+  }
+
+  protected notifyTriggerChanged(triggerId: string | null): void {
+    for (const listener of this.triggerListeners) listener(triggerId);
   }
 
   /** Hook for buses that listen to other processes only while someone in this one watches. */

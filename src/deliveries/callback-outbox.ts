@@ -1,4 +1,6 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
+import { CompletionBus } from '../completion/completion-bus.js';
+import { TriggerChangeCache } from '../completion/trigger-change-cache.js';
 import { randomBytes } from 'node:crypto';
 import type { BotOutput } from '../bots/bot.types.js';
 import { generateMessageId } from '../callbacks/standard-webhooks.js';
@@ -86,8 +88,13 @@ export class CallbackSecrets {
  * Only runs of a trigger with an enabled callback that chose the event get a delivery.
  */
 @Injectable()
-export class CallbackOutbox {
+export class CallbackOutbox implements OnModuleDestroy {
   private readonly logger = new Logger(LOG_CONTEXT);
+  /**
+   * What each trigger's callback wants, kept per process like trigger look-ups (every run asks): dropped on
+   * every node when a callback is saved, deleted or disabled (each announces its trigger changed).
+   */
+  private readonly wanted: TriggerChangeCache<ReadonlySet<CallbackEvent>>;
   private readonly listeners = new Set<(deliveryId: string) => void>();
   /** The module's SQL unit of work is the one in use, so deliveries can join its transactions. */
   private readonly transactional: boolean;
@@ -97,8 +104,17 @@ export class CallbackOutbox {
     private readonly unitOfWork: WebhookUnitOfWork,
     executor: SqlExecutor,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+    bus: CompletionBus,
   ) {
     this.transactional = unitOfWork === executor;
+    this.wanted = new TriggerChangeCache(bus, options.triggerCacheTtlMs, async (triggerId): Promise<ReadonlySet<CallbackEvent>> => {
+      const callback = await this.store.findCallback(triggerId);
+      return new Set(callback?.enabled ? callback.events : []);
+    });
+  }
+
+  onModuleDestroy(): void {
+    this.wanted.close();
   }
 
   /** Calls `listener` with each delivery stored by this process, once committed; returns the stop function. */
@@ -119,9 +135,8 @@ export class CallbackOutbox {
   }
 
   /** The events the trigger's callback sends now (empty when it has none, or it is disabled). */
-  async eventsOf(triggerId: string): Promise<ReadonlySet<CallbackEvent>> {
-    const callback = await this.store.findCallback(triggerId);
-    return new Set(callback?.enabled ? callback.events : []);
+  eventsOf(triggerId: string): Promise<ReadonlySet<CallbackEvent>> {
+    return this.wanted.get(triggerId);
   }
 
   /**

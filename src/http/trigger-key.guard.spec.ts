@@ -10,6 +10,8 @@ import { expressRequest, fastifyRequest, httpContext } from '../../test/fakes/ht
 import { InMemoryTriggerRepository } from '../../test/fakes/in-memory-trigger.repository.js';
 import { AUTHENTICATED_TRIGGER, rawRequestOf } from './http.types.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
+import { InMemoryCompletionBus } from '../completion/in-memory-completion.bus.js';
+import { TriggerCache } from '../invocations/trigger-cache.js';
 
 /** A trigger store that counts look-ups: an id that cannot exist must not cost one. */
 class CountingTriggerRepository extends InMemoryTriggerRepository {
@@ -122,5 +124,25 @@ describe('TriggerKeyGuard', () => {
     for (let i = 0; i < 3; i++) await check(noIp('192.0.2.9', { 'x-key': 'whk_wrong' }));
     expect(await check(noIp('192.0.2.9', { 'x-key': key }))).toBeInstanceOf(RateLimitedError);
     expect(await check(noIp('192.0.2.10', { 'x-key': key }))).toBe(true);
+  });
+
+  it("looks triggers up through the module's cache when given one: a rotated key is refused once the bus says so", async () => {
+    class FleetBus extends InMemoryCompletionBus {
+      override get carriesTriggerChanges(): boolean {
+        return true;
+      }
+    }
+    const bus = new FleetBus();
+    const cache = new TriggerCache(triggers, bus, { triggerCacheTtlMs: 30_000 });
+    guard = new TriggerKeyGuard(triggers, storage, resolveWebhookTriggerOptions(), cache);
+    for (let i = 0; i < 3; i++) expect(await check(expressRequest(trigger.id, { 'x-key': key }))).toBe(true);
+    expect(triggers.lookups).toBe(1);
+    const newKey = generateTriggerKey();
+    await triggers.replaceKey(trigger.id, hashTriggerKey(newKey), null);
+    await bus.announceTriggerChanged(trigger.id);
+    expect(await check(expressRequest(trigger.id, { 'x-key': key }))).toBeInstanceOf(InvalidKeyError);
+    expect(await check(expressRequest(trigger.id, { 'x-key': newKey }))).toBe(true);
+    expect(triggers.lookups).toBe(2);
+    cache.onModuleDestroy();
   });
 });

@@ -1,6 +1,7 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
 import { InvalidKeyError, RateLimitedError, UnknownTriggerError } from '../errors/webhook-trigger.errors.js';
 import { TOO_MANY_FAILED_KEYS } from '../errors/webhook-trigger.messages.js';
+import { TriggerCache } from '../invocations/trigger-cache.js';
 import { TRIGGER_ID_PATTERN } from '../keys/ids.js';
 import { verifyTriggerKey } from '../keys/trigger-keys.js';
 import { RESOLVED_OPTIONS } from '../options/module.constants.js';
@@ -26,19 +27,25 @@ function clientIp(request: unknown, raw: RawRequest): string {
  * (`RateLimitStorage.admit`): the failed-key window, then the trigger's and its account's limits, counted
  * in both only when both accept. Only requests with a right key are counted: nobody without the key can
  * spend a trigger's budget.
+ *
+ * The trigger comes from the module's `TriggerCache` (this process's copy, dropped on every node when a key
+ * is rotated or the trigger deleted; used only with a bus that carries those changes), else the repository.
  */
 @Injectable()
 export class TriggerKeyGuard implements CanActivate {
   private readonly failedKeyLimit: WebhookRateLimit;
   private readonly rateLimits: ResolvedWebhookTriggerOptions['rateLimits'];
+  private readonly triggers: Pick<TriggerRepository, 'findActive'>;
 
   constructor(
-    private readonly triggers: TriggerRepository,
+    repository: TriggerRepository,
     private readonly limits: RateLimitStorage,
     @Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions,
+    @Optional() cache?: TriggerCache,
   ) {
     this.failedKeyLimit = options.failedKeyLimit;
     this.rateLimits = options.rateLimits;
+    this.triggers = cache ?? repository;
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {

@@ -1,4 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { CompletionBus } from '../completion/completion-bus.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { sendCallback } from '../callbacks/callback-sender.js';
@@ -45,6 +46,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     private readonly events: InvocationEvents,
     private readonly shutdown: ShutdownState,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+    private readonly bus: CompletionBus,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -184,6 +186,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
 
   private async disable(delivery: DeliveryRecord, reason: string, failures: number): Promise<void> {
     if (!(await this.store.disable(delivery.triggerId, reason, new Date()))) return;
+    await this.bus.announceTriggerChanged(delivery.triggerId); // no node stores deliveries for it any more
     this.logger.warn(`The callback of trigger ${delivery.triggerId} was disabled: ${reason}`);
     this.events.callbackDisabled({ triggerId: delivery.triggerId, reason, consecutiveFailures: failures, deliveryId: delivery.id });
   }

@@ -26,6 +26,7 @@ export const DEFAULTS = deepFreeze({
   maxQueuedRuns: 10_000,
   accounts: {},
   idempotencyTtlMs: 24 * 60 * 60 * 1000,
+  triggerCacheTtlMs: 30_000,
   botTimeoutMs: 15 * 60 * 1000,
   shutdownGraceMs: 10_000,
   runLeaseMs: 15_000,

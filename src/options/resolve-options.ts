@@ -254,6 +254,8 @@ export function resolveWebhookTriggerOptions(
     maxQueuedRuns: wholeNumber('maxQueuedRuns', o.maxQueuedRuns ?? DEFAULTS.maxQueuedRuns, 100_000_000),
     accounts: accounts(o.accounts),
     idempotencyTtlMs: positiveInt('idempotencyTtlMs', o.idempotencyTtlMs ?? DEFAULTS.idempotencyTtlMs),
+    // At most an hour: it bounds how long a rotated key may still work on a node that missed the news.
+    triggerCacheTtlMs: wholeNumber('triggerCacheTtlMs', o.triggerCacheTtlMs ?? DEFAULTS.triggerCacheTtlMs, 3_600_000),
     botTimeoutMs: positiveInt('botTimeoutMs', o.botTimeoutMs ?? DEFAULTS.botTimeoutMs, MAX_TIMER_MS),
     shutdownGraceMs: wholeNumber('shutdownGraceMs', o.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs, MAX_TIMER_MS),
     runLeaseMs: positiveInt('runLeaseMs', o.runLeaseMs ?? DEFAULTS.runLeaseMs, MAX_TIMER_MS),

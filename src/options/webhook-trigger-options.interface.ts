@@ -125,6 +125,14 @@ export interface WebhookTriggerModuleOptions {
   /** How long an idempotency key is remembered. @default 86400000 (24 h) */
   idempotencyTtlMs?: number;
   /**
+   * How long a process keeps a trigger it looked up, so trigger requests do not read the trigger's row each
+   * time; 0 disables. Used only with a completion bus that tells every process of key rotations and deletes
+   * (`RedisCompletionBus`): those drop the trigger everywhere at once, and this is the safety net for an
+   * announcement lost while Redis was unreachable. With the in-process bus every request reads its trigger.
+   * @default 30000
+   */
+  triggerCacheTtlMs?: number;
+  /**
    * Longest a bot may run, for bots that do not set `@WebhookBot({ timeoutMs })`. Past it the run's
    * signal fires, the run ends `timed_out` and its concurrency slot is freed even if the bot ignores
    * the signal. @default 900000 (15 min)

@@ -38,6 +38,12 @@ const WATCHING_HEARD_MS = 60_000;
  *   and says `WATCHING` on the finished channel (every process hears it) at once and every 20 s; a
  *   process publishes changes for 60 s after it last heard it. So an app nobody watches sends nothing
  *   more per run. Lost messages only make a screen miss a live update.
+ * - Trigger changes (key rotated, trigger deleted or created through the admin service) go on a third
+ *   channel (`${keyPrefix}trigger-changed`, the trigger id), subscribed by every process at init: each
+ *   process's trigger cache drops the trigger when it hears it. `carriesTriggerChanges` is true only while
+ *   that subscription is in place: when the subscriber's connection closes, caches are cleared and not
+ *   used; once it is subscribed again they are cleared once more (what was said meanwhile is lost) and
+ *   used again. A failed PUBLISH is logged: other processes then drop the trigger at their cache's TTL.
  */
 @Injectable()
 export class RedisCompletionBus extends InMemoryCompletionBus implements OnModuleInit, OnApplicationShutdown {
@@ -47,6 +53,11 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
   private readonly url: string;
   private readonly channel: string;
   private readonly changeChannel: string;
+  private readonly triggerChannel: string;
+  /** The trigger channel is subscribed on the current connection: trigger caches may be used. */
+  private hearsTriggerChanges = false;
+  /** Set once the first SUBSCRIBE succeeded: later `ready` events are reconnections. */
+  private subscribedOnce = false;
   /** Until when some process watches run changes (as last heard on the finished channel). */
   private watchedUntil = 0;
   private watchingBeat?: NodeJS.Timeout;
@@ -61,6 +72,7 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
     this.url = redis.url;
     this.channel = `${redis.keyPrefix}invocation-finished`;
     this.changeChannel = `${redis.keyPrefix}invocation-changed`;
+    this.triggerChannel = `${redis.keyPrefix}trigger-changed`;
   }
 
   /** Connects both clients and awaits the SUBSCRIBE, so the app never serves before it hears messages. */
@@ -84,10 +96,17 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
       if (channel === this.channel && invocationId === WATCHING) this.watchedUntil = Date.now() + WATCHING_HEARD_MS;
       else if (channel === this.channel) this.wakeLocal(invocationId);
       else if (channel === this.changeChannel) this.receiveChange(invocationId);
+      else if (channel === this.triggerChannel) this.notifyTriggerChanged(invocationId);
+    });
+    this.subscriber.on('close', () => this.triggerChangesLost());
+    this.subscriber.on('ready', () => {
+      if (this.subscribedOnce) void this.resumeTriggerChanges();
     });
     try {
       await Promise.all([this.publisher.connect(), this.subscriber.connect()]);
-      await this.subscriber.subscribe(this.channel);
+      await this.subscriber.subscribe(this.channel, this.triggerChannel);
+      this.subscribedOnce = true;
+      this.hearsTriggerChanges = true;
     } catch (error) {
       this.close();
       throw new WebhookConfigurationError(CANNOT_CONNECT('RedisCompletionBus', redactRedisUrl(this.url), (error as Error).message));
@@ -113,6 +132,46 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
     this.publisher.publish(this.changeChannel, JSON.stringify(change)).catch((error: Error) => {
       this.logger.debug(`Redis completion bus: could not announce a change of "${change.invocationId}" (${error.message})`);
     });
+  }
+
+  override async announceTriggerChanged(triggerId: string): Promise<void> {
+    this.notifyTriggerChanged(triggerId);
+    if (!this.publisher) return;
+    try {
+      await this.publisher.publish(this.triggerChannel, triggerId);
+    } catch (error) {
+      this.logger.warn(
+        `Redis completion bus: could not announce that trigger "${triggerId}" changed (${(error as Error).message}); other processes may use their cached copy until its triggerCacheTtlMs runs out`,
+      );
+    }
+  }
+
+  override get carriesTriggerChanges(): boolean {
+    return this.hearsTriggerChanges;
+  }
+
+  /** The subscriber's connection closed: whatever is said until it is back is lost to this process. */
+  private triggerChangesLost(): void {
+    if (!this.hearsTriggerChanges) return;
+    this.hearsTriggerChanges = false;
+    this.notifyTriggerChanged(null);
+  }
+
+  /**
+   * After a reconnection. ioredis re-subscribes by itself, but only after emitting `ready`; our own
+   * SUBSCRIBE (a no-op for a channel already subscribed) tells when the channel is heard again, and only
+   * then may caches be used, starting empty.
+   */
+  private async resumeTriggerChanges(): Promise<void> {
+    try {
+      await this.subscriber?.subscribe(this.triggerChannel);
+    } catch (error) {
+      this.logger.warn(`Redis completion bus: could not subscribe to trigger changes again (${(error as Error).message})`);
+      return;
+    }
+    if (!this.subscriber || this.subscriber.status !== 'ready') return;
+    this.hearsTriggerChanges = true;
+    this.notifyTriggerChanged(null);
   }
 
   protected override firstChangeWatcher(): void {
@@ -156,6 +215,7 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
 
   private close(): void {
     clearInterval(this.watchingBeat);
+    this.triggerChangesLost();
     // disconnect(), not quit(): nothing is pending that must be flushed, and quit() waits on a dead server.
     this.publisher?.disconnect();
     this.subscriber?.disconnect();

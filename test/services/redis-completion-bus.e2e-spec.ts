@@ -27,6 +27,7 @@ const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
 /** Fresh per run, so parallel runs (and other apps) on the same Redis never hear each other. */
 const keyPrefix = `webhook-test-${randomBytes(6).toString('hex')}:`;
 const channel = `${keyPrefix}invocation-finished`;
+const triggerChannel = `${keyPrefix}trigger-changed`;
 const wakeBoundMs = 50;
 
 const busOn = (prefix = keyPrefix) =>
@@ -76,13 +77,34 @@ if (!redisUrl || !postgresUrl) {
       console.log(`[redis bus] publish on B → listener on A: ${latency.toFixed(2)} ms`);
     });
 
-    it('subscribes once per process: one channel, one subscriber each, whatever the number of waiters', async () => {
+    it('subscribes once per process: one channel (and the trigger-changes one), one subscriber each, whatever the number of waiters', async () => {
       const unsubscribes = Array.from({ length: 100 }, (_, i) => a.subscribe(`inv_many_${i}`, () => undefined));
-      const [, counts] = (await monitor.call('PUBSUB', 'NUMSUB', channel)) as [string, number];
-      expect(Number(counts)).toBe(2); // A and B
-      const channels = (await monitor.call('PUBSUB', 'CHANNELS', `${keyPrefix}*`)) as string[];
-      expect(channels).toEqual([channel]);
-      unsubscribes.forEach((u) => u());
+      try {
+        const [, counts] = (await monitor.call('PUBSUB', 'NUMSUB', channel)) as [string, number];
+        expect(Number(counts)).toBe(2); // A and B
+        const channels = (await monitor.call('PUBSUB', 'CHANNELS', `${keyPrefix}*`)) as string[];
+        expect(channels.sort()).toEqual([channel, triggerChannel]);
+      } finally {
+        unsubscribes.forEach((u) => u());
+      }
+    });
+
+    it('carries "trigger changed" to every process: at once to this one, within milliseconds to the other', async () => {
+      const heardOnA: Array<string | null> = [];
+      const heardOnB: Array<string | null> = [];
+      const stopA = a.onTriggerChanged((id) => heardOnA.push(id));
+      const stopB = b.onTriggerChanged((id) => heardOnB.push(id));
+      try {
+        expect(a.carriesTriggerChanges).toBe(true);
+        const sent = b.announceTriggerChanged('trg_changed_00000000000000');
+        expect(heardOnB).toEqual(['trg_changed_00000000000000']); // before any round trip
+        await sent;
+        await until(() => heardOnA.length > 0, 1_000, 'A heard it');
+        expect(heardOnA).toEqual(['trg_changed_00000000000000']);
+      } finally {
+        stopA();
+        stopB();
+      }
     });
 
     it('carries the id only, and wakes each listener once (local wake + echo)', async () => {
