@@ -40,6 +40,8 @@ export const INVALID_EMITTED_OUTPUT = 'The bot emitted an invalid output: expect
 export const RUN_TIMED_OUT = (ms: number) => `The bot did not finish within ${ms} ms`;
 export const RUN_CANCELLED = 'The run was cancelled';
 export const RUN_INTERRUPTED = 'The run was interrupted: the application stopped before it finished';
+export const RUN_INTERRUPTED_TOO_OFTEN = (attempts: number) =>
+  `The run was interrupted too often: its process stopped before it finished on each of ${attempts} attempts`;
 export const RUN_UNSUCCESSFUL = 'The run did not succeed';
 
 // Admin service

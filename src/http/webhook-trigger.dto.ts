@@ -29,7 +29,7 @@ export class InvocationErrorDto {
   @ApiPropertyOptional({
     example: 'timeout',
     description:
-      'Set when the run ended for a reason other than its own error: timeout, cancelled, interrupted, invalid_outputs, outputs_too_large, bot_not_registered.',
+      'Set when the run ended for a reason other than its own error: timeout, cancelled, interrupted, interrupted_too_often, invalid_outputs, outputs_too_large, bot_not_registered.',
   })
   code?: string;
 }

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { RUN_INTERRUPTED } from '../errors/webhook-trigger.messages.js';
+import { RUN_INTERRUPTED, RUN_INTERRUPTED_TOO_OFTEN } from '../errors/webhook-trigger.messages.js';
 import { WEBHOOK_EVENTS } from '../events/invocation.events.js';
 import type { InvocationRecord } from '../persistence/records.js';
 import { createWebhookFakes, type WebhookFakes } from '../../test/fakes/webhook-fakes.js';
@@ -13,7 +13,7 @@ describe('InterruptedRuns.settle', () => {
   beforeAll(() => Logger.overrideLogger(false));
   beforeEach(() => {
     f = createWebhookFakes();
-    interrupted = new InterruptedRuns(f.invocations, f.registry, f.bus, f.invocationEvents);
+    interrupted = new InterruptedRuns(f.invocations, f.registry, f.bus, f.invocationEvents, f.options);
     f.addBot({ id: 'once' });
     f.addBot({ id: 'again', retryInterrupted: true });
     published = [];
@@ -56,6 +56,45 @@ describe('InterruptedRuns.settle', () => {
     expect(published).toEqual([]);
     expect(f.events).toEqual([]);
     expect(f.runner.dispatched).toEqual([]);
+  });
+
+  it('stops a retryInterrupted run that lost its process on each of maxRunAttempts attempts: failed, credits kept', async () => {
+    await f.accounts.setBalance('acct', 10);
+    const run = await lostRun('again');
+    const settled: Array<string | null> = [];
+    let lost = run;
+    for (;;) {
+      expect(lost.attempts).toBe(settled.length + 1); // each claim counted once, by the claim itself
+      const outcome = await interrupted.settle(lost, { owner: 'dead-worker' });
+      settled.push(outcome);
+      if (outcome !== 'requeued') break;
+      lost = (await f.invocations.markRunning(run.id, new Date(), 'dead-worker', new Date(Date.now() - 1000)))!;
+    }
+    expect(f.options.maxRunAttempts).toBe(3);
+    expect(settled).toEqual(['requeued', 'requeued', 'failed']);
+    expect(await f.invocations.findById(run.id)).toMatchObject({
+      status: 'failed',
+      attempts: 3,
+      finishedAt: expect.any(Date),
+      error: { message: RUN_INTERRUPTED_TOO_OFTEN(3), code: 'interrupted_too_often' },
+    });
+    expect(await f.accounts.getBalance('acct')).toBe(10); // nothing refunded (nor charged) here
+    expect(published).toEqual([run.id]);
+    expect(f.events.map((e) => e.name)).toEqual([WEBHOOK_EVENTS.failed]);
+    // Settled: a second recovery of the same loss changes nothing.
+    expect(await interrupted.settle(lost, { leaseExpiredBefore: new Date() })).toBeNull();
+  });
+
+  it('follows the option (maxRunAttempts: 1 fails at the first interruption) and leaves runs of stores without attempts unbounded', async () => {
+    f = createWebhookFakes({ maxRunAttempts: 1 });
+    interrupted = new InterruptedRuns(f.invocations, f.registry, f.bus, f.invocationEvents, f.options);
+    f.addBot({ id: 'again', retryInterrupted: true });
+    const run = await lostRun('again');
+    expect(await interrupted.settle(run, { owner: 'dead-worker' })).toBe('failed');
+    expect((await f.invocations.findById(run.id))?.error?.code).toBe('interrupted_too_often');
+
+    const uncounted = await lostRun('again');
+    expect(await interrupted.settle({ ...uncounted, attempts: undefined }, { owner: 'dead-worker' })).toBe('requeued');
   });
 
   it('changes nothing when the run is no longer lost: claimed by a live owner, or finished meanwhile', async () => {

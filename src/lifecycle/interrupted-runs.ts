@@ -1,5 +1,6 @@
-import { LOG_CONTEXT } from '../options/module.constants.js';
-import { Injectable, Logger, Optional } from '@nestjs/common';
+import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { CallbackOutbox } from '../deliveries/callback-outbox.js';
 import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 import { CompletionBus } from '../completion/completion-bus.js';
@@ -12,9 +13,12 @@ import { RunStop } from '../runs/run-stop.reasons.js';
 /**
  * The one place that decides what happens to a run whose process was lost (crashed, killed, or hung
  * past its lease or its queue lock): the bot's choice. A `retryInterrupted` bot's run goes back to
- * `queued` to run again (the caller dispatches it); any other run is stored `failed` ("interrupted"),
- * waiters are woken and `failed` is emitted, so it never runs twice. The change is conditional on the
- * run still being lost, so two processes settling the same run agree, and a live owner's outcome wins.
+ * `queued` to run again (the caller dispatches it) while it has attempts left (`maxRunAttempts`, counted
+ * by each claim); then it is stored `failed` ("interrupted_too_often"). Any other run is stored `failed`
+ * ("interrupted"), so it never runs twice. A failed run's credits are kept, waiters are woken and
+ * `failed` is emitted. The change is conditional on the run still being lost, so two processes settling
+ * the same run agree (its attempts cannot change while it is lost: only a claim of a queued run counts
+ * one), and a live owner's outcome wins.
  */
 @Injectable()
 export class InterruptedRuns {
@@ -25,18 +29,22 @@ export class InterruptedRuns {
     private readonly registry: WebhookBotRegistry,
     private readonly bus: CompletionBus,
     private readonly events: InvocationEvents,
+    @Inject(RESOLVED_OPTIONS) private readonly options: Pick<ResolvedWebhookTriggerOptions, 'maxRunAttempts'>,
     @Optional() private readonly outbox?: CallbackOutbox,
   ) {}
 
   /** `'requeued'` (dispatch it), `'failed'`, or null when the run was no longer lost (nothing changed). */
   async settle(run: InvocationRecord, lost: LostRun): Promise<'requeued' | 'failed' | null> {
-    if (this.registry.get(run.botId)?.retryInterrupted) {
+    const retry = this.registry.get(run.botId)?.retryInterrupted === true;
+    // A store that does not count attempts (undefined) gets no bound.
+    const usedUp = retry && run.attempts !== undefined && run.attempts >= this.options.maxRunAttempts;
+    if (retry && !usedUp) {
       if (!(await this.invocations.recoverInterrupted(run.id, lost, 'queued', {}))) return null;
       this.logger.warn(`Run ${run.id} of bot ${run.botId} was interrupted; running it again (retryInterrupted)`);
       return 'requeued';
     }
     // The outputs are left as they are: what the bot emitted before it was interrupted stays.
-    const { error } = RunStop.interrupted();
+    const { error } = usedUp ? RunStop.interruptedTooOften(run.attempts!) : RunStop.interrupted();
     const finishedAt = new Date();
     const change = (tx?: WebhookTransaction) => this.invocations.recoverInterrupted(run.id, lost, 'failed', { finishedAt, error }, tx);
     const failed = this.outbox
@@ -46,7 +54,11 @@ export class InterruptedRuns {
         })
       : await change();
     if (!failed) return null;
-    this.logger.warn(`Run ${run.id} of bot ${run.botId} was interrupted; stored failed`);
+    this.logger.warn(
+      usedUp
+        ? `Run ${run.id} of bot ${run.botId} was interrupted on each of its ${run.attempts} attempts (maxRunAttempts); stored failed`
+        : `Run ${run.id} of bot ${run.botId} was interrupted; stored failed`,
+    );
     await this.bus.publish(run.id);
     this.events.emit(run, 'failed', run.startedAt ? finishedAt.getTime() - run.startedAt.getTime() : undefined);
     return 'failed';

@@ -20,7 +20,7 @@ describe('LeaseRecovery', () => {
 
   function setUp(options: WebhookTriggerModuleOptions = {}, runner?: BotRunner, extras: WebhookTriggerModuleExtras = {}): void {
     f = createWebhookFakes(options, extras);
-    const interrupted = new InterruptedRuns(f.invocations, f.registry, f.bus, f.invocationEvents);
+    const interrupted = new InterruptedRuns(f.invocations, f.registry, f.bus, f.invocationEvents, f.options);
     recovery = new LeaseRecovery(f.invocations, runner ?? f.runner, f.executor, interrupted, f.shutdown, f.options);
     f.addBot({ id: 'once' });
     f.addBot({ id: 'again', retryInterrupted: true });

@@ -30,6 +30,7 @@ export const DEFAULTS = deepFreeze({
   botTimeoutMs: 15 * 60 * 1000,
   shutdownGraceMs: 10_000,
   runLeaseMs: 15_000,
+  maxRunAttempts: 3,
   historyRetentionDays: 30,
   failedKeyLimit: { limit: 30, ttlMs: 60_000 },
   redis: undefined,

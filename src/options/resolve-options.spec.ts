@@ -26,6 +26,7 @@ describe('resolveWebhookTriggerOptions', () => {
       botTimeoutMs: 900_000,
       shutdownGraceMs: 10_000,
       runLeaseMs: 15_000,
+      maxRunAttempts: 3,
       historyRetentionDays: 30,
       failedKeyLimit: { limit: 30, ttlMs: 60_000 },
       redis: undefined,
@@ -38,6 +39,16 @@ describe('resolveWebhookTriggerOptions', () => {
     expect(resolveWebhookTriggerOptions()).toEqual(expected);
     expect(resolveWebhookTriggerOptions({})).toEqual(expected);
     expect(resolveWebhookTriggerOptions(null)).toEqual(expected);
+  });
+
+  it('checks maxRunAttempts: a whole number from 1 to 1000', () => {
+    expect(resolveWebhookTriggerOptions({ maxRunAttempts: 1 }).maxRunAttempts).toBe(1);
+    expect(resolveWebhookTriggerOptions({ maxRunAttempts: 1000 }).maxRunAttempts).toBe(1000);
+    for (const bad of [0, -1, 2.5, 1001, '3']) {
+      expect(() => resolveWebhookTriggerOptions({ maxRunAttempts: bad as number })).toThrow(
+        /maxRunAttempts.*expected a whole number from 1 to 1000/,
+      );
+    }
   });
 
   it('checks the callback options', () => {

@@ -259,6 +259,7 @@ export function resolveWebhookTriggerOptions(
     botTimeoutMs: positiveInt('botTimeoutMs', o.botTimeoutMs ?? DEFAULTS.botTimeoutMs, MAX_TIMER_MS),
     shutdownGraceMs: wholeNumber('shutdownGraceMs', o.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs, MAX_TIMER_MS),
     runLeaseMs: positiveInt('runLeaseMs', o.runLeaseMs ?? DEFAULTS.runLeaseMs, MAX_TIMER_MS),
+    maxRunAttempts: positiveInt('maxRunAttempts', o.maxRunAttempts ?? DEFAULTS.maxRunAttempts, 1_000),
     historyRetentionDays: wholeNumber('historyRetentionDays', o.historyRetentionDays ?? DEFAULTS.historyRetentionDays, 100_000),
     failedKeyLimit: rateLimit('failedKeyLimit', o.failedKeyLimit, DEFAULTS.failedKeyLimit),
     redis: redis(o.redis),

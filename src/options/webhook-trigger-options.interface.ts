@@ -149,6 +149,12 @@ export interface WebhookTriggerModuleOptions {
    * @default 15000
    */
   runLeaseMs?: number;
+  /**
+   * How many times a run of a `retryInterrupted` bot may start. A run whose process died (or hung past its
+   * lease) on its last attempt is stored `failed` ("interrupted_too_often") instead of running again, and
+   * its credits are kept, so a run that kills every worker it lands on stops. @default 3
+   */
+  maxRunAttempts?: number;
   /** Finished runs older than this many days are deleted at startup and then hourly (0 keeps them forever). @default 30 */
   historyRetentionDays?: number;
   /**

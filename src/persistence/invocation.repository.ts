@@ -30,8 +30,9 @@ export abstract class InvocationRepository {
   ): Promise<boolean>;
   /**
    * Claims a queued run for execution: one conditional change `queued → running` that records the
-   * owning process and its lease, and returns the row. Null when the run is not queued (already
-   * claimed, finished or unknown).
+   * owning process and its lease, adds 1 to `attempts` in the same change (so an attempt whose process
+   * dies is counted, once), and returns the row. Null when the run is not queued (already claimed,
+   * finished or unknown).
    */
   abstract markRunning(
     id: string,

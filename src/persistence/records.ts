@@ -27,7 +27,7 @@ export interface TriggerRecord {
 
 export interface InvocationError {
   message: string;
-  /** Why the run ended without success, when it was not the bot's own error: `timeout`, `cancelled`, `interrupted`, `invalid_outputs`, `outputs_too_large`, `bot_not_registered`. */
+  /** Why the run ended without success, when it was not the bot's own error: `timeout`, `cancelled`, `interrupted`, `interrupted_too_often`, `invalid_outputs`, `outputs_too_large`, `bot_not_registered`. */
   code?: string;
 }
 
@@ -50,11 +50,17 @@ export interface InvocationRecord {
   finishedAt: Date | null;
   /** The process that claimed it (`InvocationExecutor.owner`), while it is `running`. */
   owner?: string | null;
+  /**
+   * How many times the run was claimed (`markRunning`): 1 after its first start, one more each time an
+   * interrupted `retryInterrupted` run starts again. Bounds those restarts (`maxRunAttempts`); a store
+   * that leaves it undefined gets no bound.
+   */
+  attempts?: number;
   /** Set by history lists when the outputs were too long to list (they are `null` there; read the run by id). */
   outputsTruncated?: boolean;
 }
 
-export type NewInvocation = Omit<InvocationRecord, 'status' | 'outputs' | 'error' | 'startedAt' | 'finishedAt' | 'owner'>;
+export type NewInvocation = Omit<InvocationRecord, 'status' | 'outputs' | 'error' | 'startedAt' | 'finishedAt' | 'owner' | 'attempts'>;
 
 /** Fields written together with a state change. */
 export interface InvocationTransition {

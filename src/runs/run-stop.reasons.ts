@@ -1,4 +1,4 @@
-import { RUN_CANCELLED, RUN_INTERRUPTED, RUN_TIMED_OUT } from '../errors/webhook-trigger.messages.js';
+import { RUN_CANCELLED, RUN_INTERRUPTED, RUN_INTERRUPTED_TOO_OFTEN, RUN_TIMED_OUT } from '../errors/webhook-trigger.messages.js';
 import type { InvocationError, InvocationStatus } from '../persistence/records.js';
 
 /** Why a run's AbortSignal fired; decides the state the run ends in. */
@@ -25,5 +25,10 @@ export class RunStop extends Error {
 
   static interrupted(): RunStop {
     return new RunStop('failed', { message: RUN_INTERRUPTED, code: 'interrupted' });
+  }
+
+  /** A `retryInterrupted` run that lost its process on each of its `attempts` (`maxRunAttempts`). */
+  static interruptedTooOften(attempts: number): RunStop {
+    return new RunStop('failed', { message: RUN_INTERRUPTED_TOO_OFTEN(attempts), code: 'interrupted_too_often' });
   }
 }

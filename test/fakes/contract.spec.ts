@@ -149,6 +149,7 @@ describe.each([
         startedAt: null,
         finishedAt: null,
         owner: null,
+        attempts: 0,
       });
       // Real Dates of the caller's realm (structuredClone under Jest would hand out another realm's).
       expect((await s.invocations.findById(invocation.id))?.createdAt).toBeInstanceOf(Date);
@@ -228,6 +229,7 @@ describe.each([
         startedAt: at(100),
         finishedAt: null,
         owner: 'worker-1',
+        attempts: 1,
       };
       expect(claimed).toEqual(expected);
       expect(await s.invocations.findById(invocation.id)).toEqual(expected);
@@ -306,8 +308,10 @@ describe.each([
       expect(await s.invocations.recoverInterrupted(requeued.id, { leaseExpiredBefore: at(100) }, 'queued', {})).toBe(true);
       expect(await s.invocations.findById(requeued.id)).toMatchObject({ status: 'queued', startedAt: null, owner: null, finishedAt: null });
       expect(await s.invocations.listQueued(10)).toEqual([{ id: requeued.id, accountId: requeued.accountId }]);
-      // Queued again, it can be claimed again by another process.
-      expect(await s.invocations.markRunning(requeued.id, at(300), 'worker-2', at(315))).toMatchObject({ owner: 'worker-2' });
+      // Queued again, it can be claimed again by another process: its second attempt (recovery counts none).
+      expect(await s.invocations.findById(requeued.id)).toMatchObject({ attempts: 1 });
+      expect(await s.invocations.markRunning(requeued.id, at(300), 'worker-2', at(315))).toMatchObject({ owner: 'worker-2', attempts: 2 });
+      expect(await s.invocations.listExpiredLeases(at(400), 10)).toEqual([expect.objectContaining({ id: requeued.id, attempts: 2 })]);
     });
 
     it('leaves a run alone once its lease is fresh again (its owner renewed it)', async () => {

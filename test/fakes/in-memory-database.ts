@@ -18,6 +18,7 @@ export function copyOf<T>(value: T): T {
 export interface StoredInvocation extends InvocationRecord {
   owner: string | null;
   leaseExpiresAt: Date | null;
+  attempts: number;
 }
 
 /** A trigger as the store keeps it: deleting one only marks it, its runs stay in history. */

@@ -26,7 +26,8 @@ const oldestFirst = (a: StoredInvocation, b: StoredInvocation) => a.createdAt.ge
  * `InvocationRepository` on an `InMemoryWebhookDatabase`, following the contract to the letter:
  * - every state change is conditional (`status = from`, and `owner = …` when given) and reports whether
  *   it happened; terminal states never change because nothing transitions from them;
- * - `markRunning` claims a queued run with an owner and a lease; `renewLeases` extends an owner's leases;
+ * - `markRunning` claims a queued run with an owner and a lease, counting the attempt; `renewLeases`
+ *   extends an owner's leases;
  * - `recoverInterrupted` changes a running run only while it is still lost: its lease still expired
  *   (`leaseExpiredBefore`), or still held by the owner the queue declared dead (`owner`);
  * - an idempotency key is unique per trigger: `insert` throws `IdempotencyKeyTakenError`;
@@ -64,6 +65,7 @@ export class InMemoryInvocationRepository extends InvocationRepository {
         finishedAt: null,
         owner: null,
         leaseExpiresAt: null,
+        attempts: 0,
       });
     });
   }
@@ -113,7 +115,13 @@ export class InMemoryInvocationRepository extends InvocationRepository {
       const row = this.rows.get(id);
       if (!row || row.status !== 'queued') return null;
       this.change(unit, row, (r) =>
-        Object.assign(r, { status: 'running', startedAt: new Date(startedAt), owner, leaseExpiresAt: new Date(leaseExpiresAt) }),
+        Object.assign(r, {
+          status: 'running',
+          startedAt: new Date(startedAt),
+          owner,
+          leaseExpiresAt: new Date(leaseExpiresAt),
+          attempts: (r.attempts ?? 0) + 1,
+        }),
       );
       return toRecord(this.rows.get(id)!);
     });

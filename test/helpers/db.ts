@@ -134,6 +134,8 @@ export interface LeasedRow {
   finished_at: number | null;
   owner: string | null;
   lease_expires_at: number | null;
+  /** Claims so far. */
+  attempts: number;
 }
 
 /** Every run in a SQLite file (of any trigger, e.g. one a process wrote before it was killed), read-only. */
@@ -142,7 +144,9 @@ export function leasedRows(dbFile: string): LeasedRow[] {
     dbFile,
     (db) =>
       db
-        .prepare('SELECT id, bot_id, status, error, outputs, started_at, finished_at, owner, lease_expires_at FROM webhook_invocations')
+        .prepare(
+          'SELECT id, bot_id, status, error, outputs, started_at, finished_at, owner, lease_expires_at, attempts FROM webhook_invocations',
+        )
         .all() as LeasedRow[],
   );
 }

@@ -27,8 +27,8 @@ const RETURNED = INVOCATION_COLUMNS.split(', ')
   .join(', ');
 
 const CLAIM =
-  `UPDATE webhook_invocations AS i SET status = 'running', started_at = v.started_at, owner = v.owner, lease_expires_at = v.lease_expires_at ` +
-  `FROM unnest(?::text[], ?::bigint[], ?::text[], ?::bigint[]) AS v(id, started_at, owner, lease_expires_at) ` +
+  `UPDATE webhook_invocations AS i SET status = 'running', started_at = v.started_at, owner = v.owner, lease_expires_at = v.lease_expires_at, ` +
+  `attempts = i.attempts + 1 FROM unnest(?::text[], ?::bigint[], ?::text[], ?::bigint[]) AS v(id, started_at, owner, lease_expires_at) ` +
   `WHERE i.id = v.id AND i.status = 'queued' RETURNING ${RETURNED}`;
 
 const FINISH =

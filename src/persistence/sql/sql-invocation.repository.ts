@@ -68,7 +68,7 @@ export class SqlInvocationRepository extends InvocationRepository {
   async insert(i: NewInvocation, tx?: WebhookTransaction): Promise<void> {
     try {
       await this.db.write(
-        `INSERT INTO webhook_invocations (${INVOCATION_COLUMNS}) VALUES (?, ?, ?, ?, 'queued', ?, NULL, NULL, ?, ?, ?, ?, NULL, NULL, NULL)`,
+        `INSERT INTO webhook_invocations (${INVOCATION_COLUMNS}) VALUES (?, ?, ?, ?, 'queued', ?, NULL, NULL, ?, ?, ?, ?, NULL, NULL, NULL, 0)`,
         [
           i.id,
           i.triggerId,
@@ -198,7 +198,7 @@ export class SqlInvocationRepository extends InvocationRepository {
   ): Promise<InvocationRecord | null> {
     if (this.grouped && !tx) return this.grouped.claim({ id, startedAt, owner, leaseExpiresAt });
     const { rows } = await this.db.write(
-      `UPDATE webhook_invocations SET status = 'running', started_at = ?, owner = ?, lease_expires_at = ? WHERE id = ? AND status = 'queued' RETURNING ${INVOCATION_COLUMNS}`,
+      `UPDATE webhook_invocations SET status = 'running', started_at = ?, owner = ?, lease_expires_at = ?, attempts = attempts + 1 WHERE id = ? AND status = 'queued' RETURNING ${INVOCATION_COLUMNS}`,
       [startedAt.getTime(), owner, leaseExpiresAt.getTime(), id],
       tx,
     );

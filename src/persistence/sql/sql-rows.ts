@@ -14,7 +14,7 @@ const json = <T>(value: unknown): T | null => (value === null || value === undef
 
 export const TRIGGER_COLUMNS = 'id, bot_id, account_id, name, type, key_hash, key_ciphertext, created_at';
 export const INVOCATION_COLUMNS =
-  'id, trigger_id, bot_id, account_id, status, inputs, outputs, error, credits, idempotency_key, request_hash, created_at, started_at, finished_at, owner';
+  'id, trigger_id, bot_id, account_id, status, inputs, outputs, error, credits, idempotency_key, request_hash, created_at, started_at, finished_at, owner, attempts';
 
 export function toTrigger(row: Record<string, unknown>): TriggerRecord {
   return {
@@ -46,6 +46,7 @@ export function toInvocation(row: Record<string, unknown>): InvocationRecord {
     startedAt: time(row.started_at),
     finishedAt: time(row.finished_at),
     owner: nullableText(row.owner),
+    attempts: Number(row.attempts ?? 0),
   };
 }
 

@@ -101,6 +101,10 @@ export class WebhookInvocationEntity {
   @Column('bigint', { name: 'lease_expires_at', nullable: true, transformer: epochMs })
   leaseExpiresAt!: Date | null;
 
+  /** Claims so far (`queued → running`); bounds the restarts of interrupted runs. */
+  @Column('integer', { default: 0 })
+  attempts!: number;
+
   @Column('bigint', { name: 'created_at', transformer: epochMs })
   createdAt!: Date;
 

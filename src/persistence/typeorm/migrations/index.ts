@@ -2,6 +2,7 @@ import { WebhookTriggersInitial1763800000000 } from './1763800000000-webhook-tri
 import { WebhookTriggersLifecycle1763900000000 } from './1763900000000-webhook-triggers-lifecycle.js';
 import { WebhookTriggersHistory1764000000000 } from './1764000000000-webhook-triggers-history.js';
 import { WebhookTriggersCallbacks1764100000000 } from './1764100000000-webhook-triggers-callbacks.js';
+import { WebhookTriggersRunAttempts1764200000000 } from './1764200000000-webhook-triggers-run-attempts.js';
 
 /** Add these to your DataSource's `migrations` when you pass `dataSourceName`. */
 export const WEBHOOK_TRIGGER_MIGRATIONS = [
@@ -9,4 +10,5 @@ export const WEBHOOK_TRIGGER_MIGRATIONS = [
   WebhookTriggersLifecycle1763900000000,
   WebhookTriggersHistory1764000000000,
   WebhookTriggersCallbacks1764100000000,
+  WebhookTriggersRunAttempts1764200000000,
 ];
