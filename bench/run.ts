@@ -455,6 +455,9 @@ function buildRows(tp: Record<string, ThroughputResult>, rawWait: WaitersResult,
         figure: 'runs finished per second during the 50-conn run',
         value: t?.backlog?.finishedPerSecond ?? null,
         unit: 'runs/s',
+        // Runs accepted per second: every 2xx answer is a run stored and charged.
+        baseline: { label: 'runs accepted per second', value: loadOf(spec.key, 50)?.rps ?? null },
+        target: { on: 'ratio', op: '>=', limit: 0.9, text: '≥ 0.90× accepted' },
         failure: fail(spec.key),
       });
       rows.push({

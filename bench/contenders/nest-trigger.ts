@@ -27,7 +27,7 @@ import { announceReady, childConfig, dieOnUnhandled, now, serveRpc, sqliteSettin
 export interface NestTriggerConfig {
   adapter: 'express' | 'fastify';
   waiters: boolean;
-  /** @default the module's default (16) */
+  /** @default the module's default (64) */
   maxConcurrentRuns?: number;
 }
 
@@ -102,9 +102,10 @@ class BenchAppModule {
           rateLimits: UNTHROTTLED,
           syncTimeoutMs: 600_000,
           // The waiters test holds every run at once, all of one account: its own cap is the total.
+          // Otherwise the module's default slots, all of them for the one account (a single-account host).
           ...(config.maxConcurrentRuns
             ? { maxConcurrentRuns: config.maxConcurrentRuns, maxConcurrentRunsPerAccount: config.maxConcurrentRuns }
-            : {}),
+            : { maxConcurrentRunsPerAccount: 64 }),
         }),
       ],
       providers: [EchoBot, ReleaseBot],
