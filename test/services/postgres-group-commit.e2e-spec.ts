@@ -106,6 +106,21 @@ if (!baseUrl) {
       expect(await balance('split')).toBe(0);
     });
 
+    it('a batch its accounts can pay for, without idempotency keys, is ONE statement and no transaction', async () => {
+      await admin().setCredits('fast-a', 100);
+      await admin().setCredits('fast-b', 100);
+      const transactions = countTransactions(nodes[0]);
+      const writes = jest.spyOn(nodes[0].get(SqlExecutor), 'write');
+      const runs = [...Array.from({ length: 12 }, () => run('fast-a')), ...Array.from({ length: 8 }, () => run('fast-b', { credits: 2 }))];
+      const outcomes = await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+
+      expect(outcomes).toEqual(Array(20).fill({ kind: 'accepted' }));
+      expect(transactions.count).toBe(0);
+      expect(writes).toHaveBeenCalledTimes(1);
+      expect(await storedIds('fast-a')).toHaveLength(12);
+      expect([await balance('fast-a'), await balance('fast-b')]).toEqual([88, 84]);
+    });
+
     it('mixed costs in one batch are decided in arrival order, as one-at-a-time transactions would (5 credits: 3 ✓, 3 ✗, 2 ✓, 1 ✗)', async () => {
       await admin().setCredits('mixed', 5);
       const runs = [3, 3, 2, 1].map((credits) => run('mixed', { credits }));
