@@ -83,6 +83,8 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
       lazyConnect: true,
       enableOfflineQueue: false,
       connectionName: 'webhook-triggers:bus-pub',
+      // The runs finished in one event-loop turn are published in one socket write.
+      enableAutoPipelining: true,
     });
     this.subscriber = createRedisClient('RedisCompletionBus', this.url, {
       lazyConnect: true,
