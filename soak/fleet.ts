@@ -228,7 +228,9 @@ export class NodeSlot {
       await child.exited;
       return { outcome: 'hung', ms: Date.now() - began };
     }
-    return { outcome: exit.code === 0 ? 'clean' : `exit ${exit.code ?? exit.signal}`, ms: Date.now() - began };
+    // Nest's shutdown hooks end the process by raising the signal again once closed: that is a clean stop too.
+    const clean = exit.code === 0 || exit.signal === 'SIGTERM';
+    return { outcome: clean ? 'clean' : `exit ${exit.code ?? exit.signal}`, ms: Date.now() - began };
   }
 
   close(): void {
