@@ -2,6 +2,7 @@ import {
   BacklogFullError,
   BodyTimeoutError,
   BotNotRegisteredError,
+  DatabaseConnectionLostError,
   IdempotencyKeyReusedError,
   InvalidKeyError,
   InvalidRequestError,
@@ -46,6 +47,7 @@ const HTTP_STATUS = new Map<abstract new (...args: never[]) => WebhookTriggerErr
   [BacklogFullError, 503],
   [WebhookAdminUnavailableError, 503],
   [TooManyEventStreamsError, 503],
+  [DatabaseConnectionLostError, 503],
 ]);
 
 /** The HTTP status of one of the module's errors, or undefined for anything else. */
