@@ -177,12 +177,14 @@ async function main(): Promise<void> {
   let ctx: INestApplicationContext;
   if (role === 'worker') {
     ctx = await NestFactory.createApplicationContext(SoakNodeModule.configure(), { logger });
+    ctx.enableShutdownHooks();
   } else {
     const app = await NestFactory.create(SoakNodeModule.configure(), { logger });
+    // Before listen: SIGTERM then drains (503 to new triggers, sync waiters answered) instead of cutting off.
+    app.enableShutdownHooks();
     await app.listen(Number(env('SOAK_PORT')), '127.0.0.1');
     ctx = app;
   }
-  ctx.enableShutdownHooks();
   const seeded = process.env.SOAK_SEED === '1' ? await seed(ctx) : undefined;
   process.stdout.write(`SOAK_READY ${JSON.stringify({ pid: process.pid, seeded })}\n`);
 }

@@ -179,6 +179,12 @@ async function main(): Promise<number> {
     const redisRestarts: Array<{ down: number; up: number; firstTriggerMs: number }> = [];
     const findings: string[] = [];
     const loadDone = load.run();
+    // A line a minute, so a long soak shows it is alive.
+    const progress = setInterval(() => {
+      const calls = [...recorder.statuses.values()].reduce((sum, n) => sum + n, 0);
+      say(`progress: ${fmt(recorder.accepted.size)} runs accepted, ${fmt(calls)} calls, ${faults.length} faults`);
+    }, 60_000);
+    cleanups.push(() => clearInterval(progress));
     const faultsEnd = started + (DURATION_S - QUIET_S) * 1000;
     const loadEnd = started + DURATION_S * 1000;
 
@@ -260,6 +266,7 @@ async function main(): Promise<number> {
     await sleep(Math.max(0, loadEnd - Date.now()));
     load.stop();
     await loadDone;
+    clearInterval(progress);
     const loadEndedAt = Date.now();
     say(`load stopped: ${fmt(recorder.accepted.size)} runs accepted`);
 
