@@ -49,6 +49,16 @@ const RECOVERY_BOUND_MS = wholeEnv('SOAK_RECOVERY_BOUND_MS', 1_000);
 type FaultKind = 'kill-worker' | 'kill-api' | 'rolling-restart' | 'redis-restart' | 'pg-terminate' | 'worker-stop';
 const FAULT_KINDS: FaultKind[] = ['kill-worker', 'kill-api', 'rolling-restart', 'redis-restart', 'pg-terminate', 'worker-stop'];
 
+/** About the longest each fault takes (a rolling restart stops and starts four nodes one by one). */
+const LONGEST_FAULT_MS: Record<FaultKind, number> = {
+  'kill-worker': 6_000,
+  'kill-api': 6_000,
+  'rolling-restart': 20_000,
+  'redis-restart': 5_000,
+  'pg-terminate': 4_000,
+  'worker-stop': SOAK_TIMINGS.runLeaseMs * 2 + 2_000,
+};
+
 interface Fault {
   kind: FaultKind;
   at: number;
@@ -250,7 +260,10 @@ async function main(): Promise<number> {
     await sleep(Math.min(5_000, (DURATION_S * 1000) / 10));
     while (Date.now() < faultsEnd) {
       if (deck.length === 0) deck = [...FAULT_KINDS].sort(() => random() - 0.5);
-      const kind = deck.shift()!;
+      // Only a fault that ends before the quiet period: the first in the deck that fits, else none.
+      const fits = deck.findIndex((k) => Date.now() + LONGEST_FAULT_MS[k] <= faultsEnd);
+      if (fits < 0) break;
+      const [kind] = deck.splice(fits, 1);
       const at = Date.now();
       const detail = await inject(kind);
       faults.push({ kind, at, ms: Date.now() - at, detail });
