@@ -2,7 +2,8 @@
  * A unit of work whose PostgreSQL connection dies under it (its backend terminated, as a restarted server or
  * `pg_terminate_backend` does): the caller gets the error that says so, not the rollback's own failure on a
  * connection TypeORM already released, so the webhook API answers 503 (retry), not 500; and the pool serves
- * the next unit on a fresh connection.
+ * the next unit on a fresh connection. Also: what node-postgres itself throws for a terminated backend is
+ * recognised as a lost connection (the webhook API's 503 for single statements outside a unit of work).
  */
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
@@ -80,6 +81,23 @@ if (!baseUrl) {
       expect((thrown as Error).name).not.toBe('QueryRunnerAlreadyReleasedError');
       expect(isDatabaseUnavailable(thrown)).toBe(true);
       expect(await executor.run(async (tx) => (await executor.read('SELECT 41 + 1 AS n', [], tx)).rows)).toEqual([{ n: 42 }]);
+    });
+
+    it('node-postgres errors of a terminated backend (mid-query, then on the dead client) count as a lost connection', async () => {
+      const victim = new Client({ connectionString: db.url });
+      const admin = new Client({ connectionString: db.url });
+      victim.on('error', () => undefined);
+      await Promise.all([victim.connect(), admin.connect()]);
+      try {
+        const pid = (await victim.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid;
+        const sleeping = outcome(victim.query('SELECT pg_sleep(5)'));
+        await new Promise((r) => setTimeout(r, 100));
+        await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+        expect(isDatabaseUnavailable(await sleeping)).toBe(true);
+        expect(isDatabaseUnavailable(await outcome(victim.query('SELECT 1')))).toBe(true);
+      } finally {
+        await Promise.allSettled([victim.end(), admin.end()]);
+      }
     });
   });
 }
