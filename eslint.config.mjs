@@ -1,6 +1,6 @@
 // ESLint 9 flat config: typescript-eslint's type-checked rules for the library (src), its tests (test),
-// the sample app (sample-app/src) and the benchmark harness (bench). Each .ts file is checked with the
-// nearest tsconfig.json (projectService): the root one for src and test, sample-app/ and bench/ for theirs.
+// the sample app (sample-app/src), the benchmark harness (bench) and the soak (soak). Each .ts file is checked with the
+// nearest tsconfig.json (projectService): the root one for src and test, sample-app/, bench/ and soak/ for theirs.
 // admin-ui/ is plain browser JavaScript (ES modules), checked with the recommended rules only.
 // Formatting is Prettier's job (`npm run lint:format`); eslint-config-prettier turns off clashing rules.
 import eslint from '@eslint/js';
@@ -10,9 +10,9 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default defineConfig(
-  globalIgnores(['**/node_modules/', 'dist/', 'sample-app/dist/', 'bench/dist/', 'coverage/', 'sample-app/data/']),
+  globalIgnores(['**/node_modules/', 'dist/', 'sample-app/dist/', 'bench/dist/', 'soak/dist/', 'coverage/', 'sample-app/data/']),
   {
-    files: ['src/**/*.ts', 'test/**/*.ts', 'sample-app/src/**/*.ts', 'bench/**/*.ts'],
+    files: ['src/**/*.ts', 'test/**/*.ts', 'sample-app/src/**/*.ts', 'bench/**/*.ts', 'soak/**/*.ts'],
     extends: [eslint.configs.recommended, tseslint.configs.recommendedTypeChecked],
     languageOptions: {
       globals: { ...globals.node },

@@ -7,6 +7,7 @@ import {
   BODY_TIMEOUT,
   CLIENT_GONE,
   BODY_TOO_LARGE,
+  DATABASE_UNAVAILABLE,
   IDEMPOTENCY_KEY_REUSED,
   IDEMPOTENCY_KEY_TAKEN,
   INVALID_KEY,
@@ -167,6 +168,17 @@ export class TooManyEventStreamsError extends WebhookTriggerError {
   readonly retryAfterSeconds = 1;
   constructor(max: number) {
     super(TOO_MANY_EVENT_STREAMS(max));
+  }
+}
+
+/**
+ * 503: the database connection of a unit of work was lost under it (a terminated backend, a restarted server);
+ * the server rolled the transaction back. `cause` is what the driver reported.
+ */
+export class DatabaseConnectionLostError extends WebhookTriggerError {
+  readonly retryAfterSeconds = 1;
+  constructor(cause: unknown) {
+    super(DATABASE_UNAVAILABLE, { cause });
   }
 }
 

@@ -31,6 +31,7 @@ export const SHUTTING_DOWN = 'The application is shutting down; retry shortly (a
 export const BACKLOG_FULL = (max: number) =>
   `Too many runs are waiting to start (maxQueuedRuns: ${max}); nothing was stored or charged, retry later`;
 export const INTERNAL_ERROR = 'Internal server error';
+export const DATABASE_UNAVAILABLE = 'The database connection was lost; retry shortly';
 
 // How a run ends when it does not end by its own outcome
 export const OUTPUTS_TOO_LARGE = (bytes: number, max: number) =>

@@ -1,4 +1,5 @@
 import type { DataSource, QueryRunner } from 'typeorm';
+import { DatabaseConnectionLostError } from '../../errors/webhook-trigger.errors.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
 import { SqlExecutor, type SqlResult } from './sql-executor.js';
 
@@ -35,6 +36,10 @@ export class PostgresExecutor extends SqlExecutor {
         await runner.commitTransaction();
         return value;
       } catch (error) {
+        // TypeORM releases a runner by itself only when its connection failed (a terminated backend, a restarted
+        // server): the server has rolled the transaction back, and a rollback here would only fail again
+        // (QueryRunnerAlreadyReleasedError), hiding what happened.
+        if (runner.isReleased) throw new DatabaseConnectionLostError(error);
         await runner.rollbackTransaction();
         throw error;
       }

@@ -1,0 +1,49 @@
+import type { ArgumentsHost } from '@nestjs/common';
+import type { HttpAdapterHost } from '@nestjs/core';
+import { QueryFailedError } from 'typeorm';
+import { isDatabaseUnavailable } from '../errors/error-status.js';
+import { UnknownTriggerError } from '../errors/webhook-trigger.errors.js';
+import { WebhookExceptionFilter } from './webhook-exception.filter.js';
+
+/** What the filter answered: status, headers and body, through a fake HTTP adapter. */
+function answer(exception: unknown): { status: number; headers: Record<string, string>; body: Record<string, unknown> } {
+  const out = { status: 0, headers: {} as Record<string, string>, body: {} as Record<string, unknown> };
+  const adapter = {
+    setHeader: (_res: unknown, name: string, value: string) => (out.headers[name] = value),
+    reply: (_res: unknown, body: Record<string, unknown>, status: number) => Object.assign(out, { body, status }),
+  };
+  const host = {
+    switchToHttp: () => ({ getResponse: () => ({}), getRequest: () => ({ method: 'GET', url: '/x', complete: true }) }),
+  } as unknown as ArgumentsHost;
+  new WebhookExceptionFilter({ httpAdapter: adapter } as unknown as HttpAdapterHost).catch(exception, host);
+  return out;
+}
+
+const driverError = (message: string, code?: string) => Object.assign(new Error(message), code ? { code } : {});
+
+describe('WebhookExceptionFilter: a lost database connection', () => {
+  it.each([
+    [
+      'a backend terminated by an administrator (57P01, on QueryFailedError)',
+      new QueryFailedError('SELECT 1', [], driverError('terminating connection due to administrator command', '57P01')),
+    ],
+    ['a connection exception (08006)', new QueryFailedError('SELECT 1', [], driverError('connection failure', '08006'))],
+    ['node-postgres: Connection terminated unexpectedly', driverError('Connection terminated unexpectedly')],
+    ['a refused connection (ECONNREFUSED)', driverError('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')],
+  ])('is answered 503 with Retry-After, not 500: %s', (_what, exception) => {
+    expect(isDatabaseUnavailable(exception)).toBe(true);
+    expect(answer(exception)).toEqual({
+      status: 503,
+      headers: { 'Retry-After': '1' },
+      body: { success: false, statusCode: 503, error: 'Service Unavailable', message: 'The database connection was lost; retry shortly' },
+    });
+  });
+
+  it('leaves other database errors and plain errors 500, and the module errors their own status', () => {
+    const constraint = new QueryFailedError('INSERT', [], driverError('duplicate key value violates unique constraint', '23505'));
+    expect(isDatabaseUnavailable(constraint)).toBe(false);
+    expect(answer(constraint).status).toBe(500);
+    expect(answer(new Error('boom'))).toMatchObject({ status: 500, headers: {}, body: { message: 'Internal server error' } });
+    expect(answer(new UnknownTriggerError('trg_x')).status).toBe(404);
+  });
+});
