@@ -12,6 +12,7 @@ import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
 import { CANNOT_CONNECT, MISSING_PACKAGE } from '../errors/webhook-trigger.messages.js';
 import { BotRunner, type DispatchedRun } from '../runs/bot-runner.js';
 import { AccountRunSlots } from './account-run-slots.js';
+import { Batcher } from '../persistence/sql/batcher.js';
 
 type BullMq = typeof import('bullmq');
 
@@ -106,9 +107,8 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   private worker?: Worker;
   private sweeping = false;
   /** Dispatched runs not yet sent to Redis, with the dispatch to settle once their batch is. */
-  private readonly unsent: Array<{ id: string; settled: () => void }> = [];
-  private enqueueScheduled = false;
-  private enqueueing = false;
+  /** Dispatches of one turn, and those made while a batch is in flight, go to Redis as ONE `addBulk` (see `enqueue`). */
+  private readonly enqueues = new Batcher<string, void>((ids) => this.enqueue(ids), ENQUEUE_BATCH);
   private slots?: AccountRunSlots;
   private slotRefresh?: NodeJS.Timeout;
   /** The queue's backlog at the last read, and how many jobs this node had added when that read was sent. */
@@ -221,50 +221,29 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
    */
   async dispatch({ id }: DispatchedRun): Promise<void> {
     this.added++;
-    return new Promise<void>((settled) => {
-      this.unsent.push({ id, settled });
-      this.scheduleEnqueue();
-    });
+    return this.enqueues.push(id);
   }
 
   /**
-   * Dispatches of one event-loop turn (the trigger requests whose commits ended together) go to Redis as
-   * ONE `addBulk`: one pipeline of BullMQ's add scripts, one round trip instead of one per run. While a
-   * batch is in flight, the next ones gather and leave when it is back. `setImmediate`, not a microtask:
-   * the commits of one turn resolve in several I/O callbacks, and the check phase comes after all of them.
+   * One `addBulk` for a batch of dispatches (the trigger requests whose commits ended together): one
+   * pipeline of BullMQ's add scripts, one round trip instead of one per run. Never rejects: a batch that
+   * could not be added is logged and its runs stay queued for the sweep.
    */
-  private scheduleEnqueue(): void {
-    if (this.enqueueScheduled || this.enqueueing) return;
-    this.enqueueScheduled = true;
-    setImmediate(() => {
-      this.enqueueScheduled = false;
-      void this.enqueueUnsent();
-    });
-  }
-
-  private async enqueueUnsent(): Promise<void> {
-    this.enqueueing = true;
+  private async enqueue(ids: string[]): Promise<void[]> {
     try {
-      while (this.unsent.length > 0) {
-        const batch = this.unsent.splice(0, ENQUEUE_BATCH);
-        try {
-          // The same job as a lone `add`: the queue's default options, and the invocation id as job id,
-          // which BullMQ's add script ignores when it already holds that id.
-          await this.queue!.addBulk(batch.map(({ id }) => ({ name: 'run', data: null, opts: { jobId: id } })));
-        } catch (error) {
-          // A pipeline fails as a whole, though some of its jobs may be in: the sweep adds the others, and
-          // re-adding those is a no-op. Redis down fails at once (no offline queue), a silent one after
-          // ENQUEUE_TIMEOUT_MS (the producer's command timeout).
-          const runs = batch.length === 1 ? `Run ${batch[0].id}` : `${batch.length} runs (${batch[0].id}, …)`;
-          this.logger.warn(
-            `${runs} could not be enqueued (${(error as Error).message}); stored queued, dispatched by a sweep once Redis answers`,
-          );
-        }
-        for (const { settled } of batch) settled();
-      }
-    } finally {
-      this.enqueueing = false;
+      // The same job as a lone `add`: the queue's default options, and the invocation id as job id,
+      // which BullMQ's add script ignores when it already holds that id.
+      await this.queue!.addBulk(ids.map((id) => ({ name: 'run', data: null, opts: { jobId: id } })));
+    } catch (error) {
+      // A pipeline fails as a whole, though some of its jobs may be in: the sweep adds the others, and
+      // re-adding those is a no-op. Redis down fails at once (no offline queue), a silent one after
+      // ENQUEUE_TIMEOUT_MS (the producer's command timeout).
+      const runs = ids.length === 1 ? `Run ${ids[0]}` : `${ids.length} runs (${ids[0]}, …)`;
+      this.logger.warn(
+        `${runs} could not be enqueued (${(error as Error).message}); stored queued, dispatched by a sweep once Redis answers`,
+      );
     }
+    return ids.map(() => undefined);
   }
 
   /** The queue's waiting and delayed jobs at the last read, plus the jobs this node added since (see `readBacklog`). */
