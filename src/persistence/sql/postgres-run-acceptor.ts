@@ -16,17 +16,33 @@ type KeyHolder = { id: string; requestHash: string | null };
 
 const keyOf = (triggerId: string, key: string): string => `${triggerId}\u0000${key}`;
 
+/** A batch's runs as rows, each column bound as one array (`columnsOf`): one SQL text whatever the batch size. */
+const ROWS =
+  `unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::bigint[]) ` +
+  `AS r(id, trigger_id, bot_id, account_id, inputs, credits, idempotency_key, request_hash, created_at)`;
+
+/** The arrays `ROWS` binds, in its order. */
+const columnsOf = (runs: NewInvocation[]): unknown[][] => [
+  runs.map((r) => r.id),
+  runs.map((r) => r.triggerId),
+  runs.map((r) => r.botId),
+  runs.map((r) => r.accountId),
+  runs.map((r) => JSON.stringify(r.inputs)),
+  runs.map((r) => r.credits),
+  runs.map((r) => r.idempotencyKey),
+  runs.map((r) => r.requestHash),
+  runs.map((r) => r.createdAt.getTime()),
+];
+
 /**
- * The accepted rows, each column bound as one array (one SQL text whatever the batch size), and the debit
- * of what was stored, per account, in the same statement: the UPDATE reads the INSERT's RETURNING, so a
+ * The accepted rows (`ROWS`), and the debit of what was stored, per account, in the same statement: the UPDATE reads the INSERT's RETURNING, so a
  * row left out is not charged. Answers the stored ids, each with the number of accounts debited.
  */
 const INSERT_AND_DEBIT =
   `WITH stored AS (` +
   `INSERT INTO webhook_invocations (id, trigger_id, bot_id, account_id, status, inputs, credits, idempotency_key, request_hash, created_at) ` +
   `SELECT r.id, r.trigger_id, r.bot_id, r.account_id, 'queued', r.inputs, r.credits, r.idempotency_key, r.request_hash, r.created_at ` +
-  `FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::bigint[]) ` +
-  `AS r(id, trigger_id, bot_id, account_id, inputs, credits, idempotency_key, request_hash, created_at) ` +
+  `FROM ${ROWS} ` +
   // A key taken meanwhile by a transaction that did not lock the account (a free bot on an account never
   // opened): that row is left out, and its request answered as a repeat of the other one after COMMIT.
   `ON CONFLICT DO NOTHING RETURNING id, account_id, credits), ` +
@@ -42,8 +58,7 @@ const INSERT_AND_DEBIT =
  * stored only for the accounts debited (and free runs). Answers the ids stored; the others go the exact way.
  */
 const ACCEPT_IF_AFFORDABLE =
-  `WITH r AS (SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::bigint[]) ` +
-  `AS r(id, trigger_id, bot_id, account_id, inputs, credits, created_at)), ` +
+  `WITH r AS (SELECT * FROM ${ROWS}), ` +
   `debited AS (UPDATE webhook_accounts AS a SET credits = a.credits - d.amount ` +
   `FROM (SELECT account_id, sum(credits) AS amount FROM r WHERE credits > 0 GROUP BY account_id) AS d ` +
   `WHERE a.id = d.account_id AND a.credits >= d.amount RETURNING a.id), ` +
@@ -89,16 +104,7 @@ export class PostgresRunAcceptor extends RunAcceptor {
   }
 
   private async acceptIfAffordable(batch: Pending[]): Promise<Set<string>> {
-    const runs = batch.map((p) => p.run);
-    const { rows } = await this.db.write(ACCEPT_IF_AFFORDABLE, [
-      runs.map((r) => r.id),
-      runs.map((r) => r.triggerId),
-      runs.map((r) => r.botId),
-      runs.map((r) => r.accountId),
-      runs.map((r) => JSON.stringify(r.inputs)),
-      runs.map((r) => r.credits),
-      runs.map((r) => r.createdAt.getTime()),
-    ]);
+    const { rows } = await this.db.write(ACCEPT_IF_AFFORDABLE, columnsOf(batch.map((p) => p.run)));
     return new Set(rows.map((row) => text(row.id)));
   }
 
@@ -192,21 +198,7 @@ export class PostgresRunAcceptor extends RunAcceptor {
   /** One multi-row INSERT and one debit per account of what it stored; answers the ids stored. */
   private async insertAndDebit(accepted: Pending[], tx: WebhookTransaction): Promise<Set<string>> {
     const runs = accepted.map((p) => p.run);
-    const { rows } = await this.db.write(
-      INSERT_AND_DEBIT,
-      [
-        runs.map((r) => r.id),
-        runs.map((r) => r.triggerId),
-        runs.map((r) => r.botId),
-        runs.map((r) => r.accountId),
-        runs.map((r) => JSON.stringify(r.inputs)),
-        runs.map((r) => r.credits),
-        runs.map((r) => r.idempotencyKey),
-        runs.map((r) => r.requestHash),
-        runs.map((r) => r.createdAt.getTime()),
-      ],
-      tx,
-    );
+    const { rows } = await this.db.write(INSERT_AND_DEBIT, columnsOf(runs), tx);
     const inserted = new Set(rows.map((row) => text(row.id)));
     // The rows are locked and every amount was checked against them: a short debit is a bug, and rolls back.
     const charged = new Set(runs.filter((r) => r.credits > 0 && inserted.has(r.id)).map((r) => r.accountId));
