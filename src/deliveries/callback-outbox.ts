@@ -145,18 +145,17 @@ export class CallbackOutbox implements OnModuleDestroy {
    * `change` returned true (it made the change). Without a callback (one read), `change` runs as before: in a
    * unit of work when `inUnit` (it writes more than one row), else on its own. With a replaced unit of work (the
    * host's stores, which our SQL cannot join) `change` runs in that unit, and the delivery is stored right after
-   * it commits. `run` gives the run as it now is. `wanted`: whether the callback wants `invocation.completed`,
-   * when the caller read `eventsOf` a moment ago (else it is read here).
+   * it commits. `run` gives the run as it now is.
    */
   async finish(
     change: (tx?: WebhookTransaction) => Promise<boolean>,
     run: () => CallbackInvocation,
-    { triggerId, inUnit, wanted: known }: { triggerId: string; inUnit: boolean; wanted?: boolean },
+    { triggerId, inUnit }: { triggerId: string; inUnit: boolean },
   ): Promise<boolean> {
     // A callback set between this read and the change misses this run's completion; one deleted meanwhile is
-    // read again inside the transaction (insert), so no delivery is stored for it. `wanted`: the caller read
-    // it a moment ago (`eventsOf`).
-    const wanted = known ?? (await this.eventsOf(triggerId).catch(() => null))?.has('invocation.completed') ?? true;
+    // read again inside the transaction (insert), so no delivery is stored for it. `eventsOf` is this process's
+    // copy, dropped on every node when a callback changes.
+    const wanted = (await this.eventsOf(triggerId).catch(() => null))?.has('invocation.completed') ?? true;
     if (!wanted) return inUnit ? this.unitOfWork.run(change) : change();
     let stored: string | null = null;
     let started: string | null = null;

@@ -37,8 +37,6 @@ interface ActiveRun {
 const isValidOutputs = (value: unknown): value is BotOutput[] => Array.isArray(value) && value.every(isValidOutput);
 
 const NO_EVENTS: ReadonlySet<CallbackEvent> = new Set();
-/** How long the callback's events read at the claim still count for the run's completion. */
-const EVENTS_REUSE_MS = 1000;
 /** When the callback cannot be read, its events are tried (each delivery reads it again before it is stored). */
 const ALL_EVENTS: ReadonlySet<CallbackEvent> = new Set(CALLBACK_EVENTS);
 
@@ -100,11 +98,10 @@ export class InvocationExecutor {
     if (!invocation) return;
     const claimed = invocation;
     this.events.emit(invocation, 'running');
-    // What the trigger's callback wants, read once per run for its started, output and (when the run ends within
-    // EVENTS_REUSE_MS) completed events; a longer run reads it again at its end. `invocation.started` is stored right after the claim: were this process to die in between, the
+    // What the trigger's callback wants (this process's copy, `CallbackOutbox.eventsOf`), for its started and output
+    // events; the completion asks again. `invocation.started` is stored right after the claim: were this process to die in between, the
     // run's completion (by recovery) stores the missing started delivery with it (CallbackOutbox.finish).
     const callbackEvents = this.outbox ? await this.outbox.eventsOf(claimed.triggerId).catch(() => ALL_EVENTS) : NO_EVENTS;
-    const eventsReadAt = Date.now();
     if (callbackEvents.has('invocation.started')) await this.outbox?.record('invocation.started', claimed);
     const controller = new AbortController();
     let finish!: () => void;
@@ -130,9 +127,7 @@ export class InvocationExecutor {
       // The run's outputs: the emitted ones (kept whatever the outcome), then the returned ones.
       const earlier = before();
       if (earlier.length > 0) outcome.outputs = [...earlier, ...outcome.outputs];
-      // A run that ended within a second of that read reuses it; a longer one reads its callback again.
-      const completed = Date.now() - eventsReadAt < EVENTS_REUSE_MS ? callbackEvents.has('invocation.completed') : undefined;
-      await this.store(invocation, startedAt, outcome, completed);
+      await this.store(invocation, startedAt, outcome);
     } finally {
       this.active.delete(invocationId);
       this.emitted.delete(invocationId);
@@ -214,8 +209,7 @@ export class InvocationExecutor {
     return { status: stop.status, outputs: [], error: stop.error };
   }
 
-  /** `completed`: whether the callback wants `invocation.completed`, when known (else the outbox reads it). */
-  private async store(invocation: InvocationRecord, startedAt: Date, outcome: Outcome, completed?: boolean): Promise<void> {
+  private async store(invocation: InvocationRecord, startedAt: Date, outcome: Outcome): Promise<void> {
     // Cancel already stored its own terminal state; nothing to write.
     if (outcome.status === 'cancelled') return;
     const finishedAt = new Date();
@@ -225,7 +219,7 @@ export class InvocationExecutor {
     // With a callback, the terminal state and its `invocation.completed` delivery commit in one transaction.
     const finished = (): CallbackInvocation => ({ ...invocation, status: outcome.status, ...fields });
     const stored = this.outbox
-      ? await this.outbox.finish(change, finished, { triggerId: invocation.triggerId, inUnit: false, wanted: completed })
+      ? await this.outbox.finish(change, finished, { triggerId: invocation.triggerId, inUnit: false })
       : await change();
     if (!stored) {
       this.logger.debug(`Run ${invocation.id} was finished elsewhere (cancelled or recovered); this outcome was dropped`);
