@@ -22,7 +22,7 @@ export const DEFAULTS = deepFreeze({
   defaultAccountId: 'default',
   publicBaseUrl: 'http://localhost:3000',
   maxConcurrentRuns: 64,
-  maxConcurrentRunsPerAccount: runsPerAccount(64),
+  maxConcurrentRunsPerAccount: undefined,
   maxQueuedRuns: 10_000,
   accounts: {},
   idempotencyTtlMs: 24 * 60 * 60 * 1000,
@@ -40,11 +40,6 @@ export const DEFAULTS = deepFreeze({
   callbackDisableAfterFailures: 5,
   callbackTimeoutMs: 15_000,
 } satisfies ResolvedWebhookTriggerOptions);
-
-/** The default of `maxConcurrentRunsPerAccount`: half of `maxConcurrentRuns`, rounded up. */
-export function runsPerAccount(maxConcurrentRuns: number): number {
-  return Math.max(1, Math.ceil(maxConcurrentRuns / 2));
-}
 
 /** Defaults of the `redis` option's fields, once it is given. */
 export const REDIS_DEFAULTS = deepFreeze({ keyPrefix: 'webhook-triggers:' });

@@ -18,7 +18,7 @@ describe('resolveWebhookTriggerOptions', () => {
       defaultAccountId: 'default',
       publicBaseUrl: 'http://localhost:3000',
       maxConcurrentRuns: 64,
-      maxConcurrentRunsPerAccount: 32,
+      maxConcurrentRunsPerAccount: undefined,
       maxQueuedRuns: 10_000,
       accounts: {},
       idempotencyTtlMs: 86_400_000,
@@ -85,9 +85,9 @@ describe('resolveWebhookTriggerOptions', () => {
     });
   });
 
-  it('defaults maxConcurrentRunsPerAccount to half of maxConcurrentRuns (at least 1), and keeps accounts as given', () => {
-    expect(resolveWebhookTriggerOptions({ maxConcurrentRuns: 5 }).maxConcurrentRunsPerAccount).toBe(3);
-    expect(resolveWebhookTriggerOptions({ maxConcurrentRuns: 1 }).maxConcurrentRunsPerAccount).toBe(1);
+  it('sets no per-account cap unless one is given (an account alone may use every slot), and keeps accounts as given', () => {
+    expect(resolveWebhookTriggerOptions({ maxConcurrentRuns: 5 }).maxConcurrentRunsPerAccount).toBeUndefined();
+    expect(resolveWebhookTriggerOptions({ maxConcurrentRuns: 5, maxConcurrentRunsPerAccount: 2 }).maxConcurrentRunsPerAccount).toBe(2);
     expect(resolveWebhookTriggerOptions({ maxConcurrentRuns: 5, maxConcurrentRunsPerAccount: 5 }).maxConcurrentRunsPerAccount).toBe(5);
     expect(resolveWebhookTriggerOptions({ accounts: { default: { credits: 100 } } }).accounts).toEqual({ default: { credits: 100 } });
   });

@@ -1,7 +1,7 @@
 import { INVALID_OPTION, UNKNOWN_OPTION } from '../errors/webhook-trigger.messages.js';
 import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
 import { ACCOUNT_ID_PATTERN } from '../keys/ids.js';
-import { DEFAULTS, MAX_TIMER_MS, REDIS_DEFAULTS, runsPerAccount } from './defaults.js';
+import { DEFAULTS, MAX_TIMER_MS, REDIS_DEFAULTS } from './defaults.js';
 import type {
   ResolvedWebhookTriggerOptions,
   WebhookRateLimit,
@@ -246,11 +246,10 @@ export function resolveWebhookTriggerOptions(
     defaultAccountId: nonEmptyString('defaultAccountId', o.defaultAccountId ?? DEFAULTS.defaultAccountId),
     publicBaseUrl: absoluteUrl('publicBaseUrl', o.publicBaseUrl ?? DEFAULTS.publicBaseUrl),
     maxConcurrentRuns,
-    maxConcurrentRunsPerAccount: positiveInt(
-      'maxConcurrentRunsPerAccount',
-      o.maxConcurrentRunsPerAccount ?? runsPerAccount(maxConcurrentRuns),
-      10_000,
-    ),
+    maxConcurrentRunsPerAccount:
+      o.maxConcurrentRunsPerAccount === undefined
+        ? undefined
+        : positiveInt('maxConcurrentRunsPerAccount', o.maxConcurrentRunsPerAccount, 10_000),
     maxQueuedRuns: wholeNumber('maxQueuedRuns', o.maxQueuedRuns ?? DEFAULTS.maxQueuedRuns, 100_000_000),
     accounts: accounts(o.accounts),
     idempotencyTtlMs: positiveInt('idempotencyTtlMs', o.idempotencyTtlMs ?? DEFAULTS.idempotencyTtlMs),

@@ -99,14 +99,16 @@ export interface WebhookTriggerModuleOptions {
    */
   publicBaseUrl?: string;
   /**
-   * Bots running at once in this process; further runs wait in order as `queued`.
-   * @default 16
+   * Bots executing `main()` at once in this process. An account alone may use every slot; when several
+   * accounts have runs waiting, a freed slot goes to the account executing the fewest (ties in turn).
+   * Storing a run's claim and outcome does not hold a slot. @default 64
    */
   maxConcurrentRuns?: number;
   /**
-   * Runs of one account executing at once (in this process with the in-process runner; across all
-   * workers with `BullMqBotRunner`), so one account's runs never hold every slot; its further runs wait
-   * `queued` while other accounts' runs go ahead. @default half of `maxConcurrentRuns`, rounded up
+   * A hard cap on the runs of one account executing at once, for hosts that sell capacity per account. It
+   * counts **per process** with the in-process runner and **across all workers together** with
+   * `BullMqBotRunner`; the account's further runs wait `queued`. Unset, an account may use every free slot
+   * (fair share still splits the slots between accounts that compete). @default undefined (no cap)
    */
   maxConcurrentRunsPerAccount?: number;
   /**
@@ -212,9 +214,17 @@ export interface WebhookTriggerRedisOptions {
 export interface ResolvedWebhookTriggerOptions extends Required<
   Omit<
     WebhookTriggerModuleOptions,
-    'keySecret' | 'rateLimits' | 'failedKeyLimit' | 'redis' | 'accounts' | 'callbackAllowedHosts' | 'callbackRetryScheduleMs'
+    | 'keySecret'
+    | 'rateLimits'
+    | 'failedKeyLimit'
+    | 'redis'
+    | 'accounts'
+    | 'callbackAllowedHosts'
+    | 'callbackRetryScheduleMs'
+    | 'maxConcurrentRunsPerAccount'
   >
 > {
+  maxConcurrentRunsPerAccount: number | undefined;
   accounts: Record<string, { credits: number }>;
   keySecret: string | undefined;
   rateLimits: { perTrigger: WebhookRateLimit; perAccount: WebhookRateLimit };

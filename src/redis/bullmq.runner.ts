@@ -12,6 +12,7 @@ import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
 import { CANNOT_CONNECT, MISSING_PACKAGE } from '../errors/webhook-trigger.messages.js';
 import { BotRunner, type DispatchedRun } from '../runs/bot-runner.js';
 import { AccountRunSlots } from './account-run-slots.js';
+import { AccountQueuePositions, MAX_JOB_PRIORITY } from './account-queue-positions.js';
 import { Batcher } from '../persistence/sql/batcher.js';
 
 type BullMq = typeof import('bullmq');
@@ -31,6 +32,11 @@ function loadBullMq(): BullMq {
     throw new WebhookConfigurationError(MISSING_PACKAGE('BullMqBotRunner', 'bullmq@^6.7.0'));
   }
 }
+
+/** A job counted in its account's pending runs (AccountQueuePositions) until it ends. */
+const COUNTED_JOB = 'run';
+/** A job a sweep re-added: not counted (the add is a no-op when the job is still in the queue). */
+const SWEPT_JOB = 'swept';
 
 /** Name of the queue inside the `redis.keyPrefix` namespace. */
 export const WEBHOOK_RUN_QUEUE = 'runs';
@@ -79,14 +85,18 @@ const BACKLOG_READ_MS = 250;
  *   settles it the way the bot chose (`InterruptedRuns`): a `retryInterrupted` bot runs again right there,
  *   any other run is stored `failed` ("interrupted"). The run lease is the backstop for runs whose job
  *   is gone. The account was charged once, at accept; nothing here charges.
- * - **Fairness**: before a worker runs a bot it takes a slot of the run's account (read from the row; the
- *   job carries no data) in Redis (`AccountRunSlots`): at most `maxConcurrentRunsPerAccount` across all
+ * - **Fair share** (`AccountQueuePositions`): each job's BullMQ priority is the number of its account's
+ *   runs pending (enqueued, not ended) before it, + 1, so the queue interleaves accounts: an account alone
+ *   uses every slot of every worker; another account's first run goes ahead of a deep backlog and starts
+ *   as soon as any worker frees a slot; accounts with deep backlogs alternate. The job carries its account.
+ * - **Hard cap** (only with `maxConcurrentRunsPerAccount`): before a worker runs a bot it takes a slot of
+ *   the run's account (read from the row) in Redis (`AccountRunSlots`): at most that many across all
  *   workers together. A job refused a slot goes back to the queue as a delayed job, without holding a
  *   worker slot, and the run stays `queued`; it is listed as waiting, and the worker whose run frees a
  *   slot of that account brings the oldest waiting job forward at once. Slots are freed when runs end,
  *   and expire by themselves `runLeaseMs` after their worker stopped refreshing them (it died or lost
  *   Redis); the delay (200 ms, plus 5 ms per waiting run, at most 60 s) is the safety net.
- * - **Backlog** (`maxQueuedRuns`): the queue's waiting and delayed jobs, read from Redis every 250 ms, plus
+ * - **Backlog** (`maxQueuedRuns`): the queue's waiting, prioritized and delayed jobs, read from Redis every 250 ms, plus
  *   the jobs this node added since the read. No trigger waits on Redis for it; the bound holds per queue
  *   and may be overshot by what the other API nodes accept within one read's interval.
  * - **Cancel** of a run executing on a worker reaches it through the completion bus (use the Redis bus):
@@ -106,9 +116,10 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   private workerConnection?: RedisClient;
   private worker?: Worker;
   private sweeping = false;
-  /** Dispatched runs not yet sent to Redis, with the dispatch to settle once their batch is. */
   /** Dispatches of one turn, and those made while a batch is in flight, go to Redis as ONE `addBulk` (see `enqueue`). */
-  private readonly enqueues = new Batcher<string, void>((ids) => this.enqueue(ids), ENQUEUE_BATCH);
+  private readonly enqueues = new Batcher<DispatchedRun, void>((runs) => this.enqueue(runs), ENQUEUE_BATCH);
+  private positions?: AccountQueuePositions;
+  /** Only with `maxConcurrentRunsPerAccount` (a hard cap across workers). */
   private slots?: AccountRunSlots;
   private slotRefresh?: NodeJS.Timeout;
   /** The queue's backlog at the last read, and how many jobs this node had added when that read was sent. */
@@ -167,13 +178,9 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     });
     this.queue.on('error', () => undefined); // reported by the producer's own listener above
     const keyPrefix = this.options.redis!.keyPrefix;
-    this.slots = new AccountRunSlots(
-      this.producer,
-      keyPrefix,
-      this.options.maxConcurrentRunsPerAccount,
-      this.options.runLeaseMs,
-      this.logger,
-    );
+    this.positions = new AccountQueuePositions(this.producer, keyPrefix, this.logger);
+    const cap = this.options.maxConcurrentRunsPerAccount;
+    if (cap !== undefined) this.slots = new AccountRunSlots(this.producer, keyPrefix, cap, this.options.runLeaseMs, this.logger);
     if (this.options.maxQueuedRuns > 0) {
       await this.readBacklog(); // a node started in front of a full queue refuses from its first trigger
       this.backlogRead = setInterval(() => void this.readBacklog(), BACKLOG_READ_MS);
@@ -201,8 +208,11 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     void this.worker.run().catch((error: unknown) => this.logger.error(`Run worker stopped: ${String(error)}`));
     await this.worker.waitUntilReady();
     // Not on ShutdownState.every: the slots of runs finishing within the shutdown grace must stay fresh too.
-    this.slotRefresh = setInterval(() => void this.slots!.refresh(), Math.max(50, Math.floor(this.options.runLeaseMs / 3)));
-    this.slotRefresh.unref();
+    if (this.slots) {
+      const slots = this.slots;
+      this.slotRefresh = setInterval(() => void slots.refresh(), Math.max(50, Math.floor(this.options.runLeaseMs / 3)));
+      this.slotRefresh.unref();
+    }
     // Stop taking jobs as soon as shutdown begins; the jobs in flight finish within the grace.
     this.shutdown.signal.addEventListener('abort', () => void this.worker?.close().catch(() => undefined), { once: true });
     this.shutdown.every(Math.max(50, Math.floor(this.options.runLeaseMs / 3)), () =>
@@ -219,9 +229,9 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
    * Resolves once the run's job is in Redis, or once that failed (logged: the run stays queued for the
    * sweep); never rejects, so the trigger is answered 200 either way: the row and the charge are committed.
    */
-  async dispatch({ id }: DispatchedRun): Promise<void> {
+  async dispatch(run: DispatchedRun): Promise<void> {
     this.added++;
-    return this.enqueues.push(id);
+    return this.enqueues.push({ id: run.id, accountId: run.accountId });
   }
 
   /**
@@ -229,11 +239,16 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
    * pipeline of BullMQ's add scripts, one round trip instead of one per run. Never rejects: a batch that
    * could not be added is logged and its runs stay queued for the sweep.
    */
-  private async enqueue(ids: string[]): Promise<void[]> {
+  private async enqueue(runs: DispatchedRun[]): Promise<void[]> {
+    const ids = runs.map((r) => r.id);
     try {
-      // The same job as a lone `add`: the queue's default options, and the invocation id as job id,
-      // which BullMQ's add script ignores when it already holds that id.
-      await this.queue!.addBulk(ids.map((id) => ({ name: 'run', data: null, opts: { jobId: id } })));
+      // Each run's place in line: its account's runs pending before it (fair share, AccountQueuePositions).
+      const priorities = await this.positions!.enqueued(runs);
+      // The invocation id as job id, which BullMQ's add script ignores when it already holds that id; the
+      // job's data is the account, counted as pending until the job ends (job name COUNTED_JOB).
+      await this.queue!.addBulk(
+        runs.map((run, i) => ({ name: COUNTED_JOB, data: run.accountId, opts: { jobId: run.id, priority: priorities[i] } })),
+      );
     } catch (error) {
       // A pipeline fails as a whole, though some of its jobs may be in: the sweep adds the others, and
       // re-adding those is a no-op. Redis down fails at once (no offline queue), a silent one after
@@ -262,7 +277,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     this.readingBacklog = true;
     try {
       const added = this.added;
-      const count = await this.queue!.getJobCountByTypes('waiting', 'delayed');
+      const count = await this.queue!.getJobCountByTypes('waiting', 'prioritized', 'delayed');
       this.backlogAtRead = count;
       this.addedAtRead = added;
     } catch {
@@ -278,7 +293,12 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     this.sweeping = true;
     try {
       const runs = await this.invocations.listQueued(SWEEP_BATCH, createdBefore);
-      if (runs.length > 0) await this.queue!.addBulk(runs.map(({ id }) => ({ name: 'run', data: null, opts: { jobId: id } })));
+      // Not counted as pending (most of them may be in the queue already, where this add is a no-op); last in line.
+      if (runs.length > 0) {
+        await this.queue!.addBulk(
+          runs.map(({ id, accountId }) => ({ name: SWEPT_JOB, data: accountId, opts: { jobId: id, priority: MAX_JOB_PRIORITY } })),
+        );
+      }
       return runs.length;
     } catch (error) {
       this.logger.warn(`Sweep of queued runs failed (${(error as Error).message}); retrying on the next one`);
@@ -289,37 +309,61 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   }
 
   private async process(job: Job, token?: string): Promise<void> {
-    const invocationId = job.id!;
     if (this.shutdown.isShuttingDown) {
       // Not started here: back to the queue for another worker, not into this process's grace.
       await job.moveToWait(token);
       throw new this.bull.WaitingError();
     }
+    let delayed = false;
+    try {
+      delayed = !(await this.runJob(job, token));
+    } finally {
+      // However it ended (a job that failed has ended too). Jobs of an older version carry no account: never counted.
+      if (!delayed && job.name === COUNTED_JOB && typeof job.data === 'string') this.positions!.runEnded(job.data);
+    }
+    if (delayed) throw new this.bull.DelayedError();
+  }
+
+  /** Runs the job's invocation if it is queued; false when the job was moved back to delayed (it has not ended). */
+  private async runJob(job: Job, token?: string): Promise<boolean> {
+    const invocationId = job.id!;
+    // The row is read first only when it may be running under a dead owner, or a cap needs its account;
+    // otherwise the executor's conditional claim is the only check (a run that is not queued is skipped).
+    if (job.stalledCounter === 0 && !this.slots) {
+      await this.executor.execute(invocationId);
+      return true;
+    }
     const run = await this.invocations.findById(invocationId);
-    if (!run) return;
+    if (!run) return true;
     let status = run.status;
     if (job.stalledCounter > 0 && status === 'running' && run.owner && run.owner !== this.executor.owner) {
       // BullMQ handed this job out again because the worker holding it stopped renewing its lock.
       if ((await this.interrupted.settle(run, { owner: run.owner })) === 'requeued') status = 'queued';
     }
+    const slots = this.slots;
     if (status !== 'queued') {
       // Finished, cancelled while it waited, or running elsewhere: nothing to run, no slot to take. If it
       // was brought forward for a free slot, the slot goes to the next waiting run instead.
-      await this.handOff(run.accountId, await this.slots!.forget(run.accountId, invocationId));
-      return;
+      if (slots) await this.handOff(run.accountId, await slots.forget(run.accountId, invocationId));
+      return true;
     }
-    const slot = await this.slots!.take(run.accountId, invocationId);
+    if (!slots) {
+      await this.executor.execute(invocationId);
+      return true;
+    }
+    const slot = await slots.take(run.accountId, invocationId);
     if (!slot.taken) {
       // The account's runs hold all of its slots: back to the queue, without holding a worker slot, until
       // a slot frees (then a hand-off brings it forward) or, failing that, its delay ends.
       await job.moveToDelayed(Date.now() + refusedDelay(slot.waiting), token);
-      throw new this.bull.DelayedError();
+      return false;
     }
     try {
       await this.executor.execute(invocationId);
     } finally {
-      await this.handOff(run.accountId, await this.slots!.release(run.accountId, invocationId));
+      await this.handOff(run.accountId, await slots.release(run.accountId, invocationId));
     }
+    return true;
   }
 
   /**

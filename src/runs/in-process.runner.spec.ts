@@ -3,28 +3,40 @@ import { InProcessBotRunner } from './in-process.runner.js';
 import type { InvocationExecutor } from './invocation.executor.js';
 
 /**
- * The runner's one collaborator, reduced to what the runner uses: `execute(id)` starts a run that ends
- * when the test says so, and `draining`.
+ * The runner's one collaborator, reduced to what the runner uses: `execute(id, botDone)` starts a run whose
+ * bot is done (`botDone`) and whose outcome is stored (the promise resolves) when the test says so, and
+ * `draining`.
  */
 class HeldExecutor {
   draining = false;
   readonly started: string[] = [];
-  private readonly held: Array<{ id: string; end: () => void }> = [];
+  private readonly held: Array<{ id: string; botDone: () => void; stored: () => void; executing: boolean }> = [];
 
-  execute(id: string): Promise<void> {
+  execute(id: string, botDone: () => void): Promise<void> {
     this.started.push(id);
-    return new Promise<void>((end) => this.held.push({ id, end }));
+    return new Promise<void>((stored) => this.held.push({ id, botDone, stored, executing: true }));
   }
 
-  /** Ends the oldest run in flight with this id. */
+  /** The bot of the oldest run executing with this id returns; its outcome is still being stored. */
+  async botDone(id: string): Promise<void> {
+    const run = this.held.find((h) => h.id === id && h.executing)!;
+    run.executing = false;
+    run.botDone();
+    await new Promise((r) => setImmediate(r));
+  }
+
+  /** Ends the oldest run in flight with this id: its bot returns (if it had not) and its outcome is stored. */
   async end(id: string): Promise<void> {
     const i = this.held.findIndex((h) => h.id === id);
-    this.held.splice(i, 1)[0].end();
+    const [run] = this.held.splice(i, 1);
+    if (run.executing) run.botDone();
+    run.stored();
     await new Promise((r) => setImmediate(r)); // let the runner's .finally() hand the slot on
   }
 
+  /** Runs whose bot is executing. */
   get running(): string[] {
-    return this.held.map((h) => h.id);
+    return this.held.filter((h) => h.executing).map((h) => h.id);
   }
 }
 
@@ -38,7 +50,7 @@ const runsOf = (account: string, n: number, from = 0) =>
   Array.from({ length: n }, (_, i) => ({ id: `${account}${from + i}`, accountId: account }));
 
 describe('InProcessBotRunner', () => {
-  it('holds each account to maxConcurrentRunsPerAccount, and gives free slots to accounts under it, in turn', async () => {
+  it('holds each account to maxConcurrentRunsPerAccount when one is set, and gives free slots to accounts under it', async () => {
     const { executor, runner } = setUp(4, 2);
     for (const run of [...runsOf('a', 5), ...runsOf('b', 5), ...runsOf('c', 5)]) await runner.dispatch(run);
     expect(executor.started).toEqual(['a0', 'a1', 'b0', 'b1']); // a and b at their cap; c waits for a slot in all
@@ -70,13 +82,64 @@ describe('InProcessBotRunner', () => {
     expect(executor.started.sort()).toEqual(all.map((r) => r.id).sort());
   });
 
-  it("starts another account's run at once behind a backlog of 60,000 runs of one account, in constant time per start", async () => {
-    const { executor, runner } = setUp(16); // per-account cap: 8
+  it('lets an account alone use every slot', async () => {
+    const { executor, runner } = setUp(4);
+    for (const run of runsOf('a', 10)) await runner.dispatch(run);
+    expect(executor.running).toEqual(['a0', 'a1', 'a2', 'a3']);
+    await executor.end('a0');
+    expect(executor.running).toEqual(['a1', 'a2', 'a3', 'a4']);
+  });
+
+  it('gives a freed slot to the account running the fewest, ties in turn, so a newcomer waits for one run to end', async () => {
+    const { executor, runner } = setUp(4);
+    for (const run of [...runsOf('a', 10), ...runsOf('b', 3), ...runsOf('c', 3)]) await runner.dispatch(run);
+    expect(executor.running).toEqual(['a0', 'a1', 'a2', 'a3']); // a came first and had every slot
+    await executor.end('a0');
+    expect(executor.started.slice(4)).toEqual(['b0']); // b and c run none: b was first in line
+    await executor.end('a1');
+    expect(executor.started.slice(5)).toEqual(['c0']); // c runs none, b one
+    await executor.end('a2');
+    expect(executor.started.slice(6)).toEqual(['b1']); // one each: b, c, a in the order they reached one
+    await executor.end('b0');
+    expect(executor.started.slice(7)).toEqual(['c1']);
+    await executor.end('c0');
+    expect(executor.started.slice(8)).toEqual(['a4']);
+  });
+
+  it('splits the slots evenly between two accounts with deep backlogs', async () => {
+    const { executor, runner } = setUp(4);
+    for (const run of [...runsOf('a', 100), ...runsOf('b', 100)]) await runner.dispatch(run);
+    await executor.end('a0');
+    await executor.end('a1');
+    for (let i = 0; i < 50; i++) {
+      const running = executor.running;
+      expect(running.filter((id) => id.startsWith('a'))).toHaveLength(2);
+      expect(running.filter((id) => id.startsWith('b'))).toHaveLength(2);
+      await executor.end(running[i % 4]);
+    }
+  });
+
+  it('frees the slot when the bot is done, before its outcome is stored; outcomes being stored are bounded by maxConcurrentRuns too', async () => {
+    const { executor, runner } = setUp(2);
+    for (const run of runsOf('a', 5)) await runner.dispatch(run);
+    expect(executor.running).toEqual(['a0', 'a1']);
+    await executor.botDone('a0');
+    expect(executor.running).toEqual(['a1', 'a2']); // a0's outcome is still being stored
+    await executor.botDone('a1');
+    expect(executor.running).toEqual(['a2']); // two outcomes being stored: no start until one is
+    await executor.end('a0');
+    expect(executor.running).toEqual(['a2', 'a3']);
+  });
+
+  it("starts another account's run at the first free slot behind a backlog of 60,000 runs of one account, in constant time per start", async () => {
+    const { executor, runner } = setUp(16);
     const t0 = performance.now();
     for (const run of runsOf('a', 60_000)) await runner.dispatch(run);
     await runner.dispatch({ id: 'b0', accountId: 'b' });
-    expect(executor.started).toEqual([...runsOf('a', 8).map((r) => r.id), 'b0']);
-    // Drain the whole backlog: every start is O(1), so this is a matter of milliseconds, not a scan per start.
+    expect(executor.started).toEqual(runsOf('a', 16).map((r) => r.id));
+    await executor.end('a0');
+    expect(executor.started.slice(16)).toEqual(['b0']);
+    // Drain the whole backlog: picking the next run never scans the backlog, so this takes milliseconds.
     while (executor.running.length > 0) await executor.end(executor.running[0]);
     expect(executor.started).toHaveLength(60_001);
     expect(performance.now() - t0).toBeLessThan(10_000);

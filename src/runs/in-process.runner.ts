@@ -32,31 +32,48 @@ class Fifo<T> {
   }
 }
 
-/** One account's runs in this process: those waiting, in arrival order, and how many are executing. */
+/** One account's runs in this process: those waiting, in arrival order, and how many hold a slot. */
 interface AccountRuns {
   id: string;
   waiting: Fifo<string>;
+  /** Runs of the account holding a slot (being claimed, or their bot executing). */
   running: number;
-  /** In `turns`, i.e. it has waiting runs and a free slot of its own. */
-  hasTurn: boolean;
+  /** Bumped at each enrolment: an entry of `levels` is live only while it carries the account's current turn. */
+  turn: number;
+  /** Enrolled in `levels` (it has waiting runs and is under its cap). */
+  enrolled: boolean;
+}
+
+/** An account's place in line: valid while `turn` is still the account's. */
+interface Turn {
+  account: AccountRuns;
+  turn: number;
 }
 
 /**
- * Runs bots in this process: at most `maxConcurrentRuns` at once, and at most
- * `maxConcurrentRunsPerAccount` of one account, so one account's backlog never holds every slot. Each
- * account's runs wait in their own arrival order; a free slot goes to the accounts under their cap in
- * turn (round robin), so another account's next run never waits behind a deep backlog, and starting a
- * run costs the same whatever the backlog. A slot is freed when a run ends, also when it ends by timeout
- * or cancel while its bot ignores the signal. Once the executor drains (shutdown) it starts nothing new:
- * runs still waiting stay `queued` in the database and the next start dispatches them.
+ * Runs bots in this process: at most `maxConcurrentRuns` at once. A slot is held from the run's claim until
+ * its bot's `main()` returns (or its signal ends it): storing the outcome happens outside the slot, so a
+ * slot is never idle on a database round trip after the bot is done (outcomes being stored are bounded by
+ * `maxConcurrentRuns` too, so a slow database slows the starts instead of piling up memory).
+ *
+ * Fair share without waste: an account alone may use every slot; when several accounts have runs waiting,
+ * a freed slot goes to the account holding the fewest slots, ties in turn (round robin), so another
+ * account's first run waits at most for one run to end, and accounts with deep backlogs share the slots
+ * evenly. Each account's runs start in arrival order. `maxConcurrentRunsPerAccount`, when set, is a hard
+ * cap per account in this process. Picking the next run costs O(maxConcurrentRuns) at most, whatever the
+ * backlog. Once the executor drains (shutdown) nothing new starts: runs still waiting stay `queued` in the
+ * database and the next start dispatches them.
  */
 @Injectable()
 export class InProcessBotRunner extends BotRunner {
   private readonly logger = new Logger(LOG_CONTEXT);
   private readonly accounts = new Map<string, AccountRuns>();
-  /** Accounts with waiting runs and a free slot of their own, in the order they get the next free slot. */
-  private readonly turns = new Fifo<AccountRuns>();
+  /** `levels[n]`: accounts holding n slots that have runs waiting, in the order they get the next free slot. */
+  private readonly levels: Fifo<Turn>[] = [];
+  /** Runs holding a slot (being claimed, or their bot executing). */
   private running = 0;
+  /** Runs whose bot is done and whose outcome is being stored. */
+  private finishing = 0;
   /** Runs in every account's `waiting`: the backlog. */
   private waiting = 0;
 
@@ -71,12 +88,12 @@ export class InProcessBotRunner extends BotRunner {
     if (this.executor.draining) return;
     let account = this.accounts.get(run.accountId);
     if (!account) {
-      account = { id: run.accountId, waiting: new Fifo(), running: 0, hasTurn: false };
+      account = { id: run.accountId, waiting: new Fifo(), running: 0, turn: 0, enrolled: false };
       this.accounts.set(run.accountId, account);
     }
     account.waiting.push(run.id);
     this.waiting++;
-    this.offerTurn(account);
+    if (!account.enrolled) this.enrol(account);
     this.pump();
   }
 
@@ -85,31 +102,58 @@ export class InProcessBotRunner extends BotRunner {
     return this.waiting;
   }
 
-  /** Queues the account for a slot if it has a run waiting and a slot of its own free. */
-  private offerTurn(account: AccountRuns): void {
-    if (account.hasTurn || account.waiting.size === 0 || account.running >= this.options.maxConcurrentRunsPerAccount) return;
-    account.hasTurn = true;
-    this.turns.push(account);
+  /** (Re)places the account in line at its current number of slots, at the back: the others of that level go first. */
+  private enrol(account: AccountRuns): void {
+    const cap = this.options.maxConcurrentRunsPerAccount;
+    account.turn++;
+    account.enrolled = account.waiting.size > 0 && (cap === undefined || account.running < cap);
+    if (!account.enrolled) return;
+    (this.levels[account.running] ??= new Fifo()).push({ account, turn: account.turn });
+  }
+
+  /** The enrolled account holding the fewest slots (the first in line among those), taken out of line. */
+  private next(): AccountRuns | undefined {
+    for (const level of this.levels) {
+      if (!level) continue;
+      for (let entry = level.shift(); entry; entry = level.shift()) {
+        if (entry.account.enrolled && entry.turn === entry.account.turn) {
+          entry.account.enrolled = false;
+          return entry.account;
+        }
+      }
+    }
+    return undefined;
   }
 
   private pump(): void {
-    while (!this.executor.draining && this.running < this.options.maxConcurrentRuns && this.turns.size > 0) {
-      const account = this.turns.shift()!;
-      account.hasTurn = false;
+    const max = this.options.maxConcurrentRuns;
+    while (!this.executor.draining && this.running < max && this.finishing < max) {
+      const account = this.next();
+      if (!account) return;
       const id = account.waiting.shift()!;
       this.waiting--;
       account.running++;
       this.running++;
-      this.offerTurn(account); // to the back of the line: the others go first
+      this.enrol(account);
+      let released = false;
+      // The slot is freed as soon as the bot is done (or the run never started), before its outcome is stored.
+      const release = () => {
+        if (released) return;
+        released = true;
+        this.running--;
+        this.finishing++;
+        account.running--;
+        this.enrol(account);
+        this.pump();
+      };
       this.executor
-        .execute(id)
+        .execute(id, release)
         .catch((error: unknown) =>
           this.logger.error(`Run ${id} could not be executed`, error instanceof Error ? error.stack : String(error)),
         )
         .finally(() => {
-          this.running--;
-          account.running--;
-          this.offerTurn(account);
+          release();
+          this.finishing--;
           if (account.running === 0 && account.waiting.size === 0) this.accounts.delete(account.id);
           this.pump();
         });

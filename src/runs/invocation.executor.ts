@@ -82,7 +82,12 @@ export class InvocationExecutor {
     return this.drainStarted;
   }
 
-  async execute(invocationId: string): Promise<void> {
+  /**
+   * Claims and runs one invocation, and stores its outcome. `botDone` is called once the bot's `main()` is
+   * over (returned, threw, or was ended by its signal), before the outcome is stored: what lets a runner
+   * free the run's slot without waiting for that write. It is not called when the run was not claimed.
+   */
+  async execute(invocationId: string, botDone: () => void = () => undefined): Promise<void> {
     if (this.drainStarted) return; // stays queued for another process or the next start
     const startedAt = new Date();
     // The conditional claim makes a second dispatch of the same id a no-op. Shutdown waits for claims in
@@ -122,6 +127,7 @@ export class InvocationExecutor {
       const outcome = bot
         ? await this.runBot(bot, invocation, controller, emit, before)
         : { status: 'failed' as const, outputs: [], error: { message: BOT_NOT_REGISTERED(invocation.botId), code: 'bot_not_registered' } };
+      botDone();
       run.finishing = true; // our own publish in store() is not news to us
       await emitted?.end();
       // The run's outputs: the emitted ones (kept whatever the outcome), then the returned ones.

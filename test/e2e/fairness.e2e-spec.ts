@@ -1,75 +1,97 @@
-import { invocationRows } from '../helpers/db.js';
-import { startRun, syncInvocation, syncUntilFinished, sleep } from '../helpers/http.js';
-import { ADAPTERS, UNTHROTTLED, createTrigger, startWebhookApp, type WebhookTestApp } from '../helpers/webhook-app.js';
-import { OtherEchoBot } from '../fixtures/bots.js';
+import { startRun, syncInvocation, syncUntilFinished, until } from '../helpers/http.js';
+import { ADAPTERS, UNTHROTTLED, createTrigger, startWebhookApp, type TestTrigger, type WebhookTestApp } from '../helpers/webhook-app.js';
+import { botMeter, METERED_BOTS } from '../fixtures/bots.js';
 
-/** How long each of account A's runs sleeps: long enough that a run queued behind them would be seen waiting. */
-const SLOW_MS = 1500;
+/** How long each run of the deep backlogs sleeps. */
+const RUN_MS = 600;
 
-describe.each(ADAPTERS)('fairness between accounts, in process, on %s', (_name, makeAdapter) => {
-  let t: WebhookTestApp;
+describe.each(ADAPTERS)('fair share between accounts, in process, on %s', (_name, makeAdapter) => {
+  describe('without a per-account cap (the default), 4 slots', () => {
+    let t: WebhookTestApp;
+    let a: TestTrigger;
+    let b: TestTrigger;
+    let c: TestTrigger;
 
-  beforeAll(async () => {
-    // 4 slots in all; maxConcurrentRunsPerAccount left to its default, half of them: 2.
-    t = await startWebhookApp(makeAdapter, {
-      options: { rateLimits: UNTHROTTLED, maxConcurrentRuns: 4, shutdownGraceMs: 0 },
-      providers: [OtherEchoBot],
+    beforeAll(async () => {
+      t = await startWebhookApp(makeAdapter, {
+        options: { rateLimits: UNTHROTTLED, maxConcurrentRuns: 4, shutdownGraceMs: 0 },
+        providers: METERED_BOTS,
+      });
+      for (const account of ['acct', 'other', 'third']) await t.admin.setCredits(account, 1000);
+      a = await createTrigger(t, 'metered', 'account A');
+      b = await createTrigger(t, 'metered-b', 'account B');
+      c = await createTrigger(t, 'metered-c', 'account C');
     });
-    await t.admin.setCredits('acct', 1000);
-    await t.admin.setCredits('other', 1000);
-  });
-  afterAll(() => t.close());
+    afterAll(() => t.close());
+    beforeEach(() => botMeter.reset());
 
-  it("one account's backlog never holds every slot: another account's run answers at once, and the first account's runs all finish later, at most 2 at a time", async () => {
-    const slow = await createTrigger(t, 'slow', 'account A backlog');
-    const otherEcho = await createTrigger(t, 'other-echo', 'account B');
-    // Sample the stored rows all along: how many of A's runs are `running` at once.
-    let peak = 0;
-    let sampling = true;
-    const sampler = (async () => {
-      while (sampling) {
-        peak = Math.max(peak, invocationRows(t.dbFile, slow.id).filter((r) => r.status === 'running').length);
-        await sleep(20);
-      }
-    })();
-    try {
+    it("an account alone uses every slot; another account's first run starts within one run's duration", async () => {
       const aIds: string[] = [];
-      for (let i = 0; i < 8; i++) aIds.push(await startRun(slow, { ms: SLOW_MS, i }));
+      for (let i = 0; i < 8; i++) aIds.push(await startRun(a, { ms: 1500, i }));
+      await until(() => botMeter.peak('acct') === 4, 3000, "A's runs on every slot");
 
-      // Without a per-account limit A's runs would hold all 4 slots and B's run would wait two of A's
-      // waves (3 s) behind them.
       const t0 = performance.now();
-      const bId = await startRun(otherEcho, { from: 'B' });
-      const b = await syncInvocation(otherEcho, bId);
-      const bMs = performance.now() - t0;
-      expect(b.status).toBe(200);
-      expect(b.body).toEqual({ success: true, outputs: [{ title: 'from', message: 'B' }] });
-      expect(bMs).toBeLessThan(1000);
-      const atB = invocationRows(t.dbFile, slow.id);
-      expect(atB.filter((r) => r.status === 'running').length).toBeLessThanOrEqual(2);
-      expect(atB.filter((r) => r.status === 'queued').length).toBeGreaterThanOrEqual(6);
+      const bId = await startRun(b, { ms: 0 });
+      const answer = await syncInvocation(b, bId);
+      expect(answer.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '0' }] });
+      expect(performance.now() - t0).toBeLessThan(1500 + 700); // one of A's runs ended, then B had the slot
 
-      const results = await Promise.all(aIds.map((id) => syncUntilFinished(slow, id)));
+      const results = await Promise.all(aIds.map((id) => syncUntilFinished(a, id)));
       expect(results.map((r) => r.body?.success)).toEqual(Array(8).fill(true));
-      expect(performance.now() - t0).toBeGreaterThanOrEqual(3 * SLOW_MS); // four waves of 2, the first already under way at B
-    } finally {
-      sampling = false;
-      await sampler;
-    }
-    expect(peak).toBe(2);
-    // From the stored times as well: never more than 2 of A's runs overlap.
-    const edges = invocationRows(t.dbFile, slow.id)
-      .flatMap(
-        (r) =>
-          [
-            [r.started_at!, +1],
-            [r.finished_at!, -1],
-          ] as Array<[number, number]>,
-      )
-      .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-    let running = 0;
-    let overlap = 0;
-    for (const [, step] of edges) overlap = Math.max(overlap, (running += step));
-    expect(overlap).toBe(2);
-  }, 30_000);
+      expect(botMeter.peak()).toBe(4);
+    }, 30_000);
+
+    it("two accounts with deep backlogs each get half the slots; a third account's first run starts within one run's duration", async () => {
+      const ids: Array<[TestTrigger, string]> = [];
+      // A first: it has every slot until B's runs arrive, then each freed slot goes to the account running fewer.
+      for (let i = 0; i < 16; i++) ids.push([a, await startRun(a, { ms: RUN_MS, i })]);
+      for (let i = 0; i < 16; i++) ids.push([b, await startRun(b, { ms: RUN_MS, i })]);
+      await until(() => botMeter.steps.some((s) => s.accountId === 'other'), 3000, "B's first run");
+      const bStarted = botMeter.steps.find((s) => s.accountId === 'other')!.at;
+
+      await new Promise((r) => setTimeout(r, 2 * RUN_MS));
+      const t0 = performance.now();
+      const cId = await startRun(c, { ms: 0 });
+      const answer = await syncInvocation(c, cId);
+      expect(answer.body?.success).toBe(true);
+      expect(performance.now() - t0).toBeLessThan(RUN_MS + 500);
+
+      const results = await Promise.all(ids.map(([trigger, id]) => syncUntilFinished(trigger, id)));
+      expect(results.every((r) => r.body?.success === true)).toBe(true);
+      // While both had runs waiting (from B's first start until A's last run started), each held half the slots.
+      const aLastStart = Math.max(...botMeter.steps.filter((s) => s.accountId === 'acct' && s.step === 1).map((s) => s.at));
+      const share = botMeter.share('acct', bStarted + RUN_MS, aLastStart);
+      expect(share).toBeGreaterThanOrEqual(0.4);
+      expect(share).toBeLessThanOrEqual(0.6);
+      expect(botMeter.peak()).toBe(4);
+    }, 30_000);
+  });
+
+  describe('with maxConcurrentRunsPerAccount 2 (a hard cap), 4 slots', () => {
+    let t: WebhookTestApp;
+
+    beforeAll(async () => {
+      t = await startWebhookApp(makeAdapter, {
+        options: { rateLimits: UNTHROTTLED, maxConcurrentRuns: 4, maxConcurrentRunsPerAccount: 2, shutdownGraceMs: 0 },
+        providers: METERED_BOTS,
+      });
+      for (const account of ['acct', 'other']) await t.admin.setCredits(account, 1000);
+    });
+    afterAll(() => t.close());
+
+    it('never runs more than 2 of one account at once, even with free slots; another account runs beside them at once', async () => {
+      botMeter.reset();
+      const a = await createTrigger(t, 'metered', 'capped A');
+      const b = await createTrigger(t, 'metered-b', 'B');
+      const aIds: string[] = [];
+      for (let i = 0; i < 6; i++) aIds.push(await startRun(a, { ms: 500, i }));
+      const t0 = performance.now();
+      const bId = await startRun(b, { ms: 0 });
+      expect((await syncInvocation(b, bId)).body?.success).toBe(true);
+      expect(performance.now() - t0).toBeLessThan(400); // a free slot: no wait for A's runs
+      const results = await Promise.all(aIds.map((id) => syncUntilFinished(a, id)));
+      expect(results.map((r) => r.body?.success)).toEqual(Array(6).fill(true));
+      expect(botMeter.peak('acct')).toBe(2);
+    }, 30_000);
+  });
 });

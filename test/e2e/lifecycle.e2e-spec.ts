@@ -9,22 +9,13 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  BotRunner,
-  WEBHOOK_EVENTS,
-  WebhookBot,
-  WebhookBotHost,
-  WebhookTriggersAdmin,
-  type BotOutput,
-  type InvocationEvent,
-} from '../../src/index.js';
+import { BotRunner, WEBHOOK_EVENTS, WebhookBot, WebhookBotHost, WebhookTriggersAdmin, type BotOutput } from '../../src/index.js';
 import { HistoryRetention } from '../../src/lifecycle/history-retention.js';
 import { LeaseRecovery } from '../../src/lifecycle/lease-recovery.js';
 import { InvocationExecutor } from '../../src/runs/invocation.executor.js';
-import { EventEmitter2 } from '@nestjs/event-emitter';
-import { EchoBot, SlowBot } from '../fixtures/bots.js';
+import { botMeter, EchoBot, METERED_BOTS, SlowBot } from '../fixtures/bots.js';
 import { botLog, LIFECYCLE_BOTS } from '../fixtures/lifecycle-bots.js';
-import { invocationRows, leasedRows, rowOf, storedCredits, storedInvocations, untilStored, writeDb } from '../helpers/db.js';
+import { leasedRows, rowOf, storedCredits, storedInvocations, untilStored, writeDb } from '../helpers/db.js';
 import { captureEvents, eventsOf, historyEntry, type CapturedEvent } from '../helpers/events.js';
 import {
   CANCELLED_ERROR,
@@ -65,47 +56,32 @@ describeOnEveryAdapterAndDatabase('lifecycle', ({ makeAdapter, database }) => {
     beforeAll(async () => {
       t = await startWebhookApp(makeAdapter, {
         database,
-        // One account: its own cap is the total, so this measures maxConcurrentRuns alone.
-        options: { rateLimits: UNTHROTTLED, maxBodyBytes: 1024, syncTimeoutMs: 300, maxConcurrentRuns: 2, maxConcurrentRunsPerAccount: 2 },
+        options: { rateLimits: UNTHROTTLED, maxBodyBytes: 1024, syncTimeoutMs: 300, maxConcurrentRuns: 2 },
         events: true,
+        providers: METERED_BOTS,
       });
       events = captureEvents(t);
       await t.admin.setCredits(ACCOUNT, 1000);
     });
     afterAll(() => t.close());
 
-    it('runs at most maxConcurrentRuns bots at once and finishes them all', async () => {
-      const slow = await createTrigger(t, 'slow', 'concurrency');
-      let running = 0;
-      let peak = 0;
-      const emitter = t.app.get(EventEmitter2);
-      const onStart = (e: InvocationEvent) => {
-        if (e.triggerId === slow.id) peak = Math.max(peak, ++running);
-      };
-      const onEnd = (e: InvocationEvent) => {
-        if (e.triggerId === slow.id) running--;
-      };
-      emitter.on(WEBHOOK_EVENTS.started, onStart);
-      emitter.on(WEBHOOK_EVENTS.succeeded, onEnd);
-      emitter.on(WEBHOOK_EVENTS.failed, onEnd);
-
+    it('runs at most maxConcurrentRuns bots at once (counted inside main()) and finishes them all', async () => {
+      const metered = await createTrigger(t, 'metered', 'concurrency');
+      botMeter.reset();
       const t0 = performance.now();
-      const ids = await Promise.all(Array.from({ length: 4 }, (_, i) => startRun(slow, { ms: 400, i })));
+      const ids = await Promise.all(Array.from({ length: 4 }, (_, i) => startRun(metered, { ms: 400, i })));
       // Right after accepting, two run and two wait.
-      const statuses = await Promise.all(ids.map(async (id) => (await historyEntry(t, 'slow', id))!.status));
+      const statuses = await Promise.all(ids.map(async (id) => (await historyEntry(t, 'metered', id))!.status));
       expect(statuses.filter((s) => s === 'running').length).toBeLessThanOrEqual(2);
       expect(statuses.filter((s) => s === 'queued').length).toBeGreaterThanOrEqual(2);
 
-      const results = await Promise.all(ids.map((id) => syncUntilFinished(slow, id)));
+      const results = await Promise.all(ids.map((id) => syncUntilFinished(metered, id)));
       const elapsed = performance.now() - t0;
       expect(results.map((r) => r.body?.success)).toEqual([true, true, true, true]);
-      expect(peak).toBe(2);
+      expect(botMeter.peak()).toBe(2);
       expect(elapsed).toBeGreaterThanOrEqual(780); // two waves of 400 ms
-      const mine = events.filter((e) => e.payload.triggerId === slow.id && e.name === WEBHOOK_EVENTS.succeeded);
+      const mine = events.filter((e) => e.payload.triggerId === metered.id && e.name === WEBHOOK_EVENTS.succeeded);
       expect(mine).toHaveLength(4);
-      emitter.off(WEBHOOK_EVENTS.started, onStart);
-      emitter.off(WEBHOOK_EVENTS.succeeded, onEnd);
-      emitter.off(WEBHOOK_EVENTS.failed, onEnd);
     });
   });
 
@@ -319,8 +295,7 @@ describeOnEveryAdapter('lifecycle', ({ makeAdapter }) => {
     let events: CapturedEvent[];
     beforeAll(async () => {
       t = await startWebhookApp(makeAdapter, {
-        // One account: its own cap is raised to the total, so this measures maxConcurrentRuns alone.
-        options: { rateLimits: UNTHROTTLED, maxConcurrentRuns: 2, maxConcurrentRunsPerAccount: 2, botTimeoutMs: 500, shutdownGraceMs: 200 },
+        options: { rateLimits: UNTHROTTLED, maxConcurrentRuns: 2, botTimeoutMs: 500, shutdownGraceMs: 200 },
         events: true,
         providers: LIFECYCLE_BOTS,
       });
@@ -346,21 +321,9 @@ describeOnEveryAdapter('lifecycle', ({ makeAdapter }) => {
         .filter((e) => e.name === WEBHOOK_EVENTS.started && e.payload.triggerId === slow.id)
         .map((e) => e.payload.invocationId);
       expect(started).toEqual(ids);
-      // From the stored times: never more than 2 runs overlap.
-      const rows = invocationRows(t.dbFile, slow.id);
-      const edges = rows
-        .flatMap(
-          (r) =>
-            [
-              [r.started_at!, +1],
-              [r.finished_at!, -1],
-            ] as Array<[number, number]>,
-        )
-        .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-      let running = 0;
-      let peak = 0;
-      for (const [, step] of edges) peak = Math.max(peak, (running += step));
-      expect(peak).toBe(2);
+      // Each run started once its predecessor-but-one had ended: never more than 2 bots executing at once.
+      const startedAt = ids.map((id) => botLog.started.find((s) => s.invocationId === id)!.at);
+      for (let i = 2; i < ids.length; i++) expect(startedAt[i] - startedAt[i - 2]).toBeGreaterThanOrEqual(240);
     });
 
     it('applies the module-wide botTimeoutMs to bots that set no timeoutMs, and a bot’s own timeoutMs over it', async () => {

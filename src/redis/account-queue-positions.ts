@@ -1,0 +1,111 @@
+import type { Logger } from '@nestjs/common';
+import type { Redis as RedisClient } from 'ioredis';
+import type { DispatchedRun } from '../runs/bot-runner.js';
+
+/** BullMQ's highest job priority (`2 ** 21 - 1`); a lower number is fetched first. */
+export const MAX_JOB_PRIORITY = 2 ** 21 - 1;
+
+/**
+ * Takes `ARGV[1]` from the count (the runs that ended), and deletes it at zero or below, so an idle
+ * account leaves nothing behind. KEYS[1] the account's count.
+ */
+const ENDED = `
+local left = redis.call('DECRBY', KEYS[1], ARGV[1])
+if left <= 0 then redis.call('DEL', KEYS[1]) end
+return left
+`;
+
+type PositionRedis = RedisClient & { webhookRunsEnded(key: string, ended: number): Promise<number> };
+
+/**
+ * How long an account's count outlives its last enqueue. The count only orders the queue, so a count
+ * left too high (a worker that died between a run's end and its report) costs that account its place in
+ * line, never a run; it heals once the account has been idle this long.
+ */
+const COUNT_TTL_MS = 10 * 60_000;
+
+/**
+ * Fair share across every worker, without a cap: each account's runs enqueued and not yet ended are
+ * counted in Redis (`<keyPrefix>run-pending:<accountId>`), and a run is enqueued with BullMQ priority
+ * "runs of its account pending before it, + 1". Workers fetch the lowest number first (ties in arrival
+ * order), so the queue interleaves the accounts: an account's first run goes ahead of another account's
+ * deep backlog (it waits for one slot to free, whichever worker frees it), two accounts with deep
+ * backlogs alternate, and an account alone still gets every slot of every worker. This is start-time
+ * fair queueing with the account's backlog as its clock; it costs one INCRBY per account per enqueued
+ * batch, and one DECRBY per account per batch of runs ended on a worker.
+ */
+export class AccountQueuePositions {
+  private readonly redis: PositionRedis;
+  /** Runs ended on this worker per account, not yet reported (sent once per event-loop turn). */
+  private ended = new Map<string, number>();
+  private reporting = false;
+
+  constructor(
+    redis: RedisClient,
+    private readonly keyPrefix: string,
+    private readonly logger: Logger,
+  ) {
+    this.redis = redis as PositionRedis;
+    this.redis.defineCommand('webhookRunsEnded', { numberOfKeys: 1, lua: ENDED });
+  }
+
+  /** The key of an account's count of runs enqueued and not ended. */
+  key(accountId: string): string {
+    return `${this.keyPrefix}run-pending:${accountId}`;
+  }
+
+  /**
+   * Counts `runs` as enqueued and answers each one's priority, in order: one pipeline of one INCRBY per
+   * account. If Redis does not answer, every run gets priority 1 (the enqueue that follows fails too, and
+   * the sweep enqueues them later, uncounted).
+   */
+  async enqueued(runs: readonly DispatchedRun[]): Promise<number[]> {
+    const perAccount = new Map<string, number>();
+    for (const run of runs) perAccount.set(run.accountId, (perAccount.get(run.accountId) ?? 0) + 1);
+    const accounts = [...perAccount.keys()];
+    const pipeline = this.redis.pipeline();
+    for (const accountId of accounts)
+      pipeline.incrby(this.key(accountId), perAccount.get(accountId)!).pexpire(this.key(accountId), COUNT_TTL_MS);
+    let results: Array<[Error | null, unknown]> | null;
+    try {
+      results = await pipeline.exec();
+    } catch {
+      results = null;
+    }
+    // The position of the account's next run: the count before this batch, + 1.
+    const next = new Map<string, number>();
+    accounts.forEach((accountId, i) => {
+      const [error, count] = results?.[i * 2] ?? [new Error('no answer'), 0];
+      next.set(accountId, error ? 1 : Number(count) - perAccount.get(accountId)! + 1);
+    });
+    return runs.map((run) => {
+      const position = next.get(run.accountId)!;
+      next.set(run.accountId, position + 1);
+      return Math.min(MAX_JOB_PRIORITY, Math.max(1, position));
+    });
+  }
+
+  /** A counted run ended (however it ended): reported with the others of this turn. Never throws. */
+  runEnded(accountId: string): void {
+    this.ended.set(accountId, (this.ended.get(accountId) ?? 0) + 1);
+    if (this.reporting) return;
+    this.reporting = true;
+    setImmediate(() => void this.report());
+  }
+
+  private async report(): Promise<void> {
+    const ended = this.ended;
+    this.ended = new Map();
+    try {
+      await Promise.all([...ended].map(([accountId, n]) => this.redis.webhookRunsEnded(this.key(accountId), n)));
+    } catch (error) {
+      this.logger.debug(`Ended runs not counted (${(error as Error).message}); their accounts' counts heal when idle`);
+    } finally {
+      this.reporting = false;
+      if (this.ended.size > 0) {
+        this.reporting = true;
+        setImmediate(() => void this.report());
+      }
+    }
+  }
+}
