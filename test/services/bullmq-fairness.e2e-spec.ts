@@ -4,7 +4,7 @@ import { Client } from 'pg';
 import { BotRunner, WebhookTriggersAdmin } from '../../src/index.js';
 import { InvocationExecutor } from '../../src/runs/invocation.executor.js';
 import { AccountRunSlots } from '../../src/redis/account-run-slots.js';
-import { OtherEchoBot, SlowBot } from '../fixtures/bots.js';
+import { botMeter, METERED_BOTS, OtherEchoBot, SlowBot } from '../fixtures/bots.js';
 import { BullMqCluster, type ApiNode } from '../helpers/bullmq-cluster.js';
 import { request, sleep, startRun, until, type HttpResult } from '../helpers/http.js';
 import { serviceUrl } from '../helpers/services.js';
@@ -24,8 +24,81 @@ if (!redisUrl || !postgresUrl) {
     'BullMQ fairness suite NOT RUN: set WEBHOOK_TEST_REDIS_URL=redis://127.0.0.1:6379 and WEBHOOK_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test',
   );
 } else {
-  describe('fairness between accounts on BullMQ workers: maxConcurrentRunsPerAccount holds across all workers', () => {
-    /** Workers of 4 slots each; maxConcurrentRunsPerAccount left to its default: 2, for all workers together. */
+  describe('fair share without a cap on BullMQ workers (the default): two workers of 4 slots', () => {
+    const RUN_MS = 1000;
+    let cluster: BullMqCluster;
+    let api: ApiNode;
+    let redis: Redis;
+    let a: TestTrigger;
+    let b: TestTrigger;
+    let c: TestTrigger;
+
+    beforeAll(async () => {
+      cluster = await BullMqCluster.create(redisUrl, postgresUrl, {
+        providers: METERED_BOTS,
+        options: { maxConcurrentRuns: 4, shutdownGraceMs: 0 },
+      });
+      api = await cluster.startApi();
+      redis = new Redis(redisUrl);
+      const admin = api.app.get(WebhookTriggersAdmin);
+      const on = async (botId: string, accountId: string) => {
+        await admin.setCredits(accountId, 1000);
+        const created = await admin.createTrigger(botId, { name: botId });
+        return triggerOn({ baseUrl: api.url }, { id: created.id, key: created.key!, botId });
+      };
+      a = await on('metered', 'acct');
+      b = await on('metered-b', 'other');
+      c = await on('metered-c', 'third');
+      await cluster.startWorker();
+      await cluster.startWorker();
+    });
+    beforeEach(() => botMeter.reset());
+
+    afterAll(async () => {
+      redis?.disconnect();
+      await cluster?.close();
+    });
+
+    it('one account on 2 workers of 4 slots runs 8 bots at once', async () => {
+      const t0 = performance.now();
+      const ids: string[] = [];
+      for (let i = 0; i < 8; i++) ids.push(await startRun(a, { ms: RUN_MS, i }));
+      const results = await Promise.all(ids.map((id) => syncWithin(a, id, 10)));
+      expect(results.map((r) => r.body?.success)).toEqual(Array(8).fill(true));
+      expect(botMeter.peak('acct')).toBe(8);
+      expect(performance.now() - t0).toBeLessThan(2 * RUN_MS); // one wave, not two
+      // Every run's end was counted off its account's pending runs: nothing is left behind.
+      await until(async () => (await redis.exists(`${cluster.keyPrefix}run-pending:acct`)) === 0, 2000, 'the pending count to empty');
+    }, 30_000);
+
+    it("two accounts with deep backlogs each get half the slots across the workers; a third account's first run starts within one run's duration", async () => {
+      const ids: Array<[TestTrigger, string]> = [];
+      for (let i = 0; i < 24; i++) ids.push([a, await startRun(a, { ms: RUN_MS, i })]);
+      for (let i = 0; i < 24; i++) ids.push([b, await startRun(b, { ms: RUN_MS, i })]);
+      await until(() => botMeter.steps.some((s) => s.accountId === 'other'), 5000, "B's first run");
+      const bStarted = botMeter.steps.find((s) => s.accountId === 'other')!.at;
+
+      await sleep(RUN_MS);
+      const t0 = performance.now();
+      const cId = await startRun(c, { ms: 0 });
+      const answer = await syncWithin(c, cId, 10);
+      expect(answer.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '0' }] });
+      expect(performance.now() - t0).toBeLessThan(RUN_MS + 700);
+
+      const results = await Promise.all(ids.map(([trigger, id]) => syncWithin(trigger, id, 30)));
+      expect(results.every((r) => r.body?.success === true)).toBe(true);
+      const lastStart = (accountId: string) =>
+        Math.max(...botMeter.steps.filter((s) => s.accountId === accountId && s.step === 1).map((s) => s.at));
+      // While both had runs waiting: from one run after B's first start until either's last start.
+      const share = botMeter.share('acct', bStarted + RUN_MS, Math.min(lastStart('acct'), lastStart('other')));
+      expect(share).toBeGreaterThanOrEqual(0.4);
+      expect(share).toBeLessThanOrEqual(0.6);
+      expect(botMeter.peak()).toBe(8);
+    }, 60_000);
+  });
+
+  describe('a hard per-account cap on BullMQ workers: maxConcurrentRunsPerAccount 2 holds across all workers', () => {
+    /** Workers of 4 slots each; maxConcurrentRunsPerAccount 2, for all workers together. */
     const LEASE_MS = 1500;
     let cluster: BullMqCluster;
     let api: ApiNode;
@@ -54,7 +127,7 @@ if (!redisUrl || !postgresUrl) {
     beforeAll(async () => {
       cluster = await BullMqCluster.create(redisUrl, postgresUrl, {
         providers: [SlowBot, OtherEchoBot],
-        options: { maxConcurrentRuns: 4, runLeaseMs: LEASE_MS, shutdownGraceMs: 0 },
+        options: { maxConcurrentRuns: 4, maxConcurrentRunsPerAccount: 2, runLeaseMs: LEASE_MS, shutdownGraceMs: 0 },
       });
       api = await cluster.startApi();
       pg = new Client({ connectionString: cluster.dbUrl });
