@@ -41,8 +41,6 @@ export interface NestClusterConfig {
 }
 
 const BENCH_ACCOUNT = 'bench';
-/** The module's default `maxConcurrentRuns`, which the nodes keep. */
-const DEFAULT_MAX_CONCURRENT_RUNS = 64;
 /** As in nest-trigger.ts: a million per second per trigger and per account, so nothing is throttled. */
 const UNTHROTTLED = { perTrigger: { limit: 1_000_000, ttlMs: 1_000 }, perAccount: { limit: 1_000_000, ttlMs: 1_000 } };
 
@@ -104,9 +102,6 @@ class ClusterNodeModule {
           role: config.role,
           rateLimits: UNTHROTTLED,
           syncTimeoutMs: 600_000,
-          // One account ("bench") runs everything: a host with a single account gives it every slot
-          // (docs/configuration.md), else half of them would idle.
-          maxConcurrentRunsPerAccount: DEFAULT_MAX_CONCURRENT_RUNS,
           // The wake-up measurement's callback receiver listens on 127.0.0.1 in the orchestrator.
           callbackAllowedHosts: ['127.0.0.1'],
           ...(config.stack === 'local'

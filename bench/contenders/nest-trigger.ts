@@ -101,11 +101,8 @@ class BenchAppModule {
           database: { type: 'better-sqlite3', database: dbFile },
           rateLimits: UNTHROTTLED,
           syncTimeoutMs: 600_000,
-          // The waiters test holds every run at once, all of one account: its own cap is the total.
-          // Otherwise the module's default slots, all of them for the one account (a single-account host).
-          ...(config.maxConcurrentRuns
-            ? { maxConcurrentRuns: config.maxConcurrentRuns, maxConcurrentRunsPerAccount: config.maxConcurrentRuns }
-            : { maxConcurrentRunsPerAccount: 64 }),
+          // The waiters test holds every run at once; otherwise the module's defaults, as a user gets them.
+          ...(config.maxConcurrentRuns ? { maxConcurrentRuns: config.maxConcurrentRuns } : {}),
         }),
       ],
       providers: [EchoBot, ReleaseBot],

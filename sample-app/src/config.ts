@@ -26,7 +26,7 @@ export interface SampleConfig {
   accountRpm: number;
   /** Most bots running at once; further runs wait as `queued` (`maxConcurrentRuns`). */
   maxConcurrentRuns: number;
-  /** Most runs of one account at once (`maxConcurrentRunsPerAccount`); unset: the library's default, half of `maxConcurrentRuns`. */
+  /** Most runs of one account at once (`maxConcurrentRunsPerAccount`); unset: the library's default, no cap (fair share). */
   maxConcurrentRunsPerAccount: number | undefined;
   /** How long running bots may finish after SIGTERM before they are stored `failed` ("interrupted"). */
   shutdownGraceMs: number;
@@ -176,7 +176,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
   const syncTimeoutMs = wholeNumber(env, 'WEBHOOK_SYNC_TIMEOUT_MS', 300_000, 1, MAX_TIMER_MS);
   const triggerRps = wholeNumber(env, 'WEBHOOK_TRIGGER_RPS', 10, 1, 1_000_000);
   const accountRpm = wholeNumber(env, 'WEBHOOK_ACCOUNT_RPM', 100, 1, 1_000_000);
-  const maxConcurrentRuns = wholeNumber(env, 'WEBHOOK_MAX_CONCURRENT_RUNS', 16, 1, 10_000);
+  const maxConcurrentRuns = wholeNumber(env, 'WEBHOOK_MAX_CONCURRENT_RUNS', 64, 1, 10_000);
   const maxConcurrentRunsPerAccount =
     read(env, 'WEBHOOK_MAX_CONCURRENT_RUNS_PER_ACCOUNT') === undefined
       ? undefined

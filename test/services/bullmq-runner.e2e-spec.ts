@@ -147,11 +147,12 @@ if (!redisUrl || !postgresUrl) {
       const id = res.body.invocation.id as string;
       await sleep(300);
       expect((await row(id)).status).toBe('queued'); // nobody consumes the queue yet
-      // The job is a pointer to the row: its data is empty, the inputs never reach Redis.
+      // The job is a pointer to the row: its data is the run's account (for fair share), the inputs never reach Redis.
       const redis = new Redis(redisUrl);
       const job = await redis.hgetall(`${keyPrefix}runs:${id}`);
       redis.disconnect();
-      expect(job.data).toBe('null');
+      expect(job.data).toBe('"acct"');
+      expect(Number(job.priority)).toBe(1); // the account's first pending run
       expect(JSON.stringify(job)).not.toContain('queue"');
       const waiting = sync(echo, id);
       const worker = await startWorker();
@@ -302,7 +303,7 @@ if (!redisUrl || !postgresUrl) {
           .get<BotRunner, { process(j: unknown, t: string): Promise<void> }>(BotRunner)
           .process.bind(stopping.ctx.get(BotRunner));
         await expect(processJob(job, token)).rejects.toBeInstanceOf(WaitingError);
-        expect(await queue.getJobState(id)).toBe('waiting');
+        expect(await queue.getJobState(id)).toBe('prioritized'); // back in line, with its fair-share priority
         expect((await row(id)).status).toBe('queued'); // not claimed, not charged again
       } finally {
         await fetcher.close();
