@@ -218,6 +218,32 @@ if (!baseUrl) {
       expect(await repository.transition(runs[0].id, 'running', 'failed', outcome(9), { owner: 'owner-a' })).toBe(false);
     });
 
+    it.each(['cancelled', 'failed', 'timed_out'] as const)(
+      "a grouped outcome never overwrites a run stored %s meanwhile (as a cancel that lands before the bot's result)",
+      async (terminal) => {
+        await admin().setCredits('ended', 100);
+        const runs = Array.from({ length: 3 }, () => run('ended'));
+        await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+        const repository = nodes[0].get(InvocationRepository);
+        const at = new Date();
+        await Promise.all(runs.map((r) => repository.markRunning(r.id, at, 'owner-a', new Date(at.getTime() + 30_000))));
+        // Ended elsewhere (a cancel on another node: no owner condition), as the service stores it.
+        const ended = { finishedAt: new Date(), error: { message: 'ended elsewhere', code: terminal } };
+        expect(await nodes[1].get(InvocationRepository).transition(runs[1].id, 'running', terminal, ended)).toBe(true);
+        const writes = jest.spyOn(nodes[0].get(SqlExecutor), 'write');
+        const outcome = { finishedAt: new Date(), outputs: [{ title: 'late', message: 'result' }], error: null };
+        const stored = await Promise.all(
+          runs.map((r) => repository.transition(r.id, 'running', 'succeeded', outcome, { owner: 'owner-a' })),
+        );
+
+        expect(writes).toHaveBeenCalledTimes(1);
+        expect(stored).toEqual([true, false, true]);
+        const rows = await Promise.all(runs.map((r) => repository.findById(r.id)));
+        expect(rows.map((r) => r?.status)).toEqual(['succeeded', terminal, 'succeeded']);
+        expect(rows[1]).toMatchObject({ outputs: null, error: ended.error });
+      },
+    );
+
     it('one key on two nodes at once (a free bot, so no account row is locked) → one run, the other answers it', async () => {
       const same = { triggerId: 'trg_group_commit_free', credits: 0, idempotencyKey: 'free-1', requestHash: 'h' };
       const runs = [run('free', same), run('free', same)];
