@@ -1,64 +1,242 @@
 #!/usr/bin/env bash
-# Mutation checks (CONTRIBUTING.md, "Mutation checks"): each mutation below breaks one guarantee on purpose,
-# in a scratch copy of the working tree (never in the tree itself), and the test named for it must FAIL
-# there. Exits non-zero when a mutation is not applied (the code moved: update this script) or survives
-# (no test failed: a guarantee is untested). Needs PostgreSQL and Redis like the service suites:
+# Mutation checks (CONTRIBUTING.md, "Mutation checks"): each mutation below breaks one promise of the docs on
+# purpose, in a scratch copy of the working tree (never in the tree itself), and the test named for it must
+# FAIL there. Exits non-zero when a mutation no longer applies (the code moved: update its row), survives (no
+# test failed: a promise is untested), or its test did not run at all. Needs PostgreSQL and Redis like the
+# service suites:
 #   WEBHOOK_TEST_POSTGRES_URL=postgres://… WEBHOOK_TEST_REDIS_URL=redis://… bash scripts/mutation-check.sh [name…]
+#   bash scripts/mutation-check.sh --list         the table of CONTRIBUTING.md, from the rows below
+#   bash scripts/mutation-check.sh --check-docs   fails when CONTRIBUTING.md's table is not that table
+# A run of every row (no names) checks the docs first. MUTATION_JOBS (default 2) mutations run at a time, each
+# lane in a scratch copy of its own; each runs only the test named for it (jest -t), never a whole suite.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-: "${WEBHOOK_TEST_POSTGRES_URL:?set WEBHOOK_TEST_POSTGRES_URL (the owner check on PostgreSQL and the lock renewal need it)}"
-: "${WEBHOOK_TEST_REDIS_URL:?set WEBHOOK_TEST_REDIS_URL}"
 
-# name | file | exact text | its replacement | test file | test name (jest -t)
+# name | file | exact text | its replacement | test file | test name (jest -t, matched literally) | the promise
+# The exact text must occur exactly once in the file; "\n" in it (and in its replacement) is a line break; no
+# field may hold a "|".
+# Rows sharing a name are ONE mutation, applied together (a change that takes two edits); the first row names
+# the test and the promise, the others carry "-" there.
 MUTATIONS=(
-  "lock-renewal|src/redis/bullmq.runner.ts|      stalledInterval: this.options.runLeaseMs,|      stalledInterval: this.options.runLeaseMs, skipLockRenewal: true,|test/services/bullmq-runner.e2e-spec.ts|a slow worker is not taken for a dead one"
-  "owner-on-finish-sql|src/persistence/sql/sql-invocation.repository.ts|const owner = condition.owner === undefined ? '' : ' AND owner = ?';|const owner = '';|test/fakes/contract.spec.ts|finishes a running run only for its owner"
-  "owner-on-finish-sql-args|src/persistence/sql/sql-invocation.repository.ts|, ...(condition.owner === undefined ? [] : [condition.owner])]|]|-|-"
-  "owner-on-finish-postgres|src/persistence/sql/postgres-run-writes.ts|AND i.owner = v.owner |       |test/services/postgres-group-commit.e2e-spec.ts|outcomes stored together are one statement, each only by its run's owner"
+  # --- credits: never below zero, on every accept path ---
+  "debit-below-zero-sql|src/persistence/sql/sql-credit-ledger.ts|WHERE id = ? AND credits >= ?|WHERE id = ? AND credits + 1 >= ?|test/fakes/contract.spec.ts|debits only what an account holds, atomically|a debit never takes a balance below zero (SQLite, and PostgreSQL in a transaction)"
+  "accept-unpaid|src/persistence/run-acceptor.ts|throw new NotEnoughCreditsError(run.accountId, run.credits);|return { kind: 'accepted' };|test/e2e/credits.e2e-spec.ts|answers 402 when the account has fewer credits than the bot costs|a run the account cannot pay for is refused (402), stored and run never"
+  "batch-below-zero-postgres|src/persistence/sql/postgres-run-acceptor.ts|a.credits >= d.amount RETURNING a.id), |a.credits + 1 >= d.amount RETURNING a.id), |test/services/postgres-group-commit.e2e-spec.ts|one credit short of a whole batch|PostgreSQL's one-statement batch debits an account only when it covers the whole batch"
+  "batch-decide-postgres|src/persistence/sql/postgres-run-acceptor.ts|balance < run.credits) {|balance + 1 < run.credits) {|test/services/postgres-group-commit.e2e-spec.ts|a batch split by too few credits|PostgreSQL's batch transaction accepts, in arrival order, only what the credits left cover"
+  # --- idempotency: same run, one charge, 422 for another body ---
+  "idempotency-forgets|src/invocations/invocation.service.ts|const since = new Date(now.getTime() - this.options.idempotencyTtlMs);|const since = now;|test/e2e/idempotency.e2e-spec.ts|returns the first invocation for a repeated key on the same trigger: one charge, one row, one run|a repeated Idempotency-Key within its time to live answers the first run, charged once"
+  "idempotency-other-body|src/invocations/invocation.service.ts|if (outcome.earlier.requestHash !== (requestHash ?? null)) throw new IdempotencyKeyReusedError();|if (false) throw new IdempotencyKeyReusedError();|test/e2e/idempotency.e2e-spec.ts|refuses the same key with another body (422, nothing charged)|the same key with another body is refused (422)"
+  "idempotency-batch-postgres|src/persistence/sql/postgres-run-acceptor.ts|if (Number(row.created_at) >= since.get(key)!) {|if (Number(row.created_at) < since.get(key)!) {|test/services/postgres-group-commit.e2e-spec.ts|idempotency repeats inside one batch|PostgreSQL's batches answer a repeated key with the earlier run, within a batch and across batches and nodes"
+  # --- cancel: refund only of queued runs, once ---
+  "refund-queued-cancel|src/invocations/invocation.service.ts|if (current.credits > 0) await this.ledger.refund(current.accountId, current.credits, tx);|if (false) await this.ledger.refund(current.accountId, current.credits, tx);|test/e2e/status-and-cancel.e2e-spec.ts|cancels a queued run once (5 concurrent cancels), refunds it once|cancelling a queued run refunds its credits"
+  "refund-twice|src/invocations/invocation.service.ts|if (!(await this.invocations.transition(current.id, 'queued', 'cancelled', { finishedAt, error }, { tx }))) return false;|await this.invocations.transition(current.id, 'queued', 'cancelled', { finishedAt, error }, { tx });|test/e2e/status-and-cancel.e2e-spec.ts|lets exactly one of 5 cancels that all saw the run unfinished store it|a queued run is refunded once, however many cancels race"
+  "refund-running-cancel|src/invocations/invocation.service.ts|this.executor.abort(invocation.id, RunStop.cancelled());|await this.ledger.refund(invocation.accountId, invocation.credits);\n        this.executor.abort(invocation.id, RunStop.cancelled());|test/e2e/status-and-cancel.e2e-spec.ts|cancels a running run: its signal fires, a waiting sync returns at once, and nothing is refunded|cancelling a running run refunds nothing"
+  # --- keys ---
+  "key-not-checked|src/http/trigger-key.guard.ts|const valid = !missing && verifyTriggerKey(presented, trigger.keyHash);|const valid = !missing;|test/e2e/trigger-and-body.e2e-spec.ts|answers 401 for a missing, empty or wrong X-Key, and for the key of another trigger|a wrong key, or another trigger's, is refused (401)"
+  "key-hash-prefix|src/keys/trigger-keys.ts|timingSafeEqual(a, b)|timingSafeEqual(a.subarray(0, 4), b.subarray(0, 4))|src/keys/trigger-keys.spec.ts|compare the whole hash|the whole SHA-256 of the key is compared"
+  "wrong-key-spends-budget|src/http/trigger-key.guard.ts|    await this.admit(failures, trigger);\n||src/http/trigger-key.guard.limits.spec.ts|counts only requests that passed the key check|only requests with the right key count in a trigger's and an account's limits"
+  "wrong-key-spends-budget|src/http/trigger-key.guard.ts|    if (!valid) {|    await this.admit(failures, trigger);\n    if (!valid) {|-|-|-"
+  "other-trigger-run|src/invocations/invocation.service.ts|return invocation && invocation.triggerId === trigger.id ? invocation : null;|return invocation;|test/e2e/status-and-cancel.e2e-spec.ts|applies the sync rules: 401 for a missing or wrong key, 404 for unknown, malformed or another trigger|one trigger's key never reads (nor cancels) another trigger's run"
+  # --- rate limits: exact counts, counted only when every limit admits ---
+  "limit-count-memory|src/rate-limits/in-memory-rate-limit.storage.ts|const full = w.hits.length === limit;|const full = w.hits.length === limit + 1;|src/rate-limits/in-memory-rate-limit.storage.spec.ts|accepts exactly \`limit\` requests in a window|the in-process limits admit exactly \`limit\` per window"
+  "limit-atomic-memory|src/rate-limits/in-memory-rate-limit.storage.ts|const retryMs = this.hit(key, ttl, limit, false);|const retryMs = this.hit(key, ttl, limit, true);|src/rate-limits/in-memory-rate-limit.storage.spec.ts|a refusal by the account counts nothing in the trigger's limit|in process, a request is counted only when every limit admits it"
+  "limit-count-redis|src/redis/redis-rate-limit.storage.ts|  if count >= limit then\n    local first|  if count > limit then\n    local first|test/services/redis-rate-limit.e2e-spec.ts|50 concurrent admits from two nodes, trigger limit 10|Redis limits admit exactly \`limit\` per window, across nodes"
+  "limit-atomic-redis|src/redis/redis-rate-limit.storage.ts|    return { i, tonumber(first[2]) + ttl - now }|    for j = checkOnly + 1, i - 1 do redis.call('ZADD', KEYS[j], string.format('%d', now), member) end\n    return { i, tonumber(first[2]) + ttl - now }|test/services/redis-rate-limit.e2e-spec.ts|a refusal by the account counts nothing in the trigger's limit|in Redis, a request is counted only when every limit admits it"
+  "failed-keys-redis|src/redis/redis-rate-limit.storage.ts|\nif count >= limit then|\nif count > limit then|test/services/redis-rate-limit.e2e-spec.ts|checkFailures counts only failures, and once the window is full refuses|Redis answers exactly \`failedKeyLimit\` wrong keys per client IP and window"
+  # --- a finished run never changes, on every write path ---
+  "finished-changes-sql|src/persistence/sql/sql-invocation.repository.ts|WHERE id = ? AND status = ?\${owner}|WHERE id = ? AND (status = ? OR status = 'succeeded')\${owner}|test/fakes/contract.spec.ts|never changes a finished run|a finished run never changes: transitions on SQLite (and PostgreSQL in a transaction)"
+  "finished-changes-postgres|src/persistence/sql/postgres-run-writes.ts|i.status = 'running' AND i.owner|i.status IN ('running', 'cancelled') AND i.owner|test/services/postgres-group-commit.e2e-spec.ts|a grouped outcome never overwrites a run stored|a bot's late result never overwrites a cancel (PostgreSQL's grouped outcomes)"
+  "claim-finished-sql|src/persistence/sql/sql-invocation.repository.ts|WHERE id = ? AND status = 'queued' RETURNING|WHERE id = ? AND status IN ('queued', 'cancelled') RETURNING|test/fakes/contract.spec.ts|claims a queued run once, recording its owner, and only a queued one|only a queued run starts: a cancelled one never does (SQLite)"
+  "claim-finished-postgres|src/persistence/sql/postgres-run-writes.ts|WHERE i.id = v.id AND i.status = 'queued'|WHERE i.id = v.id AND i.status IN ('queued', 'cancelled')|test/services/postgres-group-commit.e2e-spec.ts|claims made together are one statement|only a queued run starts: a cancelled one never does (PostgreSQL's grouped claims)"
+  "append-after-end|src/persistence/sql/sql-invocation.repository.ts|WHERE id = ? AND status = 'running' AND owner = ?\`,|WHERE id = ? AND owner = ?\`,|test/fakes/contract.spec.ts|never changes a finished run|an emitted output is never added to a finished run"
+  "recover-finished|src/persistence/sql/sql-invocation.repository.ts|WHERE id = ? AND status = 'running' AND \${stillLost}|WHERE id = ? AND \${stillLost}|test/fakes/contract.spec.ts|never changes a finished run|recovery of an interrupted run never touches a finished one"
+  "owner-on-finish-sql|src/persistence/sql/sql-invocation.repository.ts|const owner = condition.owner === undefined ? '' : ' AND owner = ?';|const owner = '';|test/fakes/contract.spec.ts|finishes a running run only for its owner|only the run's owner stores its outcome (SQLite, and PostgreSQL in a transaction)"
+  "owner-on-finish-sql|src/persistence/sql/sql-invocation.repository.ts|, ...(condition.owner === undefined ? [] : [condition.owner])]|]|-|-|-"
+  "owner-on-finish-postgres|src/persistence/sql/postgres-run-writes.ts|AND i.owner = v.owner |       |test/services/postgres-group-commit.e2e-spec.ts|outcomes stored together are one statement, each only by its run's owner|only the run's owner stores its outcome (PostgreSQL's grouped outcomes)"
+  "lock-renewal|src/redis/bullmq.runner.ts|      stalledInterval: this.options.runLeaseMs,|      stalledInterval: this.options.runLeaseMs, skipLockRenewal: true,|test/services/bullmq-runner.e2e-spec.ts|a slow worker is not taken for a dead one|a BullMQ worker keeps its job while the bot runs, however long"
+  # --- runs: attempts, caps, backlog ---
+  "max-run-attempts|src/lifecycle/interrupted-runs.ts|run.attempts >= this.options.maxRunAttempts|run.attempts > this.options.maxRunAttempts|src/lifecycle/interrupted-runs.spec.ts|stops a retryInterrupted run that lost its process on each of maxRunAttempts attempts|a run interrupted on each of \`maxRunAttempts\` attempts is stored failed, not retried again"
+  "attempts-not-counted|src/persistence/sql/sql-invocation.repository.ts|attempts = attempts + 1 WHERE|attempts = attempts WHERE|test/fakes/contract.spec.ts|claims a queued run once, recording its owner, and only a queued one|each start of a run counts as an attempt (SQLite)"
+  "attempts-not-counted-postgres|src/persistence/sql/postgres-run-writes.ts|attempts = i.attempts + 1 FROM|attempts = i.attempts FROM|test/services/postgres-group-commit.e2e-spec.ts|claims made together are one statement|each start of a run counts as an attempt (PostgreSQL's grouped claims)"
+  "account-cap-in-process|src/runs/in-process.runner.ts|account.running >= this.options.maxConcurrentRunsPerAccount|account.running > this.options.maxConcurrentRunsPerAccount|src/runs/in-process.runner.spec.ts|holds each account to maxConcurrentRunsPerAccount|one account never runs more than \`maxConcurrentRunsPerAccount\` at once (one process)"
+  "total-cap-in-process|src/runs/in-process.runner.ts|this.running < this.options.maxConcurrentRuns &&|this.running <= this.options.maxConcurrentRuns &&|src/runs/in-process.runner.spec.ts|never runs more than maxConcurrentRuns in all|a process never runs more than \`maxConcurrentRuns\` at once"
+  "account-cap-redis|src/redis/account-run-slots.ts|redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then|redis.call('ZCARD', KEYS[1]) <= tonumber(ARGV[2]) then|test/services/bullmq-fairness.e2e-spec.ts|the slot scripts: take up to the cap, refuse past it|one account never runs more than \`maxConcurrentRunsPerAccount\` at once, across BullMQ workers"
+  "backlog-bound|src/invocations/invocation.service.ts|this.runner.backlog() < max|this.runner.backlog() <= max|test/e2e/backlog-limit.e2e-spec.ts|waiting runs, answers 503 with Retry-After past them|over \`maxQueuedRuns\` waiting runs a trigger is refused (503), nothing stored or charged"
+  # --- bodies and outputs, at their exact edge ---
+  "body-declared-edge|src/http/body-capture/read-body.ts|if (declared > maxBytes)|if (declared > maxBytes + 1)|test/e2e/hostile-input.e2e-spec.ts|answers 413 at once for a declared Content-Length of maxBodyBytes + 1|a declared Content-Length one byte over \`maxBodyBytes\` is refused before a byte is read"
+  "body-streamed-edge|src/http/body-capture/read-body.ts|if (size > maxBytes) return|if (size > maxBytes + 1) return|test/e2e/trigger-and-body.e2e-spec.ts|answers 413 for a chunked body one byte over maxBodyBytes|a body without a declared length is refused one byte over \`maxBodyBytes\`"
+  "output-returned-edge|src/runs/invocation.executor.ts|if (bytes > this.options.maxOutputBytes) {|if (bytes > this.options.maxOutputBytes + 1) {|test/e2e/output-limits.e2e-spec.ts|stores returned outputs of exactly maxOutputBytes and fails a run one byte over|returned outputs: exactly \`maxOutputBytes\` is stored, one byte more fails the run"
+  "output-emitted-edge|src/runs/run-outputs.ts|if (total > this.maxBytes) {|if (total > this.maxBytes + 1) {|test/e2e/emitted-outputs.e2e-spec.ts|exactly maxOutputBytes; one byte more fails the run|emitted outputs: exactly \`maxOutputBytes\` is stored, the output one byte over is not and fails the run"
+  # --- callbacks: signing, verification, SSRF ---
+  "sign-content|src/callbacks/standard-webhooks.ts|.update(\`\${msgId}.\${timestampSec}.\`, 'utf8')|.update(\`\${msgId}.\${timestampSec}\`, 'utf8')|src/callbacks/standard-webhooks.spec.ts|signs \"id.timestamp.body\" as the oracle does|callbacks are signed as Standard Webhooks says: id, timestamp and body"
+  "sign-without-body|src/callbacks/standard-webhooks.ts|'utf8').update(body).digest()|'utf8').digest()|src/callbacks/standard-webhooks.spec.ts|accepts what the oracle signed and returns the parsed body|the body is part of what is signed and verified (as the reference library signs it)"
+  "verify-any-signature|src/callbacks/standard-webhooks.ts|if (got.length === want.length && timingSafeEqual(got, want)) matched = true;|if (got.length === want.length) matched = true;|src/callbacks/standard-webhooks.spec.ts|refuses a tampered body, timestamp or id, and a wrong secret|verification refuses a changed body, timestamp or id, and another secret's signature"
+  "verify-signature-prefix|src/callbacks/standard-webhooks.ts|timingSafeEqual(got, want)|timingSafeEqual(got.subarray(0, 4), want.subarray(0, 4))|src/callbacks/standard-webhooks.spec.ts|refuses a signature one byte away|verification compares the whole signature"
+  "verify-tolerance-old|src/callbacks/standard-webhooks.ts|if (nowSec - sentSec > toleranceSec) {|if (nowSec - sentSec > toleranceSec + 1) {|src/callbacks/standard-webhooks.spec.ts|the tolerance exactly|a timestamp one second older than the tolerance is refused"
+  "verify-tolerance-new|src/callbacks/standard-webhooks.ts|if (sentSec - nowSec > toleranceSec) {|if (sentSec - nowSec > toleranceSec + 1) {|src/callbacks/standard-webhooks.spec.ts|the tolerance exactly|a timestamp one second newer than the tolerance is refused"
+  "ssrf-private-range|src/callbacks/callback-address.ts|'172.16.0.0/12'|'172.16.0.0/13'|src/callbacks/callback-address.spec.ts|refusedAddressKind|every address of the private ranges is refused (172.16.0.0/12 whole)"
+  "ssrf-metadata|src/callbacks/callback-address.ts|['169.254.0.0/16', 'fe80::/10']|['fe80::/10']|src/callbacks/callback-address.spec.ts|refusedAddressKind|link-local addresses (169.254.169.254, cloud metadata) are refused"
+  "ssrf-mapped-ipv4|src/callbacks/callback-address.ts|if (v4 !== undefined) return refusedAddressKind(v4);|if (false) return refusedAddressKind(v4);|src/callbacks/callback-address.spec.ts|refusedAddressKind|an IPv6 address carrying an IPv4 one is judged by the IPv4 one"
+  "ssrf-resolved-name|src/callbacks/callback-sender.ts|for (const { address } of addresses) {|for (const { address } of addresses.slice(0, 1)) {|src/callbacks/callback-sender.spec.ts|refuses the host when ANY address it resolves to is not public|a name is refused when ANY address it resolves to is not public"
+  "ssrf-rebinding|src/callbacks/callback-sender.ts|if (hostname.toLowerCase() !== host) throw|if (false) throw|src/callbacks/callback-sender.spec.ts|refuses another host name, and addresses that are not public|the connection goes only to the addresses checked for the name (no second lookup)"
+  # --- retention ---
+  "retention-unfinished|src/persistence/sql/sql-invocation.repository.ts|WHERE created_at < ? AND status IN (\${FINISHED})|WHERE created_at < ?|test/fakes/contract.spec.ts|deletes finished runs created before a date, never queued or running ones|retention deletes finished runs only"
+  "retention-running|src/persistence/records.ts|INVOCATION_STATUSES.filter((s) => s !== 'queued' && s !== 'running')|INVOCATION_STATUSES.filter((s) => s !== 'queued')|test/fakes/contract.spec.ts|deletes finished runs created before a date, never queued or running ones|a running run is not finished: retention keeps it"
+  "retention-age|src/lifecycle/history-retention.ts|new Date(now - this.options.historyRetentionDays * DAY_MS)|new Date(now)|src/lifecycle/history-retention.spec.ts|keeps runs younger than historyRetentionDays|retention deletes only runs older than \`historyRetentionDays\`"
 )
-# owner-on-finish-sql-args is the second half of owner-on-finish-sql (the owner's bound value goes with its
-# condition); it is applied with it, never alone.
 
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/mutation-check.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
-(cd "$root" && git ls-files -co --exclude-standard | grep -v -x 'node_modules' | tar -cf - -T -) | tar -xf - -C "$scratch"
-ln -s "$(readlink -f "$root/node_modules")" "$scratch/node_modules"
+# --- the rows, grouped by name (in order of first appearance) ---------------------------------------------------
+declare -a NAMES=()
+declare -A ROWS_OF=() TEST_OF=() TITLE_OF=() PROMISE_OF=() FILES_OF=()
+for i in "${!MUTATIONS[@]}"; do
+  IFS='|' read -r name file _from _to test title promise <<<"${MUTATIONS[$i]}"
+  if [[ -z "${ROWS_OF[$name]+x}" ]]; then
+    NAMES+=("$name")
+    ROWS_OF[$name]=$i TEST_OF[$name]=$test TITLE_OF[$name]=$title PROMISE_OF[$name]=$promise FILES_OF[$name]=$file
+  else
+    [[ "$test" == "-" ]] || { echo "row $i ($name): only the first row of a mutation names its test" >&2; exit 2; }
+    ROWS_OF[$name]+=" $i"
+    [[ " ${FILES_OF[$name]} " == *" $file "* ]] || FILES_OF[$name]+=" $file"
+  fi
+done
 
-# Replaces the exact text once in the scratch copy; fails when it is not there exactly once.
+# The table of CONTRIBUTING.md ("Mutation checks"), generated from the rows.
+list() {
+  echo '| mutation | the promise it breaks | where | the test that must fail |'
+  echo '|---|---|---|---|'
+  local name files
+  for name in "${NAMES[@]}"; do
+    files=$(printf '`%s` ' ${FILES_OF[$name]})
+    printf '| `%s` | %s | %s| `%s`, "%s" |\n' "$name" "${PROMISE_OF[$name]}" "$files" "${TEST_OF[$name]}" "${TITLE_OF[$name]}"
+  done
+}
+
+check_docs() {
+  local docs="$root/CONTRIBUTING.md"
+  if diff <(list) <(sed -n '/<!-- mutation-table:begin/,/<!-- mutation-table:end/p' "$docs" | sed '1d;$d') >/dev/null; then
+    echo "CONTRIBUTING.md lists every mutation of this script (${#NAMES[@]})"
+  else
+    echo "CONTRIBUTING.md's mutation table is not this script's: replace it (between the mutation-table comments) with"
+    echo "the output of: bash scripts/mutation-check.sh --list"
+    diff <(list) <(sed -n '/<!-- mutation-table:begin/,/<!-- mutation-table:end/p' "$docs" | sed '1d;$d') || true
+    return 1
+  fi
+}
+
+case "${1:-}" in
+  --list) list; exit 0 ;;
+  --check-docs) check_docs; exit $? ;;
+  -*) echo "usage: $0 [--list | --check-docs | name…]" >&2; exit 2 ;;
+esac
+
+: "${WEBHOOK_TEST_POSTGRES_URL:?set WEBHOOK_TEST_POSTGRES_URL (the PostgreSQL rows need it)}"
+: "${WEBHOOK_TEST_REDIS_URL:?set WEBHOOK_TEST_REDIS_URL (the Redis rows need it)}"
+
+wanted=("$@")
+for w in "${wanted[@]}"; do
+  [[ -n "${ROWS_OF[$w]+x}" ]] || { echo "no mutation named $w (see --list)" >&2; exit 2; }
+done
+docs_ok=0
+if ((${#wanted[@]} == 0)); then
+  wanted=("${NAMES[@]}")
+  check_docs || docs_ok=1
+fi
+
+jobs=${MUTATION_JOBS:-2}
+((jobs > ${#wanted[@]})) && jobs=${#wanted[@]}
+# Longest one mutation's test may take before it counts as hung (an ERROR, not a catch).
+row_timeout=${MUTATION_ROW_TIMEOUT:-5m}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/mutation-check.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+trap 'exit 143' TERM INT # so that the EXIT trap removes the scratch copies
+mkdir -p "$work/results"
+# One scratch copy of the working tree per lane: the files git knows (tracked and untracked, not ignored).
+for ((lane = 0; lane < jobs; lane++)); do
+  mkdir -p "$work/lane$lane"
+  (cd "$root" && git ls-files -co --exclude-standard | grep -v -x 'node_modules' | tar -cf - -T -) | tar -xf - -C "$work/lane$lane"
+  ln -s "$(readlink -f "$root/node_modules")" "$work/lane$lane/node_modules"
+done
+
+# Replaces the exact text once in a scratch copy ("\n" a line break); fails when it is not there exactly once.
 apply() {
   FROM="$2" TO="$3" node -e '
     const fs = require("fs"); const file = process.argv[1];
-    const text = fs.readFileSync(file, "utf8"); const n = text.split(process.env.FROM).length - 1;
-    if (n !== 1) { console.error(`expected the text once in ${file}, found it ${n} times: ${process.env.FROM}`); process.exit(1); }
-    fs.writeFileSync(file, text.replace(process.env.FROM, () => process.env.TO));' "$scratch/$1"
+    const un = (s) => s.replace(/\\n/g, "\n");
+    const [from, to] = [un(process.env.FROM), un(process.env.TO)];
+    const text = fs.readFileSync(file, "utf8"); const n = text.split(from).length - 1;
+    if (n !== 1) { console.error(`expected the text once in ${file}, found it ${n} times: ${from}`); process.exit(1); }
+    fs.writeFileSync(file, text.replace(from, () => to));' "$1"
 }
 
-restore() { cp "$root/$1" "$scratch/$1"; }
+# jest -t takes a regular expression: the test names are matched literally.
+literal() { printf '%s' "$1" | sed 's/[][\\.*^$?+(){}|/]/\\&/g'; }
 
-wanted=("$@")
-survived=0
-for m in "${MUTATIONS[@]}"; do
-  IFS='|' read -r name file from to test title <<<"$m"
-  [[ "$test" == "-" ]] && continue
-  if ((${#wanted[@]} > 0)) && [[ ! " ${wanted[*]} " == *" $name "* ]]; then continue; fi
-  apply "$file" "$from" "$to"
-  if [[ "$name" == "owner-on-finish-sql" ]]; then
-    IFS='|' read -r _ f2 from2 to2 _ _ <<<"${MUTATIONS[2]}"
-    apply "$f2" "$from2" "$to2"
-  fi
-  echo "== $name: $file; expecting a failure of \"$title\" ($test)"
-  log="$scratch/$name.log"
-  if (cd "$scratch" && CI=1 npx jest --runInBand "$test" -t "$title" >"$log" 2>&1); then
-    echo "   SURVIVED: no test failed"
-    survived=1
-  elif grep -Eq 'Tests: +[0-9]+ failed' "$log"; then
-    echo "   caught: $(grep -E '✕' "$log" | head -3 | sed 's/^ *//' | tr '\n' ' ')"
+# Runs one mutation in a lane's scratch copy; prints one result line and writes it to results/<index>.
+check() {
+  local lane=$1 index=$2 name=$3 dir="$work/lane$1" started=$SECONDS status detail rc=0
+  local log="$work/$name.log" test=${TEST_OF[$name]} title=${TITLE_OF[$name]} row file from to
+  local applied=1 files=()
+  for row in ${ROWS_OF[$name]}; do
+    IFS='|' read -r _ file from to _ <<<"${MUTATIONS[$row]}"
+    files+=("$file")
+    apply "$dir/$file" "$from" "$to" 2>>"$log" || applied=0
+  done
+  if ((applied == 0)); then
+    status=NOT-APPLIED detail=$(tail -1 "$log")
   else
-    echo "   ERROR: jest failed without a failing test (see below)"
-    tail -30 "$log"
-    survived=1
+    (cd "$dir" && CI=1 timeout -k 10s "$row_timeout" npx jest --runInBand --ci --forceExit "$test" -t "$(literal "$title")" >>"$log" 2>&1) || rc=$?
+    local tests
+    tests=$(grep -E '^Tests: ' "$log" | tail -1 || true)
+    if ((rc == 124 || rc == 137)); then
+      status=ERROR detail="its test did not finish within $row_timeout"
+    elif [[ "$tests" =~ ([0-9]+)\ failed ]]; then
+      status=caught detail=$(grep -E '✕' "$log" | head -2 | sed 's/^ *//' | tr '\n' ' ' || true)
+    elif ((rc == 0)) && [[ "$tests" =~ ([0-9]+)\ passed ]]; then
+      status=SURVIVED detail="$tests"
+    else
+      status=ERROR detail="jest exit $rc without a failing test: ${tests:-no test ran}"
+    fi
   fi
-  restore "$file"
+  for file in "${files[@]}"; do cp "$root/$file" "$dir/$file"; done
+  local line
+  line=$(printf '%-11s %-30s %4ss  %s' "$status" "$name" "$((SECONDS - started))" "${detail:0:160}")
+  echo "$line" | tee "$work/results/$(printf '%03d' "$index")"
+  if [[ "$status" != caught ]]; then
+    echo "   expected a failure of \"$title\" ($test); the end of its log:"
+    tail -25 "$log" | sed 's/^/   | /'
+  fi
+}
+
+echo "== ${#wanted[@]} mutation(s), $jobs at a time"
+started=$SECONDS
+for ((lane = 0; lane < jobs; lane++)); do
+  (
+    for i in "${!wanted[@]}"; do
+      ((i % jobs == lane)) && check "$lane" "$i" "${wanted[$i]}"
+    done
+    true
+  ) &
 done
-exit "$survived"
+wait
+
+echo
+echo "== summary ($((SECONDS - started)) s for ${#wanted[@]} mutation(s), $jobs at a time)"
+bad=0
+for i in "${!wanted[@]}"; do
+  f="$work/results/$(printf '%03d' "$i")"
+  if [[ -f "$f" ]]; then
+    cat "$f"
+    [[ "$(cut -d' ' -f1 "$f")" == caught ]] || bad=$((bad + 1))
+  else
+    echo "ERROR       ${wanted[$i]}: no result"
+    bad=$((bad + 1))
+  fi
+done
+((docs_ok == 0)) || echo "and CONTRIBUTING.md's table is out of date (see above)"
+if ((bad > 0 || docs_ok != 0)); then
+  echo "FAILED: $bad of ${#wanted[@]} mutation(s) not caught"
+  exit 1
+fi
+echo "all ${#wanted[@]} mutation(s) caught"

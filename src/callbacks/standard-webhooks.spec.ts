@@ -161,6 +161,32 @@ describe('verifyWebhookSignature (the oracle signs, ours verifies)', () => {
     }
   });
 
+  it('refuses a signature one byte away from the right one, first or last', () => {
+    const ts = nowSec();
+    const headers = oracleHeaders(secret, 'msg_abc', ts, body);
+    const right = Buffer.from(headers['webhook-signature'].slice(3), 'base64');
+    for (const at of [0, right.length - 1]) {
+      const wrong = Buffer.from(right);
+      wrong[at] ^= 1;
+      const error = refusal(() =>
+        verifyWebhookSignature(secret, { ...headers, 'webhook-signature': `v1,${wrong.toString('base64')}` }, body),
+      );
+      expect(error.reason).toBe('no_matching_signature');
+    }
+    expect(verifyWebhookSignature(secret, headers, body)).toEqual(JSON.parse(body));
+  });
+
+  it('accepts a timestamp at the tolerance exactly, either way, and refuses one second past it', () => {
+    const at = 1_700_000_000;
+    const now = at * 1000 + 999; // whole seconds: still `at`
+    const verify = (sent: number) => () =>
+      verifyWebhookSignature(secret, oracleHeaders(secret, 'msg_edge', sent, body), body, { toleranceSec: 300, now });
+    expect(verify(at - 300)()).toEqual(JSON.parse(body));
+    expect(verify(at + 300)()).toEqual(JSON.parse(body));
+    expect(refusal(verify(at - 301)).reason).toBe('timestamp_too_old');
+    expect(refusal(verify(at + 301)).reason).toBe('timestamp_too_new');
+  });
+
   it('refuses timestamps outside the tolerance, in both directions, and takes a tolerance of its own', () => {
     const ts = nowSec();
     const old = refusal(() => verifyWebhookSignature(secret, oracleHeaders(secret, 'msg_1', ts - 400, body), body));

@@ -30,6 +30,17 @@ describe('trigger keys', () => {
     expect(verifyTriggerKey('', hash)).toBe(false);
   });
 
+  it("compare the whole hash: a stored hash one byte away from the key's, first, middle or last, is refused", () => {
+    const key = generateTriggerKey();
+    const hash = Buffer.from(hashTriggerKey(key), 'hex');
+    for (const at of [0, 3, 4, 16, 31]) {
+      const other = Buffer.from(hash);
+      other[at] ^= 1;
+      expect(verifyTriggerKey(key, other.toString('hex'))).toBe(false);
+    }
+    expect(verifyTriggerKey(key, hash.toString('hex'))).toBe(true);
+  });
+
   it('refuse, without throwing, a stored hash of the wrong length or not hex', () => {
     const key = generateTriggerKey();
     const hash = hashTriggerKey(key);

@@ -12,6 +12,32 @@ describe('HistoryRetention', () => {
 
   afterEach(() => jest.restoreAllMocks());
 
+  it('keeps runs younger than historyRetentionDays and deletes the finished ones older', async () => {
+    const f = createWebhookFakes({ historyRetentionDays: 30 });
+    const now = Date.UTC(2026, 5, 1);
+    const daysAgo = (days: number) => new Date(now - days * 24 * 60 * 60 * 1000);
+    for (const [id, days] of [
+      ['inv_old', 30.01],
+      ['inv_young', 29.99],
+    ] as const) {
+      await f.invocations.insert({
+        id,
+        triggerId: 'trg_AAAAAAAAAAAAAAAA',
+        botId: 'echo',
+        accountId: 'acct',
+        inputs: {},
+        credits: 1,
+        idempotencyKey: null,
+        requestHash: null,
+        createdAt: daysAgo(days),
+      });
+      await f.invocations.transition(id, 'queued', 'cancelled', { finishedAt: daysAgo(days) });
+    }
+    await expect(new HistoryRetention(f.invocations, new ShutdownState(), f.options).sweep(now)).resolves.toBe(1);
+    expect(await f.invocations.findById('inv_old')).toBeNull();
+    expect(await f.invocations.findById('inv_young')).toMatchObject({ status: 'cancelled' });
+  });
+
   it('logs a failed sweep as an error while the app runs', async () => {
     const f = failingStore();
     const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);

@@ -79,6 +79,21 @@ describeOnEveryAdapterAndDatabase('emitted outputs', ({ makeAdapter, database })
     expect(outputs.map((o) => o.title)).toEqual(outputs.map((_o, i) => `step ${i + 1}`));
   });
 
+  it('accepts an emitted output that brings the outputs to exactly maxOutputBytes; one byte more fails the run and is not stored', async () => {
+    const size = MAX - Buffer.byteLength(JSON.stringify([step(1)]));
+    const exact = await startRun(emit, { n: 1, ms: 0, size, returns: false });
+    const stored = [{ title: 'step 1', message: '1' + 'x'.repeat(size) }];
+    expect(Buffer.byteLength(JSON.stringify(stored))).toBe(MAX);
+    expect((await syncInvocation(emit, exact)).body).toEqual({ success: true, outputs: stored });
+    const over = await startRun(emit, { n: 1, ms: 0, size: size + 1, returns: false });
+    expect((await syncInvocation(emit, over)).body).toEqual({
+      success: false,
+      status: 'failed',
+      outputs: [],
+      error: { message: expect.stringContaining(`${MAX + 1} bytes of JSON, over the limit of ${MAX}`), code: 'outputs_too_large' },
+    });
+  });
+
   it('keeps what was emitted before a cancel, and nothing after it', async () => {
     const id = await startRun(emit, { n: 20, ms: 100 });
     await eventually('a first output', 3000, async () => ((await getStatus(emit, id)).body.outputs as unknown[] | undefined)?.length);

@@ -142,6 +142,20 @@ describeOnEveryAdapterAndDatabase('hostile input', ({ makeAdapter, database }) =
     await expectNothingStored(t, [], fresh, ACCOUNT, 1000);
   });
 
+  it('answers 413 at once for a declared Content-Length of maxBodyBytes + 1, before any byte of the body is sent', async () => {
+    const fresh = await createTrigger(t, 'echo');
+    const exchange = openRaw(
+      t.baseUrl,
+      postHead(fresh, { 'Content-Type': 'application/json', 'X-Key': fresh.key, 'Content-Length': String(64 * 1024 + 1) }),
+    );
+    const answer = await exchange.answer();
+    exchange.socket.destroy();
+    // Waiting for the body instead would end in 408 after bodyTimeoutMs (400 ms).
+    expect(answer.status).toBe(413);
+    expect(answer.closedByServer).toBe(true);
+    await expectNothingStored(t, [], fresh, ACCOUNT, 1000);
+  });
+
   it('answers 408 when an authenticated body trickles past bodyTimeoutMs, closes the connection, stores nothing', async () => {
     const fresh = await createTrigger(t, 'echo');
     const exchange = openRaw(

@@ -49,6 +49,24 @@ describeOnEveryAdapterAndDatabase('output limits', ({ makeAdapter, database }) =
     });
   });
 
+  it('stores returned outputs of exactly maxOutputBytes and fails a run one byte over', async () => {
+    const overhead = Buffer.byteLength(JSON.stringify([{ title: 'big', message: '' }]));
+    const exact = await triggerBot(big, { size: MAX - overhead });
+    expect(await syncInvocation(big, exact.body.invocation.id)).toMatchObject({
+      body: { success: true, outputs: [{ title: 'big', message: 'x'.repeat(MAX - overhead) }] },
+    });
+    const over = await triggerBot(big, { size: MAX - overhead + 1 });
+    expect((await syncInvocation(big, over.body.invocation.id)).body).toEqual({
+      success: false,
+      status: 'failed',
+      outputs: [],
+      error: {
+        message: expect.stringMatching(new RegExp(`^The bot's outputs are ${MAX + 1} bytes of JSON, over the limit of ${MAX} `)),
+        code: 'outputs_too_large',
+      },
+    });
+  });
+
   it('lists history with outputs up to the list bound and flags longer ones, which the single-run view gives whole', async () => {
     const small = await triggerBot(big, { size: 10 });
     const large = await triggerBot(big, { size: LISTED_OUTPUTS_MAX + 100 });

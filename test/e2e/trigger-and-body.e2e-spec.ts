@@ -234,6 +234,25 @@ describeOnEveryAdapterAndDatabase('trigger and body', ({ adapterName, makeAdapte
       expect(await storedCredits(t.store, ACCOUNT)).toBe(999);
     });
 
+    it('accepts a chunked body of exactly maxBodyBytes and answers 413 for a chunked body one byte over maxBodyBytes', async () => {
+      const trigger = await createTrigger(t, 'echo', 'chunked-edge');
+      const before = (await storedCredits(t.store, ACCOUNT))!;
+      const send = (size: number) => {
+        const whole = bodyOf(size);
+        return rawRequest(trigger.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-key': trigger.key },
+          chunks: [whole.slice(0, 500), whole.slice(500)],
+        });
+      };
+      expect((await send(1024)).status).toBe(200);
+      const over = await send(1025);
+      expect(over.status).toBe(413);
+      expect(over.body).toMatchObject({ statusCode: 413, message: expect.stringMatching(/1024 bytes/) });
+      expect(await storedInvocations(t.store, trigger.id)).toHaveLength(1);
+      expect(await storedCredits(t.store, ACCOUNT)).toBe(before - 1);
+    });
+
     it('answers 413 for an oversized chunked body that declares no length', async () => {
       const trigger = await createTrigger(t, 'echo', 'chunked');
       const res = await rawRequest(trigger.url, {

@@ -251,6 +251,30 @@ describe.each([
       expect(await s.invocations.findById(invocation.id)).toMatchObject({ status: 'succeeded', ...outcome, startedAt: at(1000) });
     });
 
+    it.each(['succeeded', 'failed', 'cancelled', 'timed_out'] as const)(
+      'never changes a finished run: once %s, no transition, emitted output, start or recovery applies, with or without its owner',
+      async (terminal) => {
+        const invocation = await running('worker-1', at(2000));
+        const ended = { finishedAt: at(1500), outputs: [{ title: 'first', message: 'kept' }], error: null };
+        expect(await s.invocations.transition(invocation.id, 'running', terminal, ended)).toBe(true);
+        const stored = await s.invocations.findById(invocation.id);
+        // A late outcome from its (former) owner, a cancel, a recovery: none lands.
+        const late = { finishedAt: at(1600), outputs: [{ title: 'late', message: 'lost' }], error: { message: 'late' } };
+        for (const to of ['succeeded', 'failed', 'cancelled', 'timed_out'] as const) {
+          expect(await s.invocations.transition(invocation.id, 'running', to, late, { owner: 'worker-1' })).toBe(false);
+          expect(await s.invocations.transition(invocation.id, 'running', to, late)).toBe(false);
+          expect(await s.invocations.transition(invocation.id, 'queued', to, late)).toBe(false);
+        }
+        // Nor an emitted output, a second start, or the recovery of a run its owner lost.
+        expect(await s.invocations.appendOutput(invocation.id, 'worker-1', { title: 'late', message: 'emitted' })).toBe(false);
+        expect(await s.invocations.markRunning(invocation.id, at(1700), 'worker-2', at(2700))).toBeNull();
+        expect(await s.invocations.recoverInterrupted(invocation.id, { owner: 'worker-1' }, 'failed', late)).toBe(false);
+        expect(await s.invocations.recoverInterrupted(invocation.id, { leaseExpiredBefore: at(99_999) }, 'queued', {})).toBe(false);
+        expect(await s.invocations.findById(invocation.id)).toEqual(stored);
+        expect(stored).toMatchObject({ status: terminal, ...ended });
+      },
+    );
+
     it('appends emitted outputs to a running run for its owner only, in order, and keeps them when it ends', async () => {
       const invocation = await running('worker-1', at(2000));
       const a = { title: 'step 1', message: 'é "quoted" ]' };

@@ -88,6 +88,17 @@ if (!baseUrl) {
       expect(acceptorOf(nodes[0])).toBeInstanceOf(PostgresRunAcceptor);
     });
 
+    it('an account one credit short of a whole batch: 10 credits, 11 requests at once → 10 accepted, the balance 0, never below', async () => {
+      await admin().setCredits('short', 10);
+      const runs = Array.from({ length: 11 }, () => run('short'));
+      const outcomes = await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+
+      expect(outcomes.filter((o) => o.kind === 'accepted')).toHaveLength(10);
+      expect(outcomes[10]).toEqual({ kind: 'refused', funded: true });
+      expect(await storedIds('short')).toHaveLength(10);
+      expect(await balance('short')).toBe(0);
+    });
+
     it('a batch split by too few credits: 10 credits, 30 requests in one transaction → the first 10 in arrival order accepted, 20 refused', async () => {
       await admin().setCredits('split', 10);
       const transactions = countTransactions(nodes[0]);
@@ -184,12 +195,19 @@ if (!baseUrl) {
       const writes = jest.spyOn(nodes[0].get(SqlExecutor), 'write');
       const at = new Date();
       const lease = new Date(at.getTime() + 30_000);
-      const claims = await Promise.all([...runs, runs[0]].map((r) => repository.markRunning(r.id, at, 'owner-a', lease)));
+      // A run cancelled while queued is in the batch too: it never starts.
+      const cancelled = run('claims');
+      await acceptorOf(nodes[0]).accept(cancelled, now());
+      expect(await repository.transition(cancelled.id, 'queued', 'cancelled', { finishedAt: at })).toBe(true);
+      writes.mockClear();
+      const claims = await Promise.all([...runs, runs[0], cancelled].map((r) => repository.markRunning(r.id, at, 'owner-a', lease)));
 
       expect(writes).toHaveBeenCalledTimes(1);
       expect(claims.slice(0, 20).map((c) => c?.id)).toEqual(runs.map((r) => r.id));
-      expect(claims.slice(0, 20).every((c) => c?.status === 'running' && c.owner === 'owner-a')).toBe(true);
+      expect(claims.slice(0, 20).every((c) => c?.status === 'running' && c.owner === 'owner-a' && c.attempts === 1)).toBe(true);
       expect(claims[20]).toBeNull(); // the second dispatch of runs[0]
+      expect(claims[21]).toBeNull();
+      expect((await repository.findById(cancelled.id))?.status).toBe('cancelled');
       // Another process cannot claim them again.
       expect(await nodes[1].get(InvocationRepository).markRunning(runs[1].id, at, 'owner-b', lease)).toBeNull();
     });
@@ -217,6 +235,32 @@ if (!baseUrl) {
       // Finished once: a second outcome for the same run changes nothing.
       expect(await repository.transition(runs[0].id, 'running', 'failed', outcome(9), { owner: 'owner-a' })).toBe(false);
     });
+
+    it.each(['cancelled', 'failed', 'timed_out'] as const)(
+      "a grouped outcome never overwrites a run stored %s meanwhile (as a cancel that lands before the bot's result)",
+      async (terminal) => {
+        await admin().setCredits('ended', 100);
+        const runs = Array.from({ length: 3 }, () => run('ended'));
+        await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+        const repository = nodes[0].get(InvocationRepository);
+        const at = new Date();
+        await Promise.all(runs.map((r) => repository.markRunning(r.id, at, 'owner-a', new Date(at.getTime() + 30_000))));
+        // Ended elsewhere (a cancel on another node: no owner condition), as the service stores it.
+        const ended = { finishedAt: new Date(), error: { message: 'ended elsewhere', code: terminal } };
+        expect(await nodes[1].get(InvocationRepository).transition(runs[1].id, 'running', terminal, ended)).toBe(true);
+        const writes = jest.spyOn(nodes[0].get(SqlExecutor), 'write');
+        const outcome = { finishedAt: new Date(), outputs: [{ title: 'late', message: 'result' }], error: null };
+        const stored = await Promise.all(
+          runs.map((r) => repository.transition(r.id, 'running', 'succeeded', outcome, { owner: 'owner-a' })),
+        );
+
+        expect(writes).toHaveBeenCalledTimes(1);
+        expect(stored).toEqual([true, false, true]);
+        const rows = await Promise.all(runs.map((r) => repository.findById(r.id)));
+        expect(rows.map((r) => r?.status)).toEqual(['succeeded', terminal, 'succeeded']);
+        expect(rows[1]).toMatchObject({ outputs: null, error: ended.error });
+      },
+    );
 
     it('one key on two nodes at once (a free bot, so no account row is locked) → one run, the other answers it', async () => {
       const same = { triggerId: 'trg_group_commit_free', credits: 0, idempotencyKey: 'free-1', requestHash: 'h' };
