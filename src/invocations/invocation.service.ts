@@ -6,7 +6,7 @@ import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-o
 import { newInvocationId } from '../keys/ids.js';
 import { CreditLedger } from '../persistence/credit-ledger.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
-import { RunAcceptor } from '../persistence/run-acceptor.js';
+import { RunAcceptor, type AcceptOutcome } from '../persistence/run-acceptor.js';
 import type { InvocationRecord, TriggerRecord } from '../persistence/records.js';
 import { WebhookUnitOfWork, type WebhookTransaction } from '../persistence/unit-of-work.js';
 import { BotRunner } from '../runs/bot-runner.js';
@@ -149,14 +149,40 @@ export class InvocationService {
       requestHash: requestHash ?? null,
       createdAt: now,
     };
-    const outcome = await this.acceptor.accept(record, since);
+    // A free slot here and nobody waiting for one: the accept step stores the run `running` for this process
+    // (the accept is its claim) and it starts right after the COMMIT, without a claim round trip.
+    const reservation = this.invocations.storesClaims ? this.runner.reserve(trigger.accountId) : null;
+    const claim = reservation
+      ? { owner: reservation.owner, startedAt: now, leaseExpiresAt: new Date(now.getTime() + this.options.runLeaseMs) }
+      : undefined;
+    let outcome: AcceptOutcome;
+    try {
+      outcome = await this.acceptor.accept(claim ? { ...record, claim } : record, since);
+    } catch (error) {
+      reservation?.release();
+      throw error;
+    }
+    if (outcome.kind !== 'accepted') reservation?.release();
     if (outcome.kind === 'refused') throw new NotEnoughCreditsError(trigger.accountId, bot.credits, outcome.funded);
     if (outcome.kind === 'repeat') {
       if (outcome.earlier.requestHash !== (requestHash ?? null)) throw new IdempotencyKeyReusedError();
       return { id: outcome.earlier.id, replayed: true };
     }
     this.events.emit(record, 'queued');
-    await this.runner.dispatch({ id: record.id, accountId: record.accountId });
+    if (reservation && claim) {
+      reservation.start({
+        ...record,
+        status: 'running',
+        outputs: null,
+        error: null,
+        startedAt: claim.startedAt,
+        finishedAt: null,
+        owner: claim.owner,
+        attempts: 1,
+      });
+    } else {
+      await this.runner.dispatch({ id: record.id, accountId: record.accountId });
+    }
     return { id: record.id, replayed: false };
   }
 

@@ -10,7 +10,18 @@ export type LostRun = { leaseExpiredBefore: Date } | { owner: string };
  * join that transaction; without one they commit on their own.
  */
 export abstract class InvocationRepository {
-  /** Inserts a `queued` invocation; throws `IdempotencyKeyTakenError` when its key is taken on the trigger. */
+  /**
+   * True when `insert` stores a run's `claim` (stored `running` with its owner, lease and first attempt:
+   * accept-as-running). A store that leaves it false gets every run `queued`, claimed by `markRunning`.
+   */
+  get storesClaims(): boolean {
+    return false;
+  }
+
+  /**
+   * Inserts a `queued` invocation, or a `running` one when it carries a `claim` (and `storesClaims`);
+   * throws `IdempotencyKeyTakenError` when its key is taken on the trigger.
+   */
   abstract insert(invocation: NewInvocation, tx?: WebhookTransaction): Promise<void>;
   abstract findById(id: string): Promise<InvocationRecord | null>;
   /** The invocation created on `triggerId` with `key` at or after `since`, if any. */

@@ -60,7 +60,20 @@ export interface InvocationRecord {
   outputsTruncated?: boolean;
 }
 
-export type NewInvocation = Omit<InvocationRecord, 'status' | 'outputs' | 'error' | 'startedAt' | 'finishedAt' | 'owner' | 'attempts'>;
+/**
+ * A claim made by the accept step itself (accept-as-running): the run is stored `running`, owned by the
+ * process that will run it at once, with its lease and its first attempt counted, as `markRunning` would.
+ */
+export interface AcceptClaim {
+  owner: string;
+  startedAt: Date;
+  leaseExpiresAt: Date;
+}
+
+/** A run to store: `queued`, or `running` when its accept step claimed it (`claim`). */
+export type NewInvocation = Omit<InvocationRecord, 'status' | 'outputs' | 'error' | 'startedAt' | 'finishedAt' | 'owner' | 'attempts'> & {
+  claim?: AcceptClaim;
+};
 
 /** Fields written together with a state change. */
 export interface InvocationTransition {

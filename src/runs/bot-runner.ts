@@ -7,6 +7,21 @@ export interface DispatchedRun {
   accountId: string;
 }
 
+import type { InvocationRecord } from '../persistence/records.js';
+
+/**
+ * A slot this process holds for a run being accepted (`BotRunner.reserve`): the accept step stores the run
+ * `running`, owned by `owner`, so no claim is needed; then `start` runs it in that slot, or `release` gives
+ * the slot back when nothing was stored (refused, a repeat, an error).
+ */
+export interface RunReservation {
+  /** The process that will run it (`InvocationExecutor.owner`): the run's owner as stored. */
+  readonly owner: string;
+  /** Runs the run its accept step stored `running` for this reservation. */
+  start(run: InvocationRecord): void;
+  release(): void;
+}
+
 /**
  * Where runs happen. `dispatch` must be safe to call twice for one run: the executor's conditional
  * state change turns the second call into a no-op.
@@ -21,6 +36,15 @@ export abstract class BotRunner {
    */
   backlog(): number {
     return 0;
+  }
+
+  /**
+   * A slot for a run about to be accepted, when this process may start it at once (a free slot and nobody
+   * waiting for one), so that the accept step stores it `running` (accept-as-running: no claim round trip).
+   * Null (the default) sends every run the usual way: stored `queued`, then `dispatch`.
+   */
+  reserve(_accountId: string): RunReservation | null {
+    return null;
   }
 
   /**

@@ -9,12 +9,18 @@ import type { InvocationExecutor } from './invocation.executor.js';
  */
 class HeldExecutor {
   draining = false;
+  readonly owner = 'this-process';
   readonly started: string[] = [];
   private readonly held: Array<{ id: string; botDone: () => void; stored: () => void; executing: boolean }> = [];
 
   execute(id: string, botDone: () => void): Promise<void> {
     this.started.push(id);
     return new Promise<void>((stored) => this.held.push({ id, botDone, stored, executing: true }));
+  }
+
+  /** A run its accept step stored running for this process: no claim, held like the others. */
+  runAccepted(run: { id: string }, botDone: () => void): Promise<void> {
+    return this.execute(run.id, botDone);
   }
 
   /** The bot of the oldest run executing with this id returns; its outcome is still being stored. */
@@ -143,6 +149,39 @@ describe('InProcessBotRunner', () => {
     while (executor.running.length > 0) await executor.end(executor.running[0]);
     expect(executor.started).toHaveLength(60_001);
     expect(performance.now() - t0).toBeLessThan(10_000);
+  });
+
+  it('reserves a slot for a run being accepted only when one is free and no run waits; the run then holds it like any other', async () => {
+    const { executor, runner } = setUp(2);
+    const reserved = runner.reserve('a')!;
+    expect(reserved.owner).toBe('this-process');
+    await runner.dispatch({ id: 'a0', accountId: 'a' });
+    await runner.dispatch({ id: 'a1', accountId: 'a' });
+    expect(executor.running).toEqual(['a0']); // the reserved slot is taken
+    expect(runner.reserve('b')).toBeNull(); // no free slot
+    reserved.start({ id: 'accepted' } as never);
+    expect(executor.running).toEqual(['a0', 'accepted']);
+    await executor.end('a0');
+    expect(executor.running).toEqual(['accepted', 'a1']);
+    await executor.end('accepted');
+    expect(runner.reserve('b')).not.toBeNull(); // a free slot, nobody waiting
+  });
+
+  it('gives a reserved slot back when nothing was accepted, and never reserves past a waiting run or an account at its cap', async () => {
+    const { executor, runner } = setUp(2, 1);
+    const reserved = runner.reserve('a')!;
+    await runner.dispatch({ id: 'b0', accountId: 'b' });
+    expect(runner.reserve('a')).toBeNull(); // a is at its cap (1)
+    reserved.release();
+    reserved.start({ id: 'too-late' } as never); // after release: nothing starts
+    await runner.dispatch({ id: 'a0', accountId: 'a' });
+    expect(executor.running).toEqual(['b0', 'a0']);
+    await runner.dispatch({ id: 'b1', accountId: 'b' });
+    await executor.end('a0'); // a free slot; b1 waits (b is at its cap)
+    expect(executor.running).toEqual(['b0']);
+    expect(runner.reserve('c')).toBeNull(); // a run waits: a newcomer goes the queued way, in line
+    await runner.dispatch({ id: 'c0', accountId: 'c' });
+    expect(executor.running).toEqual(['b0', 'c0']);
   });
 
   it('a run dispatched twice is handed to the executor twice (its claim makes the second a no-op), and frees both slots', async () => {

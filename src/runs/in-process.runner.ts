@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
-import { BotRunner, type DispatchedRun } from './bot-runner.js';
+import { BotRunner, type DispatchedRun, type RunReservation } from './bot-runner.js';
 import { InvocationExecutor } from './invocation.executor.js';
 
 /** A first-in first-out queue with O(1) push and shift: an array read from a moving head, compacted as it drains. */
@@ -86,15 +86,48 @@ export class InProcessBotRunner extends BotRunner {
 
   async dispatch(run: DispatchedRun): Promise<void> {
     if (this.executor.draining) return;
-    let account = this.accounts.get(run.accountId);
-    if (!account) {
-      account = { id: run.accountId, waiting: new Fifo(), running: 0, turn: 0, enrolled: false };
-      this.accounts.set(run.accountId, account);
-    }
+    const account = this.account(run.accountId);
     account.waiting.push(run.id);
     this.waiting++;
     if (!account.enrolled) this.enrol(account);
     this.pump();
+  }
+
+  /**
+   * A slot for a run being accepted, only when one is free, no run waits for one (nobody is passed over),
+   * and the account is under its cap: the accept step then stores the run `running` for this process.
+   */
+  override reserve(accountId: string): RunReservation | null {
+    const max = this.options.maxConcurrentRuns;
+    const cap = this.options.maxConcurrentRunsPerAccount;
+    if (this.executor.draining || this.waiting > 0 || this.running >= max || this.finishing >= max) return null;
+    const account = this.account(accountId);
+    if (cap !== undefined && account.running >= cap) return null;
+    const slot = this.take(account);
+    let used = false;
+    return {
+      owner: this.executor.owner,
+      start: (run) => {
+        if (used) return;
+        used = true;
+        this.launch(slot, run.id, (botDone) => this.executor.runAccepted(run, botDone));
+      },
+      release: () => {
+        if (used) return;
+        used = true;
+        slot.release();
+        slot.ended();
+      },
+    };
+  }
+
+  private account(accountId: string): AccountRuns {
+    let account = this.accounts.get(accountId);
+    if (!account) {
+      account = { id: accountId, waiting: new Fifo(), running: 0, turn: 0, enrolled: false };
+      this.accounts.set(accountId, account);
+    }
+    return account;
   }
 
   /** Runs dispatched here and waiting for a slot (a run cancelled while it waits counts until its turn comes). */
@@ -132,12 +165,19 @@ export class InProcessBotRunner extends BotRunner {
       if (!account) return;
       const id = account.waiting.shift()!;
       this.waiting--;
-      account.running++;
-      this.running++;
-      this.enrol(account);
-      let released = false;
+      this.launch(this.take(account), id, (botDone) => this.executor.execute(id, botDone));
+    }
+  }
+
+  /** A slot for one of the account's runs; `release` frees it when the bot is done, `ended` once the run's outcome is stored. */
+  private take(account: AccountRuns): { release(): void; ended(): void } {
+    account.running++;
+    this.running++;
+    this.enrol(account);
+    let released = false;
+    return {
       // The slot is freed as soon as the bot is done (or the run never started), before its outcome is stored.
-      const release = () => {
+      release: () => {
         if (released) return;
         released = true;
         this.running--;
@@ -145,18 +185,21 @@ export class InProcessBotRunner extends BotRunner {
         account.running--;
         this.enrol(account);
         this.pump();
-      };
-      this.executor
-        .execute(id, release)
-        .catch((error: unknown) =>
-          this.logger.error(`Run ${id} could not be executed`, error instanceof Error ? error.stack : String(error)),
-        )
-        .finally(() => {
-          release();
-          this.finishing--;
-          if (account.running === 0 && account.waiting.size === 0) this.accounts.delete(account.id);
-          this.pump();
-        });
-    }
+      },
+      ended: () => {
+        this.finishing--;
+        if (account.running === 0 && account.waiting.size === 0) this.accounts.delete(account.id);
+        this.pump();
+      },
+    };
+  }
+
+  private launch(slot: { release(): void; ended(): void }, id: string, run: (botDone: () => void) => Promise<void>): void {
+    run(() => slot.release())
+      .catch((error: unknown) => this.logger.error(`Run ${id} could not be executed`, error instanceof Error ? error.stack : String(error)))
+      .finally(() => {
+        slot.release();
+        slot.ended();
+      });
   }
 }

@@ -43,8 +43,9 @@ const ALL_EVENTS: ReadonlySet<CallbackEvent> = new Set(CALLBACK_EVENTS);
 /** Keeps exactly title and message, so a bot cannot leak extra fields into responses by accident. */
 const cleanOutputs = (outputs: BotOutput[]): BotOutput[] => outputs.map(({ title, message }) => ({ title, message }));
 
-/** Resolves with the signal's reason once it fires: what lets a run end even if its bot ignores the signal. */
+/** Resolves with the signal's reason once it fires (or at once if it has): what lets a run end even if its bot ignores the signal. */
 function whenAborted(signal: AbortSignal): Promise<unknown> {
+  if (signal.aborted) return Promise.resolve(signal.reason);
   return new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
 }
 
@@ -101,17 +102,29 @@ export class InvocationExecutor {
       this.claims.delete(claim);
     }
     if (!invocation) return;
+    return this.run(invocation, startedAt, botDone);
+  }
+
+  /**
+   * Runs an invocation its accept step stored `running` for this process (accept-as-running: the accept was
+   * the claim). Registered as in flight before anything is awaited, so a shutdown that begins meanwhile
+   * waits for it.
+   */
+  runAccepted(invocation: InvocationRecord, botDone: () => void = () => undefined): Promise<void> {
+    return this.run(invocation, invocation.startedAt ?? new Date(), botDone);
+  }
+
+  private async run(invocation: InvocationRecord, startedAt: Date, botDone: () => void): Promise<void> {
+    const invocationId = invocation.id;
     const claimed = invocation;
-    this.events.emit(invocation, 'running');
-    // What the trigger's callback wants (this process's copy, `CallbackOutbox.eventsOf`), for its started and output
-    // events; the completion asks again. `invocation.started` is stored right after the claim: were this process to die in between, the
-    // run's completion (by recovery) stores the missing started delivery with it (CallbackOutbox.finish).
-    const callbackEvents = this.outbox ? await this.outbox.eventsOf(claimed.triggerId).catch(() => ALL_EVENTS) : NO_EVENTS;
-    if (callbackEvents.has('invocation.started')) await this.outbox?.record('invocation.started', claimed);
     const controller = new AbortController();
     let finish!: () => void;
     const run: ActiveRun = { controller, finishing: false, done: new Promise<void>((resolve) => (finish = resolve)) };
     this.active.set(invocationId, run);
+    this.events.emit(invocation, 'running');
+    // What the trigger's callback wants (this process's copy, `CallbackOutbox.eventsOf`), for its started and
+    // output events; the completion asks again. Read before the try below: the emit() closure needs it.
+    let callbackEvents: ReadonlySet<CallbackEvent> = NO_EVENTS;
     // Made on the first ctx.emit() only; a retried run starts from what its earlier attempt emitted.
     let emitted: RunOutputs | undefined;
     const emit = (output: BotOutput): Promise<boolean> => {
@@ -123,6 +136,10 @@ export class InvocationExecutor {
     };
     const before = () => emitted?.list ?? claimed.outputs ?? [];
     try {
+      // `invocation.started` is stored right after the claim: were this process to die in between, the run's
+      // completion (by recovery) stores the missing started delivery with it (CallbackOutbox.finish).
+      if (this.outbox) callbackEvents = await this.outbox.eventsOf(claimed.triggerId).catch(() => ALL_EVENTS);
+      if (callbackEvents.has('invocation.started')) await this.outbox?.record('invocation.started', claimed);
       const bot = this.registry.get(invocation.botId);
       const outcome = bot
         ? await this.runBot(bot, invocation, controller, emit, before)
@@ -172,6 +189,8 @@ export class InvocationExecutor {
     emit: (output: BotOutput) => Promise<boolean>,
     before: () => BotOutput[],
   ): Promise<Outcome> {
+    // Cancelled (or finished elsewhere) before the bot was called: it is not called at all.
+    if (controller.signal.aborted) return this.stopped(controller.signal.reason);
     const timer = setTimeout(() => controller.abort(RunStop.timeout(bot.timeoutMs)), bot.timeoutMs);
     try {
       const result = await Promise.race([

@@ -242,6 +242,27 @@ describe.each([
       expect(await s.invocations.markRunning(cancelled.id, at(100), 'worker-1', at(115))).toBeNull();
     });
 
+    it('stores a run its accept step claimed as running, owned and leased, its first attempt counted; it cannot be claimed again', async () => {
+      const { claim, ...invocation } = newInvocation({ claim: { owner: 'worker-1', startedAt: at(100), leaseExpiresAt: at(115) } });
+      expect(s.invocations.storesClaims).toBe(true);
+      await s.invocations.insert({ ...invocation, claim });
+      const expected = {
+        ...invocation,
+        status: 'running',
+        outputs: null,
+        error: null,
+        startedAt: at(100),
+        finishedAt: null,
+        owner: 'worker-1',
+        attempts: 1,
+      };
+      expect(await s.invocations.findById(invocation.id)).toEqual(expected);
+      expect(await s.invocations.markRunning(invocation.id, at(101), 'worker-2', at(116))).toBeNull();
+      // Leased like a claimed run: recovered once its lease ran out, not before.
+      expect((await s.invocations.listExpiredLeases(at(114), 10)).map((r) => r.id)).not.toContain(invocation.id);
+      expect((await s.invocations.listExpiredLeases(at(116), 10)).map((r) => r.id)).toContain(invocation.id);
+    });
+
     it('finishes a running run only for its owner when an owner is given', async () => {
       const invocation = await running('worker-1', at(2000));
       const outcome = { finishedAt: at(1500), outputs: [{ title: 't', message: 'm' }], error: null };

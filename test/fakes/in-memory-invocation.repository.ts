@@ -48,6 +48,10 @@ export class InMemoryInvocationRepository extends InvocationRepository {
     apply(this.rows.get(row.id)!);
   }
 
+  override get storesClaims(): boolean {
+    return true;
+  }
+
   insert(invocation: NewInvocation, tx?: WebhookTransaction): Promise<void> {
     return this.database.write(tx, (unit) => {
       if (this.rows.has(invocation.id)) throw new Error(`Invocation ${invocation.id} already exists`);
@@ -56,16 +60,17 @@ export class InMemoryInvocationRepository extends InvocationRepository {
         throw new IdempotencyKeyTakenError(invocation.triggerId, key);
       }
       unit?.remember('invocations', this.rows, invocation.id);
+      const { claim, ...fields } = copyOf(invocation);
       this.rows.set(invocation.id, {
-        ...copyOf(invocation),
-        status: 'queued',
+        ...fields,
+        status: claim ? 'running' : 'queued',
         outputs: null,
         error: null,
-        startedAt: null,
+        startedAt: claim ? claim.startedAt : null,
         finishedAt: null,
-        owner: null,
-        leaseExpiresAt: null,
-        attempts: 0,
+        owner: claim ? claim.owner : null,
+        leaseExpiresAt: claim ? claim.leaseExpiresAt : null,
+        attempts: claim ? 1 : 0,
       });
     });
   }

@@ -6,7 +6,7 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { verifyWebhookSignature } from '../../src/index.js';
 import { startCallbackReceiver } from '../helpers/callback-receiver.js';
 import { leasedRows } from '../helpers/db.js';
@@ -24,6 +24,8 @@ import {
 jest.setTimeout(30_000);
 
 const ADMIN_TOKEN = 'lifecycle-process-admin-token-7b2e';
+/** Preloaded into one process: SIGKILL right before a run accepted as running would start (test/fixtures). */
+const CRASH_BEFORE_ACCEPTED_RUN = resolve(__dirname, '../fixtures/crash-before-accepted-run.cjs');
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -290,6 +292,41 @@ describe('crash recovery of the real process (SIGKILL, then restart)', () => {
     expect((await syncInvocation(stream, id)).body).toEqual({ ...INTERRUPTED, outputs: kept });
     app.child.kill('SIGTERM');
     expect(await within(app.exited, 8_000)).not.toBeNull();
+  });
+});
+
+describe('a run accepted as running whose process dies before its bot starts (SIGKILL, then restart)', () => {
+  it('is recovered by its lease once the process is back, runs once (retryInterrupted), and is charged once', async () => {
+    const file = join(tempDir(), 'accepted-running.sqlite');
+    const env = { PORT: String(await freePort()), SQLITE_PATH: file, ADMIN_TOKEN, WEBHOOK_RUN_LEASE_MS: '1000' };
+    let app = await startSampleApp(env);
+    const retry = await createTrigger(app, 'slow-retry');
+    const creditsBefore = await credits(app);
+    await stopSampleApp(app);
+
+    // This process dies right after the COMMIT that stored the run running for it, before the bot starts.
+    app = await startSampleApp({ ...env, NODE_OPTIONS: `--require ${CRASH_BEFORE_ACCEPTED_RUN}` });
+    const answer = await triggerBot(retry, { ms: 100 }).catch((error: unknown) => error);
+    expect(String(answer)).toMatch(/fetch failed/); // no answer: the connection died with the process
+    expect(await within(app.exited, 5_000)).toEqual({ code: null, signal: 'SIGKILL' });
+    const killedAt = Date.now();
+    const [stored] = leasedRows(file);
+    // Stored by the accept step itself: running, owned by the dead process, leased, its first attempt counted.
+    expect(stored).toMatchObject({ bot_id: 'slow-retry', status: 'running', attempts: 1, finished_at: null });
+    expect(stored.owner).toEqual(expect.any(String));
+    expect(stored.started_at).toEqual(expect.any(Number));
+    expect(stored.lease_expires_at!).toBeGreaterThan(killedAt - 1000);
+
+    app = await startSampleApp(env);
+    expect(await credits(app)).toBe(creditsBefore - 1); // charged at accept, once
+    const synced = await within(syncInvocation(retry, stored.id), 8_000);
+    expect(synced?.status).toBe(200);
+    expect(synced!.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '100' }] });
+    expect(app.output()).toContain(`Run ${stored.id} of bot slow-retry was interrupted; running it again (retryInterrupted)`);
+    expect(await credits(app)).toBe(creditsBefore - 1);
+    await stopSampleApp(app);
+    const rows = leasedRows(file);
+    expect(rows.map((r) => [r.id, r.status, r.attempts])).toEqual([[stored.id, 'succeeded', 2]]);
   });
 });
 

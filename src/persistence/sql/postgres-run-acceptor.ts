@@ -18,8 +18,16 @@ const keyOf = (triggerId: string, key: string): string => `${triggerId}\u0000${k
 
 /** A batch's runs as rows, each column bound as one array (`columnsOf`): one SQL text whatever the batch size. */
 const ROWS =
-  `unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::bigint[]) ` +
-  `AS r(id, trigger_id, bot_id, account_id, inputs, credits, idempotency_key, request_hash, created_at)`;
+  `unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::bigint[], ` +
+  `?::text[], ?::bigint[], ?::text[], ?::bigint[], ?::int[]) ` +
+  `AS r(id, trigger_id, bot_id, account_id, inputs, credits, idempotency_key, request_hash, created_at, ` +
+  `status, started_at, owner, lease_expires_at, attempts)`;
+
+/** The columns of `ROWS` a stored run takes, and their values (a run its accept step claimed is stored `running`). */
+const STORED_COLUMNS =
+  'id, trigger_id, bot_id, account_id, status, inputs, credits, idempotency_key, request_hash, created_at, started_at, owner, lease_expires_at, attempts';
+const STORED_VALUES =
+  'r.id, r.trigger_id, r.bot_id, r.account_id, r.status, r.inputs, r.credits, r.idempotency_key, r.request_hash, r.created_at, r.started_at, r.owner, r.lease_expires_at, r.attempts';
 
 /** The arrays `ROWS` binds, in its order. */
 const columnsOf = (runs: NewInvocation[]): unknown[][] => [
@@ -32,6 +40,11 @@ const columnsOf = (runs: NewInvocation[]): unknown[][] => [
   runs.map((r) => r.idempotencyKey),
   runs.map((r) => r.requestHash),
   runs.map((r) => r.createdAt.getTime()),
+  runs.map((r) => (r.claim ? 'running' : 'queued')),
+  runs.map((r) => r.claim?.startedAt.getTime() ?? null),
+  runs.map((r) => r.claim?.owner ?? null),
+  runs.map((r) => r.claim?.leaseExpiresAt.getTime() ?? null),
+  runs.map((r) => (r.claim ? 1 : 0)),
 ];
 
 /**
@@ -40,9 +53,7 @@ const columnsOf = (runs: NewInvocation[]): unknown[][] => [
  */
 const INSERT_AND_DEBIT =
   `WITH stored AS (` +
-  `INSERT INTO webhook_invocations (id, trigger_id, bot_id, account_id, status, inputs, credits, idempotency_key, request_hash, created_at) ` +
-  `SELECT r.id, r.trigger_id, r.bot_id, r.account_id, 'queued', r.inputs, r.credits, r.idempotency_key, r.request_hash, r.created_at ` +
-  `FROM ${ROWS} ` +
+  `INSERT INTO webhook_invocations (${STORED_COLUMNS}) SELECT ${STORED_VALUES} FROM ${ROWS} ` +
   // A key taken meanwhile by a transaction that did not lock the account (a free bot on an account never
   // opened): that row is left out, and its request answered as a repeat of the other one after COMMIT.
   `ON CONFLICT DO NOTHING RETURNING id, account_id, credits), ` +
@@ -62,8 +73,7 @@ const ACCEPT_IF_AFFORDABLE =
   `debited AS (UPDATE webhook_accounts AS a SET credits = a.credits - d.amount ` +
   `FROM (SELECT account_id, sum(credits) AS amount FROM r WHERE credits > 0 GROUP BY account_id) AS d ` +
   `WHERE a.id = d.account_id AND a.credits >= d.amount RETURNING a.id), ` +
-  `stored AS (INSERT INTO webhook_invocations (id, trigger_id, bot_id, account_id, status, inputs, credits, created_at) ` +
-  `SELECT r.id, r.trigger_id, r.bot_id, r.account_id, 'queued', r.inputs, r.credits, r.created_at FROM r ` +
+  `stored AS (INSERT INTO webhook_invocations (${STORED_COLUMNS}) SELECT ${STORED_VALUES} FROM r ` +
   `WHERE r.credits = 0 OR r.account_id IN (SELECT id FROM debited) RETURNING id) ` +
   `SELECT id FROM stored`;
 

@@ -65,20 +65,30 @@ export class SqlInvocationRepository extends InvocationRepository {
     this.grouped = db instanceof PostgresExecutor ? new PostgresRunWrites(db) : null;
   }
 
+  override get storesClaims(): boolean {
+    return true;
+  }
+
   async insert(i: NewInvocation, tx?: WebhookTransaction): Promise<void> {
     try {
+      const claim = i.claim;
       await this.db.write(
-        `INSERT INTO webhook_invocations (${INVOCATION_COLUMNS}) VALUES (?, ?, ?, ?, 'queued', ?, NULL, NULL, ?, ?, ?, ?, NULL, NULL, NULL, 0)`,
+        `INSERT INTO webhook_invocations (${INVOCATION_COLUMNS}, lease_expires_at) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, NULL, ?, ?, ?)`,
         [
           i.id,
           i.triggerId,
           i.botId,
           i.accountId,
+          claim ? 'running' : 'queued',
           JSON.stringify(i.inputs),
           i.credits,
           i.idempotencyKey,
           i.requestHash,
           i.createdAt.getTime(),
+          claim ? claim.startedAt.getTime() : null,
+          claim ? claim.owner : null,
+          claim ? 1 : 0,
+          claim ? claim.leaseExpiresAt.getTime() : null,
         ],
         tx,
       );
