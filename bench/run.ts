@@ -618,6 +618,7 @@ async function main(): Promise<void> {
       localSingle: 'one node on PostgreSQL alone (in-process runner) at 1 connection',
       rawPgRequest: 'raw PostgreSQL baseline, transaction per request',
       rawPgGroup: 'raw PostgreSQL baseline, group commit',
+      rawRuns: 'raw PostgreSQL baseline, whole runs',
     };
     // One line per distinct cause (an unreachable service fails all four the same way).
     const byCause = new Map<string, string[]>();

@@ -6,6 +6,11 @@
 // (`UPDATE … SET credits = credits - $n WHERE id = $1 AND credits >= $n`) and the queued run INSERTed,
 // and a 200 with the invocation id only after COMMIT. No rate limits, no queue, no run executed.
 //
+// With `runs` (group mode only), the whole job as the module does it, each stage grouped with one batch in
+// flight: after the accept's COMMIT, the run is claimed (`queued → running`, owner, lease, attempt: one
+// conditional UPDATE per batch), the `echo` bot's outputs computed, and the outcome stored (`running →
+// succeeded`, conditional on the owner: one UPDATE per batch). The measuring stick of runs finished per second.
+//
 // Two ways to commit (config `commit`):
 // - `request`: one transaction per request on a pg Pool (every trigger of the account queues on the
 //   account's row lock across a commit);
@@ -27,11 +32,14 @@ export interface RawPgTriggerConfig {
   poolSize: number;
   /** Credits the account starts with. */
   credits: number;
+  /** Also claim, run (`echo`) and finish every accepted run, each stage grouped (group mode only). */
+  runs?: boolean;
 }
 
 dieOnUnhandled('raw-pg');
 const config = childConfig<RawPgTriggerConfig>();
 if (config.commit !== 'request' && config.commit !== 'group') throw new Error(`bad commit setting: ${String(config.commit)}`);
+if (config.runs && config.commit !== 'group') throw new Error('runs: group mode only');
 
 const ACCOUNT = 'bench';
 const BOT = 'echo';
@@ -143,6 +151,55 @@ async function acceptOne(p: Pending): Promise<void> {
   answer(p.res, 200, { success: true, invocation: { id: p.id } });
 }
 
+/** One stage of `runs`: the items pushed while a batch is written go together into the next one. */
+function stage<T>(write: (items: T[]) => Promise<void>): (item: T) => void {
+  let waiting: T[] = [];
+  let busy = false;
+  const go = async () => {
+    busy = true;
+    try {
+      while (waiting.length > 0) {
+        const batch = waiting;
+        waiting = [];
+        await write(batch);
+      }
+    } finally {
+      busy = false;
+    }
+  };
+  // A rejection is unhandled on purpose (dieOnUnhandled): a baseline that cannot write must fail the bench.
+  return (item) => {
+    waiting.push(item);
+    if (!busy) void go();
+  };
+}
+
+const OWNER = `raw:${process.pid}`;
+/** What the module's `echo` bot returns. */
+const echo = (inputs: string): string =>
+  JSON.stringify(
+    Object.entries(JSON.parse(inputs) as Record<string, unknown>).map(([title, v]) => ({
+      title,
+      message: typeof v === 'string' ? v : JSON.stringify(v),
+    })),
+  );
+const finishRun = stage<{ id: string; outputs: string }>(async (batch) => {
+  await pool.query(
+    `UPDATE webhook_invocations AS i SET status = 'succeeded', finished_at = $3, outputs = v.outputs ` +
+      `FROM unnest($1::text[], $2::text[]) AS v(id, outputs) WHERE i.id = v.id AND i.status = 'running' AND i.owner = $4`,
+    [batch.map((b) => b.id), batch.map((b) => b.outputs), Date.now(), OWNER],
+  );
+});
+const claimRun = stage<string>(async (ids) => {
+  const at = Date.now();
+  const { rows } = await pool.query<{ id: string; inputs: string }>(
+    `UPDATE webhook_invocations SET status = 'running', started_at = $2, owner = $3, lease_expires_at = $4, attempts = attempts + 1 ` +
+      `WHERE id = ANY($1::text[]) AND status = 'queued' RETURNING id, inputs`,
+    [ids, at, OWNER, at + 15_000],
+  );
+  for (const row of rows) finishRun({ id: row.id, outputs: echo(row.inputs) });
+});
+
 /** `group` mode: the requests waiting for the next transaction, and whether one is in flight. */
 let queue: Pending[] = [];
 let inFlight = false;
@@ -208,6 +265,7 @@ async function flush(): Promise<void> {
         throw e;
       }
       for (const p of accepted) answer(p.res, 200, { success: true, invocation: { id: p.id } });
+      if (config.runs) for (const p of accepted) claimRun(p.id);
       for (const p of refused) answer(p.res, 402, { success: false, message: 'insufficient credits' });
     }
   } finally {

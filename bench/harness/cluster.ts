@@ -143,6 +143,8 @@ export interface ClusterResult {
   localSingle?: LoadResult;
   /** The raw PostgreSQL baselines (contenders/raw-pg-trigger.ts), by commit mode and connections. */
   rawPg?: Partial<Record<RawPgTriggerConfig['commit'], RawPgFigures>>;
+  /** The raw whole-runs baseline (raw-pg-trigger with `runs`: accept, claim, finish, each grouped), at `connections`. */
+  rawRuns?: RawRunsFigures;
   failures: {
     oneThroughput?: string;
     clusterThroughput?: string;
@@ -153,7 +155,16 @@ export interface ClusterResult {
     localSingle?: string;
     rawPgRequest?: string;
     rawPgGroup?: string;
+    rawRuns?: string;
   };
+}
+
+export interface RawRunsFigures {
+  load: LoadResult;
+  accepted: number;
+  succeeded: number;
+  windowSeconds: number;
+  succeededPerSecond: number;
 }
 
 export interface RawPgFigures {
@@ -723,6 +734,56 @@ async function measureRawPg(
   }
 }
 
+/** The raw whole-runs baseline: runs accepted, claimed and finished (each grouped) per second at `connections`. */
+async function measureRawRuns(rawScript: string, flags: string[], s: ClusterSettings, log: Log): Promise<RawRunsFigures> {
+  log('▶ raw PostgreSQL baseline, whole runs (accept, claim, finish: each grouped, one batch in flight per stage)');
+  const scratch = await createScratch(s);
+  let c: Contender | undefined;
+  try {
+    const config: RawPgTriggerConfig = {
+      databaseUrl: scratch.databaseUrl,
+      commit: 'group',
+      poolSize: 20,
+      credits: 1_000_000_000_000,
+      runs: true,
+    };
+    c = await Contender.start('raw-pg-runs', rawScript, config, flags);
+    const target: LoadTarget = { port: c.port, trigger: c.ready.triggers!.echo };
+    if (s.warmupS > 0) await load(target, s.connections, s.warmupS);
+    await settle(scratch.pg);
+    const from = Date.now();
+    const r = await load(target, s.connections, s.durationS);
+    const to = Date.now();
+    const problem = loadProblem(r);
+    if (problem) throw new Error(`${s.connections} connections: ${problem}`);
+    c.assertAlive();
+    const counts = (
+      await scratch.pg.query<{ created: string; succeeded: string }>(
+        `SELECT count(*) FILTER (WHERE created_at >= $1 AND created_at <= $2) AS created,
+                count(*) FILTER (WHERE status = 'succeeded' AND finished_at >= $1 AND finished_at <= $2) AS succeeded
+           FROM webhook_invocations`,
+        [from, to],
+      )
+    ).rows[0];
+    const windowSeconds = (to - from) / 1000;
+    const figures = {
+      load: r,
+      accepted: Number(counts.created),
+      succeeded: Number(counts.succeeded),
+      windowSeconds,
+      succeededPerSecond: Number(counts.succeeded) / windowSeconds,
+    };
+    log(
+      `    ${s.connections} conn: ${Math.round(r.rps)} req/s; ${figures.accepted} runs accepted and ${figures.succeeded} finished in the window (${Math.round(figures.succeededPerSecond)}/s)`,
+    );
+    await drain(scratch.pg);
+    return figures;
+  } finally {
+    await c?.stop();
+    await scratch.remove().catch((e: unknown) => log(`  could not remove the scratch database: ${errorText(e)}`));
+  }
+}
+
 /** One set-up: scratch resources, nodes, `body`, then everything stopped and removed. */
 async function withSetup<T>(
   what: string,
@@ -770,6 +831,7 @@ export async function runCluster(s: ClusterSettings, script: string, rawScript: 
       localSingle: failure,
       rawPgRequest: failure,
       rawPgGroup: failure,
+      rawRuns: failure,
     };
     return result;
   }
@@ -783,6 +845,12 @@ export async function runCluster(s: ClusterSettings, script: string, rawScript: 
       else result.failures.rawPgGroup = failure;
       log(`  FAILED: ${failure}`);
     }
+  }
+  try {
+    result.rawRuns = await measureRawRuns(rawScript, flags, s, log);
+  } catch (e) {
+    result.failures.rawRuns = errorText(e);
+    log(`  FAILED: ${result.failures.rawRuns}`);
   }
   const one = [{ name: 'one-node', role: 'all' as const }];
   const cluster = [
@@ -1151,6 +1219,15 @@ function rawPgRows(r: ClusterResult, s: ClusterSettings): Row[] {
       baseline: { label: 'runs accepted per second', value: throughput ? throughput.accepted / throughput.windowSeconds : null },
       target: { on: 'ratio', op: '>=', limit: 0.9, text: '≥ 0.90× accepted' },
       failure: throughputFailure,
+    });
+    rows.push({
+      section,
+      figure: `library, one node, ${name}: runs finished per second against the raw whole runs (${throughput ? throughput.load.refused : '?'} × 503 beside)`,
+      value: throughput ? throughput.succeededPerSecond : null,
+      unit: 'runs/s',
+      baseline: { label: 'raw whole runs finished per second', value: r.rawRuns ? r.rawRuns.succeededPerSecond : null },
+      target: { on: 'ratio', op: '>=', limit: share, text: `≥ ${share.toFixed(2)}× raw whole runs` },
+      failure: throughputFailure ?? (f.rawRuns ? `raw whole runs failed: ${f.rawRuns}` : undefined),
     });
   }
   return rows;

@@ -102,19 +102,20 @@ if (!redisUrl || !postgresUrl) {
 
       expect(bulksOf(addBulk, ids)).toEqual([ids]);
       expect(addBulk.mock.calls.find(([jobs]) => jobs.length === 20)![0]).toEqual(
-        ids.map((id) => ({ name: 'run', data: null, opts: { jobId: id } })),
+        // Each job carries its account, and its place in the account's line (fair share): 1, 2, … for a fresh account.
+        ids.map((id, i) => ({ name: 'run', data: 'acct', opts: { jobId: id, priority: i + 1 } })),
       );
-      // No worker yet (the node is role 'api'): the jobs wait in Redis, as a lone `add` left them.
-      expect(await queue.getWaitingCount()).toBe(20);
+      // No worker yet (the node is role 'api'): the jobs wait in Redis, in line by priority.
+      expect(await queue.getPrioritizedCount()).toBe(20);
       const job = (await queue.getJob(ids[0]))!;
       expect(job.opts).toMatchObject({ removeOnComplete: true, removeOnFail: true, attempts: 1 });
-      expect(job.data).toBeNull();
+      expect(job.data).toBe('acct');
       const addedAt = job.timestamp;
 
       // The same ids again, in one turn: BullMQ's add script returns the job it holds.
       await Promise.all(ids.slice(0, 5).map((id) => runner.dispatch({ id, accountId: 'acct' })));
       expect(bulksOf(addBulk, ids)).toEqual([ids, ids.slice(0, 5)]);
-      expect(await queue.getWaitingCount()).toBe(20);
+      expect(await queue.getPrioritizedCount()).toBe(20);
       expect((await queue.getJob(ids[0]))!.timestamp).toBe(addedAt);
       expect(await statuses(ids)).toEqual(Array(20).fill('queued'));
 
