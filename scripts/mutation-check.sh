@@ -59,7 +59,7 @@ MUTATIONS=(
   "max-run-attempts|src/lifecycle/interrupted-runs.ts|run.attempts >= this.options.maxRunAttempts|run.attempts > this.options.maxRunAttempts|src/lifecycle/interrupted-runs.spec.ts|stops a retryInterrupted run that lost its process on each of maxRunAttempts attempts|a run interrupted on each of \`maxRunAttempts\` attempts is stored failed, not retried again"
   "attempts-not-counted|src/persistence/sql/sql-invocation.repository.ts|attempts = attempts + 1 WHERE|attempts = attempts WHERE|test/fakes/contract.spec.ts|claims a queued run once, recording its owner, and only a queued one|each start of a run counts as an attempt (SQLite)"
   "attempts-not-counted-postgres|src/persistence/sql/postgres-run-writes.ts|attempts = i.attempts + 1 FROM|attempts = i.attempts FROM|test/services/postgres-group-commit.e2e-spec.ts|claims made together are one statement|each start of a run counts as an attempt (PostgreSQL's grouped claims)"
-  "account-cap-in-process|src/runs/in-process.runner.ts|(cap === undefined || account.running < cap)|(cap === undefined || account.running <= cap)|src/runs/in-process.runner.spec.ts|holds each account to maxConcurrentRunsPerAccount|one account never runs more than \`maxConcurrentRunsPerAccount\` at once (one process)"
+  "account-cap-in-process|src/runs/in-process.runner.ts|account.running < cap)|account.running <= cap)|src/runs/in-process.runner.spec.ts|holds each account to maxConcurrentRunsPerAccount|one account never runs more than \`maxConcurrentRunsPerAccount\` at once (one process)"
   "total-cap-in-process|src/runs/in-process.runner.ts|while (!this.executor.draining && this.running < max &&|while (!this.executor.draining && this.running <= max &&|src/runs/in-process.runner.spec.ts|never runs more than maxConcurrentRuns in all|a process never runs more than \`maxConcurrentRuns\` at once"
   "account-cap-redis|src/redis/account-run-slots.ts|redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[2]) then|redis.call('ZCARD', KEYS[1]) <= tonumber(ARGV[2]) then|test/services/bullmq-fairness.e2e-spec.ts|the slot scripts: take up to the cap, refuse past it|one account never runs more than \`maxConcurrentRunsPerAccount\` at once, across BullMQ workers"
   "fair-share-fewest|src/runs/in-process.runner.ts|for (const level of this.levels) {|for (const level of [...this.levels].reverse()) {|src/runs/in-process.runner.spec.ts|gives a freed slot to the account running the fewest|a freed slot goes to the account running the fewest (in process)"
@@ -95,6 +95,8 @@ MUTATIONS=(
 declare -a NAMES=()
 declare -A ROWS_OF=() TEST_OF=() TITLE_OF=() PROMISE_OF=() FILES_OF=()
 for i in "${!MUTATIONS[@]}"; do
+  bars=${MUTATIONS[$i]//[^|]/}
+  ((${#bars} == 6)) || { echo "row $i has ${#bars} '|' where 6 separate its 7 fields: no field may hold a '|'" >&2; exit 2; }
   IFS='|' read -r name file _from _to test title promise <<<"${MUTATIONS[$i]}"
   if [[ -z "${ROWS_OF[$name]+x}" ]]; then
     NAMES+=("$name")
