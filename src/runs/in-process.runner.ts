@@ -17,6 +17,12 @@ class Fifo<T> {
     this.items.push(item);
   }
 
+  /** Keeps only the items `keep` accepts, in order. */
+  retain(keep: (item: T) => boolean): void {
+    this.items = this.items.slice(this.head).filter(keep);
+    this.head = 0;
+  }
+
   shift(): T | undefined {
     if (this.head === this.items.length) return undefined;
     const item = this.items[this.head];
@@ -49,6 +55,8 @@ interface Turn {
   account: AccountRuns;
   turn: number;
 }
+
+const isLive = (entry: Turn): boolean => entry.account.enrolled && entry.turn === entry.account.turn;
 
 /**
  * Runs bots in this process: at most `maxConcurrentRuns` at once. A slot is held from the run's claim until
@@ -141,7 +149,11 @@ export class InProcessBotRunner extends BotRunner {
     account.turn++;
     account.enrolled = account.waiting.size > 0 && (cap === undefined || account.running < cap);
     if (!account.enrolled) return;
-    (this.levels[account.running] ??= new Fifo()).push({ account, turn: account.turn });
+    const level = (this.levels[account.running] ??= new Fifo());
+    level.push({ account, turn: account.turn });
+    // An account that moved to another level leaves a stale entry behind; a level the picks never reach (the
+    // busiest) would keep them all, so a level is swept once it holds more than its accounts could.
+    if (level.size > 2 * this.accounts.size + 64) level.retain(isLive);
   }
 
   /** The enrolled account holding the fewest slots (the first in line among those), taken out of line. */
@@ -149,7 +161,7 @@ export class InProcessBotRunner extends BotRunner {
     for (const level of this.levels) {
       if (!level) continue;
       for (let entry = level.shift(); entry; entry = level.shift()) {
-        if (entry.account.enrolled && entry.turn === entry.account.turn) {
+        if (isLive(entry)) {
           entry.account.enrolled = false;
           return entry.account;
         }
