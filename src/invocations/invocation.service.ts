@@ -157,7 +157,9 @@ export class InvocationService {
       : undefined;
     let outcome: AcceptOutcome;
     try {
-      outcome = await this.acceptor.accept(claim ? { ...record, claim } : record, since);
+      outcome = await (claim
+        ? this.executor.accepting(this.acceptor.accept({ ...record, claim }, since))
+        : this.acceptor.accept(record, since));
     } catch (error) {
       reservation?.release();
       throw error;

@@ -106,6 +106,17 @@ export class InvocationExecutor {
   }
 
   /**
+   * An accept step that stores its run `running` for this process (accept-as-running): shutdown waits for
+   * it like for a claim, so the run it commits is started here (`runAccepted`) before the drain looks at
+   * the runs in flight, never left `running` with nobody to run it.
+   */
+  accepting<T>(accept: Promise<T>): Promise<T> {
+    this.claims.add(accept);
+    void accept.finally(() => this.claims.delete(accept)).catch(() => undefined);
+    return accept;
+  }
+
+  /**
    * Runs an invocation its accept step stored `running` for this process (accept-as-running: the accept was
    * the claim). Registered as in flight before anything is awaited, so a shutdown that begins meanwhile
    * waits for it.
