@@ -15,7 +15,7 @@ import { LeaseRecovery } from '../../src/lifecycle/lease-recovery.js';
 import { InvocationExecutor } from '../../src/runs/invocation.executor.js';
 import { botMeter, EchoBot, METERED_BOTS, SlowBot } from '../fixtures/bots.js';
 import { botLog, LIFECYCLE_BOTS } from '../fixtures/lifecycle-bots.js';
-import { leasedRows, rowOf, storedCredits, storedInvocations, untilStored, writeDb } from '../helpers/db.js';
+import { leasedRows, rowOf, storedCredits, storedInvocations, untilStored, writeDb, type InvocationRow } from '../helpers/db.js';
 import { captureEvents, eventsOf, historyEntry, type CapturedEvent } from '../helpers/events.js';
 import {
   CANCELLED_ERROR,
@@ -82,6 +82,15 @@ describeOnEveryAdapterAndDatabase('lifecycle', ({ makeAdapter, database }) => {
       expect(elapsed).toBeGreaterThanOrEqual(780); // two waves of 400 ms
       const mine = events.filter((e) => e.payload.triggerId === metered.id && e.name === WEBHOOK_EVENTS.succeeded);
       expect(mine).toHaveLength(4);
+    });
+
+    it('stores a run accepted while a slot is free as running for this process in the accept itself (no claim): running when the 200 arrives', async () => {
+      const metered = await createTrigger(t, 'metered', 'accepted as running');
+      const id = await startRun(metered, { ms: 300 });
+      const [row] = (await storedInvocations(t.store, metered.id)) as Array<InvocationRow & { owner: string | null; attempts: number }>;
+      expect(row).toMatchObject({ id, status: 'running', attempts: 1, owner: t.app.get(InvocationExecutor).owner });
+      expect(row.started_at).toBe(row.created_at);
+      expect((await syncUntilFinished(metered, id)).body?.success).toBe(true);
     });
   });
 
