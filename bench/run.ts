@@ -619,6 +619,7 @@ async function main(): Promise<void> {
       rawPgRequest: 'raw PostgreSQL baseline, transaction per request',
       rawPgGroup: 'raw PostgreSQL baseline, group commit',
       rawRuns: 'raw PostgreSQL baseline, whole runs',
+      capacity: 'slow-bot capacity of 2 workers',
     };
     // One line per distinct cause (an unreachable service fails all four the same way).
     const byCause = new Map<string, string[]>();

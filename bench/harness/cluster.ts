@@ -145,6 +145,8 @@ export interface ClusterResult {
   rawPg?: Partial<Record<RawPgTriggerConfig['commit'], RawPgFigures>>;
   /** The raw whole-runs baseline (raw-pg-trigger with `runs`: accept, claim, finish, each grouped), at `connections`. */
   rawRuns?: RawRunsFigures;
+  /** Slow-bot capacity of the 2 workers at default slots: one account, one-second runs, how many ran at once. */
+  capacity?: CapacityFigures;
   failures: {
     oneThroughput?: string;
     clusterThroughput?: string;
@@ -156,8 +158,23 @@ export interface ClusterResult {
     rawPgRequest?: string;
     rawPgGroup?: string;
     rawRuns?: string;
+    capacity?: string;
   };
 }
+
+export interface CapacityFigures {
+  /** Runs triggered at once: workers × the default `maxConcurrentRuns`. */
+  runs: number;
+  /** Most of them running at once, from their stored `started_at` / `finished_at`. */
+  atOnce: number;
+  /** ms from the first trigger to the last run stored finished. */
+  ms: number;
+}
+
+/** The module's default `maxConcurrentRuns`, which the bench's workers keep. */
+const DEFAULT_SLOTS = 64;
+/** How long each run of the capacity measurement sleeps. */
+const CAPACITY_BOT_MS = 1000;
 
 export interface RawRunsFigures {
   load: LoadResult;
@@ -784,6 +801,57 @@ async function measureRawRuns(rawScript: string, flags: string[], s: ClusterSett
   }
 }
 
+/**
+ * Slow-bot capacity: `workers × DEFAULT_SLOTS` one-second runs of one account, triggered at once over the API
+ * nodes; how many ran at once (from the stored times). Every worker slot is the account's: N × S.
+ */
+async function measureCapacity(nodes: Nodes, pg: Client, workers: number, log: Log): Promise<CapacityFigures> {
+  const runs = workers * DEFAULT_SLOTS;
+  log(`  slow-bot capacity: ${runs} runs of a ${CAPACITY_BOT_MS} ms bot, one account, ${workers} workers × ${DEFAULT_SLOTS} slots`);
+  const agent = new Agent({ keepAlive: true, maxSockets: runs });
+  const t0 = Date.now();
+  try {
+    const ids = await Promise.all(
+      Array.from({ length: runs }, async (_, i) => {
+        const target: LoadTarget = { port: nodes.http[i % nodes.http.length].port, trigger: nodes.triggers.short };
+        const a = await httpCall(agent, {
+          method: 'POST',
+          url: triggerUrl(target),
+          headers: triggerHeaders(target),
+          body: JSON.stringify({ ms: CAPACITY_BOT_MS }),
+        });
+        const id = parseJson(a)?.invocation?.id;
+        if (a.status !== 200 || typeof id !== 'string') throw new Error(`capacity trigger: HTTP ${a.status}: ${a.text.slice(0, 200)}`);
+        return id as string;
+      }),
+    );
+    const finished = async () =>
+      Number(
+        (await pg.query<{ n: string }>("SELECT count(*) AS n FROM webhook_invocations WHERE id = ANY($1) AND status = 'succeeded'", [ids]))
+          .rows[0].n,
+      ) === runs;
+    await until('the slow runs to succeed', finished, 60_000, 50);
+    const { rows } = await pg.query<{ started_at: string; finished_at: string }>(
+      'SELECT started_at, finished_at FROM webhook_invocations WHERE id = ANY($1)',
+      [ids],
+    );
+    const edges = rows
+      .flatMap((r) => [
+        [Number(r.started_at), 1],
+        [Number(r.finished_at), -1],
+      ])
+      .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    let running = 0;
+    let atOnce = 0;
+    for (const [, step] of edges) atOnce = Math.max(atOnce, (running += step));
+    const ms = Math.max(...rows.map((r) => Number(r.finished_at))) - t0;
+    log(`    ${atOnce} of ${runs} ran at once; all finished ${ms} ms after the first trigger`);
+    return { runs, atOnce, ms };
+  } finally {
+    agent.destroy();
+  }
+}
+
 /** One set-up: scratch resources, nodes, `body`, then everything stopped and removed. */
 async function withSetup<T>(
   what: string,
@@ -947,6 +1015,12 @@ export async function runCluster(s: ClusterSettings, script: string, rawScript: 
         result.failures.clusterWake = errorText(e);
         log(`  FAILED: ${result.failures.clusterWake}`);
       }
+      try {
+        result.capacity = await measureCapacity(nodes, scratch.pg, nodes.runners.length, log);
+      } catch (e) {
+        result.failures.capacity = errorText(e);
+        log(`  FAILED: ${result.failures.capacity}`);
+      }
     });
   } catch (e) {
     const failure = errorText(e);
@@ -971,6 +1045,15 @@ export function clusterRows(r: ClusterResult, s: ClusterSettings): Row[] {
   const c = r.clusterThroughput;
   const o = r.oneThroughput;
   const base = (value: number | null | undefined) => ({ baseline: { label: 'one node', value: value ?? null } });
+  rows.push({
+    section: `Slow-bot capacity: one account, 2 workers × ${DEFAULT_SLOTS} slots (the default), ${CAPACITY_BOT_MS} ms bot, all triggered at once`,
+    figure: 'runs executing at once',
+    value: r.capacity?.atOnce ?? null,
+    unit: 'runs',
+    baseline: { label: 'workers × slots', value: r.capacity?.runs ?? null },
+    target: { on: 'ratio', op: '>=', limit: 1, text: '= workers × slots' },
+    failure: f.capacity ?? f.clusterThroughput,
+  });
   rows.push({
     section: tp,
     figure: `req/s, ${s.connections} conn`,
