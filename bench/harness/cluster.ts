@@ -822,7 +822,7 @@ async function measureCapacity(nodes: Nodes, pg: Client, workers: number, log: L
         });
         const id = parseJson(a)?.invocation?.id;
         if (a.status !== 200 || typeof id !== 'string') throw new Error(`capacity trigger: HTTP ${a.status}: ${a.text.slice(0, 200)}`);
-        return id as string;
+        return id;
       }),
     );
     const finished = async () =>
