@@ -109,12 +109,14 @@ const failures: string[] = [];
 // ---------------------------------------------------------------------------------------------------
 
 interface ThroughputSpec {
-  key: 'raw' | 'raw-grouped' | 'bare-express' | 'bare-fastify' | 'trigger-express' | 'trigger-fastify';
+  key: 'raw' | 'raw-grouped' | 'raw-runs' | 'bare-express' | 'bare-fastify' | 'trigger-express' | 'trigger-fastify';
   label: string;
   script: string;
   config: unknown;
   /** Our endpoint: runs happen in the background and must be drained between measurements. */
   ours: boolean;
+  /** Runs happen in the background (ours, or the raw whole-runs baseline): drained, and counted as finished. */
+  runs?: boolean;
 }
 
 interface ThroughputResult {
@@ -146,6 +148,14 @@ const THROUGHPUT: ThroughputSpec[] = [
     script: 'raw-trigger',
     config: { synchronous: settings.rawSynchronous, commit: 'tick' },
     ours: false,
+  },
+  {
+    key: 'raw-runs',
+    label: 'raw node:http + SQLite, whole runs (accept, claim, finish; each stage one commit per tick)',
+    script: 'raw-trigger',
+    config: { synchronous: settings.rawSynchronous, commit: 'tick', runs: true },
+    ours: false,
+    runs: true,
   },
   { key: 'bare-express', label: 'bare Nest route, Express', script: 'nest-bare', config: { adapter: 'express' }, ours: false },
   { key: 'bare-fastify', label: 'bare Nest route, Fastify', script: 'nest-bare', config: { adapter: 'fastify' }, ours: false },
@@ -228,8 +238,9 @@ async function endToEnd(target: LoadTarget, seconds: number): Promise<{ p50: num
 async function runThroughput(spec: ThroughputSpec): Promise<ThroughputResult> {
   const result: ThroughputResult = { spec, load: {} };
   let c: Contender | undefined;
+  const withRuns = spec.ours || spec.runs === true;
   const drain = async () => {
-    if (spec.ours)
+    if (withRuns)
       return c!.call<{ ms: number; pendingAtStart: number }>('drain', { timeoutMs: DRAIN_TIMEOUT_MS }, DRAIN_TIMEOUT_MS + 5_000);
   };
   try {
@@ -252,7 +263,7 @@ async function runThroughput(spec: ThroughputSpec): Promise<ThroughputResult> {
       result.load[connections] = r;
       log(`    ${Math.round(r.rps)} req/s, p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms`);
     }
-    if (spec.ours) {
+    if (withRuns) {
       const pending = await c.call<number>('pending');
       const drained = await drain();
       const last = result.load[settings.connections[settings.connections.length - 1]];
@@ -366,12 +377,14 @@ function buildRows(tp: Record<string, ThroughputResult>, rawWait: WaitersResult,
   const labelOf: Record<string, string> = {
     raw: 'raw per-request',
     'raw-grouped': 'raw grouped',
+    'raw-runs': 'raw whole runs',
     'bare-express': 'bare Express',
     'bare-fastify': 'bare Fastify',
   };
   const baselineFor: Record<string, { rps?: string; latency?: string; rss?: string }> = {
     raw: {},
     'raw-grouped': { rps: 'raw', latency: 'raw', rss: 'raw' },
+    'raw-runs': { rps: 'raw-grouped', latency: 'raw-grouped', rss: 'raw-grouped' },
     'bare-express': { rps: 'raw-grouped', latency: 'raw-grouped', rss: 'raw-grouped' },
     'bare-fastify': { rps: 'raw-grouped', latency: 'raw-grouped', rss: 'raw-grouped' },
     'trigger-express': { rps: 'bare-express', latency: 'raw-grouped', rss: 'bare-express' },
@@ -448,6 +461,16 @@ function buildRows(tp: Record<string, ThroughputResult>, rawWait: WaitersResult,
       ...(b.rss ? { baseline: { label: labelOf[b.rss], value: basePeak !== undefined ? basePeak / MB : null } } : {}),
       failure: fail(spec.key),
     });
+    if (spec.runs && !spec.ours) {
+      rows.push({
+        section,
+        figure: 'runs finished per second during the 50-conn run',
+        value: tp[spec.key]?.backlog?.finishedPerSecond ?? null,
+        unit: 'runs/s',
+        baseline: { label: 'runs accepted per second', value: loadOf(spec.key, 50)?.rps ?? null },
+        failure: fail(spec.key),
+      });
+    }
     if (spec.ours) {
       const t = tp[spec.key];
       rows.push({
@@ -459,6 +482,15 @@ function buildRows(tp: Record<string, ThroughputResult>, rawWait: WaitersResult,
         baseline: { label: 'runs accepted per second', value: loadOf(spec.key, 50)?.rps ?? null },
         target: { on: 'ratio', op: '>=', limit: 0.9, text: '≥ 0.90× accepted' },
         failure: fail(spec.key),
+      });
+      rows.push({
+        section,
+        figure: 'runs finished per second against the raw whole runs (informative)',
+        value: t?.backlog?.finishedPerSecond ?? null,
+        unit: 'runs/s',
+        baseline: { label: 'raw whole runs finished per second', value: tp['raw-runs']?.backlog?.finishedPerSecond ?? null },
+        target: { on: 'ratio', op: '>=', limit: 0.5, text: '≥ 0.50× raw whole runs', informative: true },
+        failure: fail(spec.key) ?? fail('raw-runs'),
       });
       rows.push({
         section,

@@ -9,6 +9,11 @@
 //   opens a transaction (BEGIN IMMEDIATE), the inserts of that tick join it, a setImmediate COMMITs it,
 //   and only then is each of those requests answered. Same durability per answered request, one fsync
 //   per tick instead of one per request.
+//
+// With `runs` (tick mode only), the whole job as the module does it: after its accept's COMMIT each run is
+// claimed (`queued → running`, with an owner) and, once that committed, its `echo` outputs stored
+// (`running → succeeded`, conditional on the owner); the writes of each stage join the tick's transaction,
+// so every stage is grouped like the accepts. RPC `pending` and `drain` tell how many runs are not finished.
 import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
@@ -22,18 +27,23 @@ interface RawTriggerConfig {
   synchronous: string;
   /** `request`: autocommit per insert; `tick`: the inserts of one event-loop tick share one COMMIT. */
   commit: 'request' | 'tick';
+  /** Also claim, run (`echo`) and finish every accepted run, each stage grouped per tick (tick mode only). */
+  runs?: boolean;
 }
 
 dieOnUnhandled('raw');
 const config = childConfig<RawTriggerConfig>();
 if (!['OFF', 'NORMAL', 'FULL', 'EXTRA'].includes(config.synchronous)) throw new Error(`bad synchronous setting: ${config.synchronous}`);
 if (config.commit !== 'request' && config.commit !== 'tick') throw new Error(`bad commit setting: ${String(config.commit)}`);
+if (config.runs && config.commit !== 'tick') throw new Error('runs: tick mode only');
 
 const db = new Database(join(mkdtempSync(join(tmpdir(), 'bench-raw-')), 'raw.sqlite'));
 db.pragma('journal_mode = WAL');
 db.pragma(`synchronous = ${config.synchronous}`);
 db.exec(`CREATE TABLE invocations (
-  id TEXT PRIMARY KEY, trigger_id TEXT NOT NULL, inputs TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL)`);
+  id TEXT PRIMARY KEY, trigger_id TEXT NOT NULL, inputs TEXT NOT NULL, status TEXT NOT NULL, created_at INTEGER NOT NULL,
+  started_at INTEGER, finished_at INTEGER, owner TEXT, outputs TEXT)`);
+db.exec('CREATE INDEX invocations_status ON invocations (status)');
 const insert = db.prepare('INSERT INTO invocations (id, trigger_id, inputs, status, created_at) VALUES (?, ?, ?, ?, ?)');
 const begin = db.prepare('BEGIN IMMEDIATE');
 const commit = db.prepare('COMMIT');
@@ -72,9 +82,60 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     }
     const batch = openBatch();
     insert.run(id, triggerId, JSON.stringify(inputs), 'queued', Date.now());
-    batch.push(() => answer(res, 200, { success: true, invocation: { id } }));
+    batch.push(() => {
+      answer(res, 200, { success: true, invocation: { id } });
+      if (config.runs) claims.push(id);
+    });
   });
 }
+
+const OWNER = `raw:${process.pid}`;
+const claim = db.prepare(
+  "UPDATE invocations SET status = 'running', started_at = ?, owner = ? WHERE id = ? AND status = 'queued' RETURNING inputs",
+);
+const finish = db.prepare(
+  "UPDATE invocations SET status = 'succeeded', finished_at = ?, outputs = ? WHERE id = ? AND status = 'running' AND owner = ?",
+);
+const pendingCount = db.prepare("SELECT count(*) AS n FROM invocations WHERE status IN ('queued', 'running')");
+/** What the module's `echo` bot returns. */
+const echo = (inputs: string): string =>
+  JSON.stringify(
+    Object.entries(JSON.parse(inputs) as Record<string, unknown>).map(([title, v]) => ({
+      title,
+      message: typeof v === 'string' ? v : JSON.stringify(v),
+    })),
+  );
+
+/** One stage of `runs`: the ids pushed in a tick are written in the next one, inside that tick's transaction. */
+function stage(write: (id: string, batch: Array<() => void>) => void): { push(id: string): void } {
+  let ids: string[] = [];
+  return {
+    push(id: string) {
+      if (ids.length === 0)
+        setImmediate(() => {
+          const now = ids;
+          ids = [];
+          const batch = openBatch();
+          for (const each of now) write(each, batch);
+        });
+      ids.push(id);
+    },
+  };
+}
+const finishes = stage((id, batch) => {
+  const outputs = pendingOutputs.get(id)!;
+  pendingOutputs.delete(id);
+  finish.run(Date.now(), outputs, id, OWNER);
+  batch.push(() => undefined);
+});
+/** A claimed run's outputs, stored once its claim committed. */
+const pendingOutputs = new Map<string, string>();
+const claims = stage((id, batch) => {
+  const row = claim.get(Date.now(), OWNER, id) as { inputs: string } | undefined;
+  if (!row) return;
+  pendingOutputs.set(id, echo(row.inputs));
+  batch.push(() => finishes.push(id));
+});
 
 /** `tick` mode: the answers waiting for the open transaction's COMMIT, or null when none is open. */
 let batch: Array<() => void> | null = null;
@@ -100,7 +161,17 @@ function openBatch(): Array<() => void> {
 
 const server = createServer(handle);
 server.listen(0, '127.0.0.1', () => {
-  serveRpc({});
+  serveRpc({
+    /** Runs accepted and not finished (`runs`). */
+    pending: () => (pendingCount.get() as { n: number }).n,
+    /** Waits until every accepted run finished (`runs`). */
+    drain: async () => {
+      const start = performance.now();
+      const pendingAtStart = (pendingCount.get() as { n: number }).n;
+      while ((pendingCount.get() as { n: number }).n > 0) await new Promise((r) => setTimeout(r, 10));
+      return { ms: performance.now() - start, pendingAtStart };
+    },
+  });
   const address = server.address();
   if (typeof address !== 'object' || address === null) throw new Error('no address');
   announceReady({ port: address.port, triggers: { echo: trigger }, sqlite: sqliteSettings(db) });
