@@ -12,7 +12,7 @@ import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
 import { CANNOT_CONNECT, MISSING_PACKAGE } from '../errors/webhook-trigger.messages.js';
 import { BotRunner, type DispatchedRun } from '../runs/bot-runner.js';
 import { AccountRunSlots } from './account-run-slots.js';
-import { AccountQueuePositions, MAX_JOB_PRIORITY } from './account-queue-positions.js';
+import { AccountQueuePositions } from './account-queue-positions.js';
 import { Batcher } from '../persistence/sql/batcher.js';
 
 type BullMq = typeof import('bullmq');
@@ -293,10 +293,11 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     this.sweeping = true;
     try {
       const runs = await this.invocations.listQueued(SWEEP_BATCH, createdBefore);
-      // Not counted as pending (most of them may be in the queue already, where this add is a no-op); last in line.
+      // Not counted as pending (most of them may be in the queue already, where this add keeps the job as it is). A run
+      // that really was missing is already late (its enqueue failed): first in line, so a steady load never starves it.
       if (runs.length > 0) {
         await this.queue!.addBulk(
-          runs.map(({ id, accountId }) => ({ name: SWEPT_JOB, data: accountId, opts: { jobId: id, priority: MAX_JOB_PRIORITY } })),
+          runs.map(({ id, accountId }) => ({ name: SWEPT_JOB, data: accountId, opts: { jobId: id, priority: 1 } })),
         );
       }
       return runs.length;

@@ -47,7 +47,7 @@ describe.each(ADAPTERS)('fair share between accounts, in process, on %s', (_name
       for (let i = 0; i < 16; i++) ids.push([a, await startRun(a, { ms: RUN_MS, i })]);
       for (let i = 0; i < 16; i++) ids.push([b, await startRun(b, { ms: RUN_MS, i })]);
       await until(() => botMeter.steps.some((s) => s.accountId === 'other'), 3000, "B's first run");
-      const bStarted = botMeter.steps.find((s) => s.accountId === 'other')!.at;
+      const bStarted = botMeter.started('other', 'first');
 
       await new Promise((r) => setTimeout(r, 2 * RUN_MS));
       const t0 = performance.now();
@@ -59,8 +59,7 @@ describe.each(ADAPTERS)('fair share between accounts, in process, on %s', (_name
       const results = await Promise.all(ids.map(([trigger, id]) => syncUntilFinished(trigger, id)));
       expect(results.every((r) => r.body?.success === true)).toBe(true);
       // While both had runs waiting (from B's first start until A's last run started), each held half the slots.
-      const aLastStart = Math.max(...botMeter.steps.filter((s) => s.accountId === 'acct' && s.step === 1).map((s) => s.at));
-      const share = botMeter.share('acct', bStarted + RUN_MS, aLastStart);
+      const share = botMeter.share('acct', bStarted + RUN_MS, botMeter.started('acct', 'last'));
       expect(share).toBeGreaterThanOrEqual(0.4);
       expect(share).toBeLessThanOrEqual(0.6);
       expect(botMeter.peak()).toBe(4);

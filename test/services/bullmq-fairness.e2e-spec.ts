@@ -76,7 +76,7 @@ if (!redisUrl || !postgresUrl) {
       for (let i = 0; i < 24; i++) ids.push([a, await startRun(a, { ms: RUN_MS, i })]);
       for (let i = 0; i < 24; i++) ids.push([b, await startRun(b, { ms: RUN_MS, i })]);
       await until(() => botMeter.steps.some((s) => s.accountId === 'other'), 5000, "B's first run");
-      const bStarted = botMeter.steps.find((s) => s.accountId === 'other')!.at;
+      const bStarted = botMeter.started('other', 'first');
 
       await sleep(RUN_MS);
       const t0 = performance.now();
@@ -87,10 +87,12 @@ if (!redisUrl || !postgresUrl) {
 
       const results = await Promise.all(ids.map(([trigger, id]) => syncWithin(trigger, id, 30)));
       expect(results.every((r) => r.body?.success === true)).toBe(true);
-      const lastStart = (accountId: string) =>
-        Math.max(...botMeter.steps.filter((s) => s.accountId === accountId && s.step === 1).map((s) => s.at));
       // While both had runs waiting: from one run after B's first start until either's last start.
-      const share = botMeter.share('acct', bStarted + RUN_MS, Math.min(lastStart('acct'), lastStart('other')));
+      const share = botMeter.share(
+        'acct',
+        bStarted + RUN_MS,
+        Math.min(botMeter.started('acct', 'last'), botMeter.started('other', 'last')),
+      );
       expect(share).toBeGreaterThanOrEqual(0.4);
       expect(share).toBeLessThanOrEqual(0.6);
       expect(botMeter.peak()).toBe(8);
