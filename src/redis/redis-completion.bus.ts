@@ -7,11 +7,14 @@ import { CANNOT_CONNECT } from '../errors/webhook-trigger.messages.js';
 import { createRedisClient, redactRedisUrl } from './ioredis.js';
 import { InMemoryCompletionBus } from '../completion/in-memory-completion.bus.js';
 import type { RunChange } from '../completion/completion-bus.js';
+import { Batcher } from '../persistence/sql/batcher.js';
 
 /** Said on the finished channel by a process that watches run changes (never an invocation id). */
 const WATCHING = 'watching';
 const WATCHING_BEAT_MS = 20_000;
 const WATCHING_HEARD_MS = 60_000;
+/** Most ids in one "finished" message (~25 bytes each). */
+const FINISHED_BATCH = 500;
 
 /**
  * Carries "invocation X finished" between processes over Redis pub/sub, so a sync request waiting on
@@ -19,8 +22,12 @@ const WATCHING_HEARD_MS = 60_000;
  * `ioredis@5`.
  *
  * - ONE channel per app (`${keyPrefix}invocation-finished`), subscribed once per process at module
- *   init; the message is the invocation id, nothing else (waiters re-read the row). No per-id
- *   SUBSCRIBE, and no database polling: a waiter sleeps until the message or its timeout.
+ *   init; the message is invocation ids, nothing else (waiters re-read the row): the runs that finished
+ *   while one PUBLISH was in flight (or in the same event-loop turn) go in the next, one id per line, so
+ *   under load a node publishes a fraction of a message per run. No per-id SUBSCRIBE, and no database
+ *   polling: a waiter sleeps until the message or its timeout. (A message of one id is all that earlier
+ *   versions sent and read; during a rolling deploy from one, its waiters miss the ids of a message of
+ *   several and answer at their timeout, after re-reading the row: 200 for a finished run.)
  * - Two connections: a connection in subscriber mode cannot PUBLISH.
  * - Local waiters are woken at once by `publish` (no Redis round trip for a run that finished on this
  *   node, and no dependence on Redis for it). The echo of our own message then finds their ids already
@@ -65,6 +72,8 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
   private watching: Promise<void> = Promise.resolve();
   private subscriber?: RedisClient;
   private publisher?: RedisClient;
+  /** Finished ids waiting for the next PUBLISH (one in flight per process). */
+  private readonly finished = new Batcher<string, void>((ids) => this.publishFinished(ids), FINISHED_BATCH);
 
   constructor(@Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions) {
     super();
@@ -94,11 +103,11 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
     for (const client of [this.publisher, this.subscriber]) {
       client.on('error', (error: Error) => this.logger.warn(`Redis completion bus: ${error.message}`));
     }
-    this.subscriber.on('message', (channel: string, invocationId: string) => {
-      if (channel === this.channel && invocationId === WATCHING) this.watchedUntil = Date.now() + WATCHING_HEARD_MS;
-      else if (channel === this.channel) this.wakeLocal(invocationId);
-      else if (channel === this.changeChannel) this.receiveChange(invocationId);
-      else if (channel === this.triggerChannel) this.notifyTriggerChanged(invocationId);
+    this.subscriber.on('message', (channel: string, message: string) => {
+      if (channel === this.channel && message === WATCHING) this.watchedUntil = Date.now() + WATCHING_HEARD_MS;
+      else if (channel === this.channel) for (const invocationId of message.split('\n')) this.wakeLocal(invocationId);
+      else if (channel === this.changeChannel) this.receiveChange(message);
+      else if (channel === this.triggerChannel) this.notifyTriggerChanged(message);
     });
     this.subscriber.on('close', () => this.triggerChangesLost());
     this.subscriber.on('ready', () => {
@@ -119,12 +128,19 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
     this.wakeLocal(invocationId);
     if (!this.publisher) return;
     try {
-      await this.publisher.publish(this.channel, invocationId);
+      await this.finished.push(invocationId);
     } catch (error) {
       this.logger.warn(
         `Redis completion bus: could not publish "${invocationId}" finished (${(error as Error).message}); remote waiters answer at their timeout`,
       );
     }
+  }
+
+  /** One PUBLISH for the ids of a batch, one per line. */
+  private async publishFinished(invocationIds: string[]): Promise<void[]> {
+    if (!this.publisher) return invocationIds.map(() => undefined);
+    await this.publisher.publish(this.channel, invocationIds.join('\n'));
+    return invocationIds.map(() => undefined);
   }
 
   /** Local watchers hear it from the echo of the channel (at most a millisecond later), so once each. */

@@ -15,6 +15,7 @@ import {
 } from '../rate-limits/rate-limit.storage.js';
 import { InMemoryRateLimitStorage } from '../rate-limits/in-memory-rate-limit.storage.js';
 import { REDIS_NOW_MS } from './redis-time.lua.js';
+import { Batcher } from '../persistence/sql/batcher.js';
 
 /** A hit that Redis does not answer within this is counted in process instead. */
 const COMMAND_TIMEOUT_MS = 1000;
@@ -65,46 +66,73 @@ return 0
 `;
 
 /**
- * A request with a right key in one atomic step (see `RateLimitStorage.admit`): the first ARGV[2] keys are
- * only checked (the failed-key window), the others are checked and then, when none refused, counted. Checks
- * every window before recording in any, so a refusal by one never counts in another.
- * KEYS the sorted sets; ARGV a unique member, how many leading keys are check-only, then ttl ms and limit
- * for each key in turn. Returns { 0, 0 } when admitted, else { index of the refusing key, ms to wait }.
+ * The requests of one batch, each in one atomic step (see `RateLimitStorage.admit`), in order: for each
+ * request, its first `checkOnly` keys are only checked (the failed-key window), the others are checked and
+ * then, when none refused, counted. Every window of a request is checked before any is recorded, so a
+ * refusal by one never counts in another; a later request of the batch sees the hits of the earlier ones.
+ * KEYS every request's sorted sets in turn; ARGV the number of requests, then for each: its number of keys,
+ * how many leading keys are check-only, a unique member, then ttl ms and limit for each of its keys.
+ * Returns two numbers per request: 0, 0 when admitted, else the index of its refusing key and the ms to wait.
  */
-const ADMIT = `${REDIS_NOW_MS}
-local member = ARGV[1]
-local checkOnly = tonumber(ARGV[2])
-for i = 1, #KEYS do
-  local key = KEYS[i]
-  local ttl = tonumber(ARGV[1 + 2 * i])
-  local limit = tonumber(ARGV[2 + 2 * i])
-  redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - ttl))
-  local count = redis.call('ZCARD', key)
-  if count >= limit then
-    local first = redis.call('ZRANGE', key, count - limit, count - limit, 'WITHSCORES')
-    return { i, tonumber(first[2]) + ttl - now }
+const ADMIT_ALL = `${REDIS_NOW_MS}
+local answers = {}
+local k = 0
+local a = 2
+for r = 1, tonumber(ARGV[1]) do
+  local n = tonumber(ARGV[a])
+  local checkOnly = tonumber(ARGV[a + 1])
+  local member = ARGV[a + 2]
+  a = a + 3
+  local refusing, wait = 0, 0
+  for i = 1, n do
+    local key = KEYS[k + i]
+    local ttl = tonumber(ARGV[a + 2 * i - 2])
+    local limit = tonumber(ARGV[a + 2 * i - 1])
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', string.format('%d', now - ttl))
+    local count = redis.call('ZCARD', key)
+    if count >= limit then
+      local first = redis.call('ZRANGE', key, count - limit, count - limit, 'WITHSCORES')
+      refusing, wait = i, tonumber(first[2]) + ttl - now
+      break
+    end
   end
+  if refusing == 0 then
+    for i = checkOnly + 1, n do
+      redis.call('ZADD', KEYS[k + i], string.format('%d', now), member)
+      redis.call('PEXPIRE', KEYS[k + i], ARGV[a + 2 * i - 2])
+    end
+  end
+  answers[2 * r - 1] = refusing
+  answers[2 * r] = wait
+  k = k + n
+  a = a + 2 * n
 end
-for i = checkOnly + 1, #KEYS do
-  redis.call('ZADD', KEYS[i], string.format('%d', now), member)
-  redis.call('PEXPIRE', KEYS[i], ARGV[1 + 2 * i])
-end
-return { 0, 0 }
+return answers
 `;
+
+/** Most admissions sent in one script call (a few hundred windows: well under a millisecond of Redis). */
+const ADMIT_BATCH = 200;
+
+/** One request's windows (the failed-key one first when it has one), as the batch script takes them. */
+interface PendingAdmission {
+  windows: RateLimitWindow[];
+  checkOnly: 0 | 1;
+}
 
 type ScriptedRedis = RedisClient & {
   webhookRateIncrement(key: string, ttl: number, limit: number, member: string): Promise<[number, number, number]>;
   webhookCheckFailures(key: string, ttl: number, limit: number, member: string, failed: '1' | '0'): Promise<number>;
-  webhookAdmit(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Promise<[number, number]>;
+  webhookAdmitAll(numberOfKeys: number, ...keysThenArgs: (string | number)[]): Promise<number[]>;
 };
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 
 /**
  * Rate limits counted in Redis, so that they hold across all API processes together (10/s per trigger
- * means 10/s in total, however many nodes serve it). Each request is one round trip: a Lua script on a
- * sorted set per key (`admit` checks and counts all of a request's windows at once), timed by the Redis
- * server's clock. Needs the `redis` option:
+ * means 10/s in total, however many nodes serve it). A Lua script on a sorted set per key, timed by the
+ * Redis server's clock: `admit` checks and counts all of a request's windows at once, and the admissions
+ * that arrive while one batch is in flight (or in the same event-loop turn) go to Redis together, as one
+ * script call, so under load a node sends a fraction of a Redis command per request. Needs the `redis` option:
  *
  * ```ts
  * WebhookTriggerModule.forRoot({ redis: { url: process.env.REDIS_URL }, rateLimitStorage: RedisRateLimitStorage })
@@ -121,6 +149,8 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
   /** Members must be unique across nodes: hits in the same ms from two nodes are two hits. */
   private readonly node = randomBytes(6).toString('base64url');
   private sequence = 0;
+  /** Admissions waiting for the next script call (one in flight per node). */
+  private readonly admissions = new Batcher<PendingAdmission, [number, number]>((batch) => this.admitAll(batch), ADMIT_BATCH);
   /** Errors before the first connection are reported by onModuleInit, not logged. */
   private connected = false;
   /**
@@ -156,8 +186,8 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
     });
     this.redis.defineCommand('webhookRateIncrement', { numberOfKeys: 1, lua: INCREMENT });
     this.redis.defineCommand('webhookCheckFailures', { numberOfKeys: 1, lua: CHECK_FAILURES });
-    // The number of keys varies (with or without a failed-key window): given first on each call.
-    this.redis.defineCommand('webhookAdmit', { lua: ADMIT });
+    // The number of keys varies with the batch: given first on each call.
+    this.redis.defineCommand('webhookAdmitAll', { lua: ADMIT_ALL });
   }
 
   /** Connects at bootstrap, so an unreachable Redis stops the app instead of failing its first requests. */
@@ -197,19 +227,32 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
 
   override async admit<Name extends string>(request: AdmissionRequest<Name>): Promise<Admission<Name>> {
     const windows: RateLimitWindow[] = request.failures ? [request.failures, ...request.limits] : [...request.limits];
-    const args: (string | number)[] = [this.nextMember(), request.failures ? 1 : 0];
-    for (const { ttl, limit } of windows) args.push(ttl, limit);
-    let result: [number, number];
+    let answer: [number, number];
     try {
-      result = await this.redis.webhookAdmit(windows.length, ...windows.map((w) => this.keyPrefix + w.key), ...args);
+      answer = await this.admissions.push({ windows, checkOnly: request.failures ? 1 : 0 });
     } catch (error) {
       this.degrade(error);
       return this.local.admit(request);
     }
-    const [refusing, waitMs] = result;
+    const [refusing, waitMs] = answer;
     if (refusing === 0) return { refusedBy: null, retryAfterSeconds: 0 };
     const refusedBy = request.failures && refusing === 1 ? 'failures' : request.limits[refusing - 1 - (request.failures ? 1 : 0)].name;
     return { refusedBy, retryAfterSeconds: seconds(waitMs) };
+  }
+
+  /** One script call for a batch of admissions; answers [refusing key index or 0, ms to wait] per admission. */
+  private async admitAll(batch: PendingAdmission[]): Promise<Array<[number, number]>> {
+    const keys: string[] = [];
+    const args: (string | number)[] = [batch.length];
+    for (const { windows, checkOnly } of batch) {
+      args.push(windows.length, checkOnly, this.nextMember());
+      for (const { key, ttl, limit } of windows) {
+        keys.push(this.keyPrefix + key);
+        args.push(ttl, limit);
+      }
+    }
+    const flat = await this.redis.webhookAdmitAll(keys.length, ...keys, ...args);
+    return batch.map((_, i) => [Number(flat[2 * i]), Number(flat[2 * i + 1])]);
   }
 
   private nextMember(): string {

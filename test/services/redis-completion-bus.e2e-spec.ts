@@ -127,6 +127,25 @@ if (!redisUrl || !postgresUrl) {
       spy.disconnect();
     });
 
+    it('the runs finished in one turn go in one message, and every waiter of each is woken once on the other process', async () => {
+      const spy = new Redis(redisUrl);
+      const messages: string[] = [];
+      spy.on('message', (_ch: string, m: string) => messages.push(m));
+      await spy.subscribe(channel);
+      const ids = Array.from({ length: 30 }, (_, i) => `inv_turn_${String(i).padStart(17, '0')}`);
+      const onA = ids.map((id) => {
+        const listener = jest.fn();
+        a.subscribe(id, listener);
+        return listener;
+      });
+      await Promise.all(ids.map((id) => b.publish(id)));
+      await until(() => onA.every((l) => l.mock.calls.length > 0), 1_000, 'every waiter on A woken');
+      await until(() => messages.length > 0, 1_000, 'the spy heard the message');
+      expect(messages).toEqual([ids.join('\n')]);
+      expect(onA.map((l) => l.mock.calls.length)).toEqual(ids.map(() => 1));
+      spy.disconnect();
+    });
+
     it('does not wake a listener that unsubscribed', async () => {
       const id = 'inv_unsubscribed_000000000';
       const gone = jest.fn();

@@ -302,6 +302,34 @@ if (!redisUrl) {
         expect([await hitsIn(r.trigger), await hitsIn(r.account)]).toEqual([10, 10]);
       });
 
+      it('admissions that arrive together share one script call, each judged by its own windows in order', async () => {
+        const a = request(5, 1000);
+        const b = { ...a, limits: [{ ...a.limits[0], key: `${a.trigger}b`, limit: 100 }, a.limits[1]] }; // same account
+        await storage.admit(request(5, 5)); // the script is loaded
+        const watcher = new Redis(redisUrl);
+        const monitor = await watcher.monitor();
+        const seen: string[][] = [];
+        monitor.on('monitor', (_time: string, args: string[], source: string) => source !== 'lua' && seen.push(args));
+        try {
+          const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => storage.admit(i % 2 ? a : b)));
+          const marker = `${keyPrefix}marker:${randomBytes(4).toString('hex')}`;
+          const probe = new Redis(redisUrl);
+          await probe.exists(marker);
+          await probe.quit();
+          await until(() => seen.some((args) => args.includes(marker)), 5000, 'the marker to be monitored');
+          const scripts = seen.filter((args) => args.some((x) => x === `${keyPrefix}rate:${a.trigger}`));
+          expect(scripts.map((args) => args[0].toLowerCase())).toEqual(['evalsha']);
+          const forA = answers.filter((_, i) => i % 2 === 1);
+          expect(forA.filter((x) => x.refusedBy === null)).toHaveLength(5);
+          expect(forA.filter((x) => x.refusedBy === 'trigger')).toHaveLength(15);
+          expect(answers.filter((_, i) => i % 2 === 0).every((x) => x.refusedBy === null)).toBe(true);
+          expect([await hitsIn(a.trigger), await hitsIn(b.limits[0].key), await hitsIn(a.account)]).toEqual([5, 20, 25]);
+        } finally {
+          monitor.disconnect();
+          await watcher.quit().catch(() => undefined);
+        }
+      });
+
       it('reloads its script when Redis has forgotten it', async () => {
         const r = request(5, 5);
         await storage.admit(r); // the script is loaded
