@@ -29,6 +29,8 @@ const base = {
 module.exports = {
   // A global option: inside a project Jest ignores it (and falls back to 5 s).
   testTimeout: 30000,
+  // Ends every run with the suites that did not run here and why (a missing service), after the totals.
+  reporters: ['default', '<rootDir>/test/not-run-reporter.cjs'],
   projects: [
     {
       ...base,

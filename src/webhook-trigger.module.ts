@@ -10,6 +10,7 @@ import { CompletionBus } from './completion/completion-bus.js';
 import { InvocationEvents } from './events/invocation.events.js';
 import { WebhookBodyCapture } from './http/body-capture/webhook-body-capture.js';
 import { TriggerKeyGuard } from './http/trigger-key.guard.js';
+import { HostThrottlerOptOut } from './http/host-throttler.js';
 import { WebhookTriggerController } from './http/webhook-trigger.controller.js';
 import { InvocationService } from './invocations/invocation.service.js';
 import { InvocationWaiter } from './invocations/invocation.waiter.js';
@@ -17,6 +18,7 @@ import { InvocationChanges } from './invocations/invocation-changes.js';
 import { TriggerCache } from './invocations/trigger-cache.js';
 import { RunEventStreams } from './http/run-event-streams.js';
 import { GracefulShutdown } from './lifecycle/graceful-shutdown.js';
+import { StartupHints } from './lifecycle/startup-hints.js';
 import { HistoryRetention } from './lifecycle/history-retention.js';
 import { InterruptedRuns } from './lifecycle/interrupted-runs.js';
 import { LeaseRecovery } from './lifecycle/lease-recovery.js';
@@ -58,8 +60,10 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     InterruptedRuns,
     HistoryRetention,
     GracefulShutdown,
+    StartupHints,
     OpenAccounts,
     TriggerKeyGuard,
+    HostThrottlerOptOut,
     WebhookBodyCapture,
     WebhookTriggersAdmin,
     SqlCallbackStore,

@@ -14,6 +14,7 @@ import {
   UseFilters,
   UseGuards,
   UseInterceptors,
+  VERSION_NEUTRAL,
 } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { ApiExcludeController } from '@nestjs/swagger';
@@ -69,7 +70,7 @@ class AdminMountCheck implements OnModuleInit {
 function mounted<T>(base: Type<T>, path: string, guards: AdminGuard[], interceptors: Type[] = []): Type<T> {
   const controller = class extends (base as Type) {} as Type<T>;
   Object.defineProperty(controller, 'name', { value: base.name });
-  Controller(path)(controller);
+  Controller({ path, version: VERSION_NEUTRAL })(controller);
   UseGuards(...guards, AdminChangeGuard)(controller);
   UseFilters(AdminErrorFilter)(controller);
   if (interceptors.length) UseInterceptors(...interceptors)(controller);

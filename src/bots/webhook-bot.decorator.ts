@@ -4,7 +4,17 @@ import type { WebhookBotOptions } from './bot.types.js';
 /** Metadata key set by `@WebhookBot()`. */
 export const WEBHOOK_BOT_METADATA = 'webhook-trigger:bot';
 
+/**
+ * Every class decorated with `@WebhookBot()` in this process, with its bot id: how startup names a bot
+ * class that no module provides (it would otherwise never run, silently).
+ */
+export const DECLARED_BOTS = new Map<string, string>();
+
 /** Marks a provider class (which must extend `WebhookBotHost`) as a bot that webhook triggers can start. */
 export function WebhookBot(options: WebhookBotOptions): ClassDecorator {
-  return applyDecorators(Injectable(), SetMetadata(WEBHOOK_BOT_METADATA, options));
+  const decorate = applyDecorators(Injectable(), SetMetadata(WEBHOOK_BOT_METADATA, options));
+  return (target) => {
+    if (typeof options?.id === 'string' && !DECLARED_BOTS.has(options.id)) DECLARED_BOTS.set(options.id, target.name);
+    decorate(target);
+  };
 }

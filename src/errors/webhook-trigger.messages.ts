@@ -123,3 +123,10 @@ export const CALLBACK_GONE = 'The callback receiver answered 410 Gone: it wants 
 export const CALLBACK_NETWORK = (reason: string) => `The callback could not be delivered: ${reason}`;
 export const WEBHOOK_BODY_UNREADABLE = (type: string | undefined) =>
   `The webhook body (Content-Type ${type ? `"${type.slice(0, 100)}"` : 'missing'}) was not read raw, so its signature cannot be checked; webhooks are sent as application/json`;
+export const BOT_NOT_PROVIDED = (className: string, botId: string) =>
+  `WebhookTriggerModule: ${className} is decorated with @WebhookBot({ id: '${botId}' }) but no module of this app provides it, so it cannot run; add it to a module's providers`;
+export const NO_BOTS =
+  'WebhookTriggerModule: this app has no bots, so no trigger can be created; register a class decorated with @WebhookBot() that extends WebhookBotHost as a provider';
+export const FIRST_TRIGGER = (botIds: string[]) =>
+  `WebhookTriggerModule: no triggers yet. Create one in the admin screens (WebhookTriggerAdminModule: a bot's Settings → Bot Triggers → Add Trigger) ` +
+  `or in code: await app.get(WebhookTriggersAdmin).createTrigger('${botIds[0]}', { name: 'my trigger' }) answers its URL and key (bots: ${botIds.join(', ')})`;

@@ -1,4 +1,18 @@
-import { Controller, Get, Headers, HttpCode, Inject, Param, Post, Query, Req, Res, UseFilters, UseGuards } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  Headers,
+  HttpCode,
+  Inject,
+  Param,
+  Post,
+  Query,
+  Req,
+  Res,
+  UseFilters,
+  UseGuards,
+  VERSION_NEUTRAL,
+} from '@nestjs/common';
 import {
   ApiBody,
   ApiExtraModels,
@@ -45,7 +59,8 @@ const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 @ApiResponse({ status: 401, type: WebhookErrorDto, description: 'Missing or wrong X-Key.' })
 @ApiResponse({ status: 404, type: WebhookErrorDto, description: 'Unknown or deleted trigger (or invocation).' })
 @ApiResponse({ status: 429, type: WebhookErrorDto, description: 'Rate limit exceeded; see Retry-After.' })
-@Controller(WEBHOOKS_PATH)
+// Version-neutral: the spec's paths carry no version segment, whatever versioning the host enables.
+@Controller({ path: WEBHOOKS_PATH, version: VERSION_NEUTRAL })
 @UseGuards(TriggerKeyGuard)
 @UseFilters(WebhookExceptionFilter)
 export class WebhookTriggerController {

@@ -39,6 +39,7 @@ export const DEFAULTS = deepFreeze({
   callbackRetryScheduleMs: [...DEFAULT_CALLBACK_RETRY_SCHEDULE_MS],
   callbackDisableAfterFailures: 5,
   callbackTimeoutMs: 15_000,
+  applyHostThrottler: false,
 } satisfies ResolvedWebhookTriggerOptions);
 
 /** Defaults of the `redis` option's fields, once it is given. */

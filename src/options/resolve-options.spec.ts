@@ -35,6 +35,7 @@ describe('resolveWebhookTriggerOptions', () => {
       callbackRetryScheduleMs: [0, 5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000],
       callbackDisableAfterFailures: 5,
       callbackTimeoutMs: 15_000,
+      applyHostThrottler: false,
     };
     expect(resolveWebhookTriggerOptions()).toEqual(expected);
     expect(resolveWebhookTriggerOptions({})).toEqual(expected);
@@ -151,6 +152,7 @@ describe('resolveWebhookTriggerOptions', () => {
     ['triggerCacheTtlMs', { triggerCacheTtlMs: 3_600_001 }],
     ['triggerCacheTtlMs', { triggerCacheTtlMs: 0.5 }],
     ['migrationsRun', { migrationsRun: 'false' as unknown as boolean }],
+    ['applyHostThrottler', { applyHostThrottler: 'yes' as unknown as boolean }],
     ['rateLimits', { rateLimits: 'strict' as unknown as WebhookTriggerModuleOptions['rateLimits'] }],
     ['role', { role: 'workers' as unknown as WebhookTriggerModuleOptions['role'] }],
   ];

@@ -271,6 +271,7 @@ export function resolveWebhookTriggerOptions(
       1_000_000,
     ),
     callbackTimeoutMs: positiveInt('callbackTimeoutMs', o.callbackTimeoutMs ?? DEFAULTS.callbackTimeoutMs, 600_000),
+    applyHostThrottler: boolean('applyHostThrottler', o.applyHostThrottler ?? DEFAULTS.applyHostThrottler),
   };
   checkWiring(resolved, o, extras ?? {});
   return resolved;

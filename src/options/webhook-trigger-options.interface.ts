@@ -198,6 +198,12 @@ export interface WebhookTriggerModuleOptions {
   callbackDisableAfterFailures?: number;
   /** Longest a callback attempt may take (resolving, connecting, the answer). @default 15000 */
   callbackTimeoutMs?: number;
+  /**
+   * Let a host's global `ThrottlerGuard` (@nestjs/throttler) count the webhook routes too. By default the
+   * routes skip every throttler the host registers, so the spec's own limits (`rateLimits`, answered with
+   * its 429 body and Retry-After) are the only ones a caller meets. @default false
+   */
+  applyHostThrottler?: boolean;
 }
 
 /** See the `role` option. */

@@ -21,7 +21,7 @@ import {
   addWebhookKeyScheme,
   type BotOutput,
 } from '../../src/index.js';
-import { SHUTDOWN_HOOKS_OFF } from '../../src/errors/webhook-trigger.messages.js';
+import { BOT_NOT_PROVIDED, FIRST_TRIGGER, NO_BOTS, SHUTDOWN_HOOKS_OFF } from '../../src/errors/webhook-trigger.messages.js';
 import { EchoBot } from '../fixtures/bots.js';
 import { storedCredits } from '../helpers/db.js';
 import { expectError, syncInvocation, triggerBot } from '../helpers/http.js';
@@ -36,11 +36,28 @@ class UnfundedBot extends WebhookBotHost {
   }
 }
 
-/** A logger that remembers every warning. */
-function warnings(): LoggerService & { lines: string[] } {
+/** Declared as a bot, and never put in a module's providers: a mistake startup must name. */
+@WebhookBot({ id: 'forgotten' })
+class ForgottenBot extends WebhookBotHost {
+  async main(): Promise<BotOutput[]> {
+    return [];
+  }
+}
+
+/** A logger that remembers every warning (`lines`) and every log line (`logs`). */
+function warnings(): LoggerService & { lines: string[]; logs: string[] } {
   const lines: string[] = [];
+  const logs: string[] = [];
   const quiet = () => undefined;
-  return { lines, log: quiet, debug: quiet, verbose: quiet, error: quiet, warn: (m: unknown) => void lines.push(String(m)) };
+  return {
+    lines,
+    logs,
+    log: (m: unknown) => void logs.push(String(m)),
+    debug: quiet,
+    verbose: quiet,
+    error: quiet,
+    warn: (m: unknown) => void lines.push(String(m)),
+  };
 }
 
 describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
@@ -126,6 +143,41 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
       await app.init();
       await app.close();
       expect(log.lines.includes(SHUTDOWN_HOOKS_OFF)).toBe(!hooks);
+    }
+  });
+
+  it('names at startup a @WebhookBot class no module provides, an app without bots, and how to make the first trigger', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'webhook-first-use-'));
+    const start = async (providers: Array<typeof EchoBot>) => {
+      const log = warnings();
+      const moduleRef = await Test.createTestingModule({
+        imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: join(dir, 'hints.sqlite') } })],
+        providers,
+      }).compile();
+      const adapter = makeAdapter();
+      const app = adapter ? moduleRef.createNestApplication(adapter, { logger: log }) : moduleRef.createNestApplication({ logger: log });
+      app.enableShutdownHooks();
+      await app.init();
+      return { app, log };
+    };
+    try {
+      const first = await start([EchoBot]);
+      expect(first.log.lines).toContain(BOT_NOT_PROVIDED(ForgottenBot.name, 'forgotten'));
+      expect(first.log.lines.some((l) => l.includes("id: 'echo'"))).toBe(false); // a provided bot is not named
+      expect(first.log.logs).toContain(FIRST_TRIGGER(['echo']));
+      expect(first.log.lines).not.toContain(NO_BOTS);
+      await first.app.get(WebhookTriggersAdmin).createTrigger('echo', { name: 'first' });
+      await first.app.close();
+
+      const again = await start([EchoBot]); // a trigger exists now: no hint
+      expect(again.log.logs.filter((l) => l.includes('no triggers yet'))).toEqual([]);
+      await again.app.close();
+
+      const none = await start([]);
+      expect(none.log.lines).toContain(NO_BOTS);
+      await none.app.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 

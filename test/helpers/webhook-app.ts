@@ -1,4 +1,4 @@
-import type { DynamicModule, INestApplication, LoggerService, Provider, Type } from '@nestjs/common';
+import type { DynamicModule, INestApplication, LoggerService, NestApplicationOptions, Provider, Type } from '@nestjs/common';
 import type { AbstractHttpAdapter } from '@nestjs/core';
 import { EventEmitterModule } from '@nestjs/event-emitter';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
@@ -171,6 +171,10 @@ export interface StartOptions {
   imports?: Array<Type | DynamicModule>;
   /** `app.setGlobalPrefix(…)` before listening. */
   globalPrefix?: string;
+  /** Options of `createNestApplication` besides the logger (as a host passes to `NestFactory.create`). */
+  appOptions?: NestApplicationOptions;
+  /** Called before listening, as a host's main.ts sets the app up (versioning, pipes, filters, middleware). */
+  configure?: (app: INestApplication) => void | Promise<void>;
   /** Listen on this port (e.g. one named in `publicBaseUrl` beforehand) instead of a random one. */
   port?: number;
 }
@@ -193,8 +197,10 @@ export async function startWebhookApp(makeAdapter: AdapterFactory, start: StartO
     }).compile();
     const adapter = makeAdapter();
     const logger = start.logger ?? false;
-    app = adapter ? moduleRef.createNestApplication(adapter, { logger }) : moduleRef.createNestApplication({ logger });
+    const appOptions = { ...start.appOptions, logger };
+    app = adapter ? moduleRef.createNestApplication(adapter, appOptions) : moduleRef.createNestApplication(appOptions);
     if (start.globalPrefix) app.setGlobalPrefix(start.globalPrefix);
+    await start.configure?.(app);
     await app.listen(start.port ?? 0, '127.0.0.1');
   } catch (e) {
     await app?.close().catch(() => undefined);
