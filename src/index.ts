@@ -60,6 +60,7 @@ export type {
   DeliveryView,
 } from './admin/webhook-triggers.admin.js';
 export { WebhookTriggerAdminModule } from './admin/webhook-trigger-admin.module.js';
+export { requestOrigin } from './admin/request-origin.js';
 export type {
   AdminGuard,
   WebhookTriggerAdminOptions,

@@ -6,6 +6,7 @@ import { BAD_ADMIN_FIELD, UNKNOWN_BOT, UNKNOWN_INVOCATION_ID, UNKNOWN_TRIGGER } 
 import type { InvocationStatus } from '../persistence/records.js';
 import { AdminBackend } from './admin-backend.js';
 import { AdminEventStreams } from './admin-event-streams.js';
+import { requestOrigin } from './request-origin.js';
 import { ADMIN_SETTINGS, type ResolvedAdminSettings } from './admin-options.js';
 import type { BotSummary, CallbackView, HistoryFilter, TriggerWithKey } from './webhook-triggers.admin.js';
 
@@ -33,13 +34,13 @@ export class AdminApiController {
   }
 
   @Get('bots/:botId/triggers')
-  async listTriggers(@Param('botId') botId: string) {
+  async listTriggers(@Param('botId') botId: string, @Req() request: unknown) {
     this.requireBot(botId);
-    return (await this.backend.admin.listTriggers(botId)).map(({ id, name, type, url, createdAt, lastUsedAt }) => ({
+    return (await this.backend.admin.listTriggers(botId)).map(({ id, name, type, createdAt, lastUsedAt }) => ({
       id,
       name,
       type,
-      url,
+      url: this.urlFor(id, request),
       createdAt,
       lastUsedAt,
     }));
@@ -47,15 +48,17 @@ export class AdminApiController {
 
   @Post('bots/:botId/triggers')
   @HttpCode(201)
-  async createTrigger(@Param('botId') botId: string, @Body() body: unknown) {
+  async createTrigger(@Param('botId') botId: string, @Body() body: unknown, @Req() request: unknown) {
     this.requireBot(botId);
     const { name, type } = requireObject(body);
-    return withKey(await this.backend.admin.createTrigger(botId, { name: name as string, type: type as string | undefined }));
+    const created = await this.backend.admin.createTrigger(botId, { name: name as string, type: type as string | undefined });
+    return withKey({ ...created, url: this.urlFor(created.id, request) });
   }
 
   @Get('triggers/:triggerId')
-  async viewTrigger(@Param('triggerId') triggerId: string) {
-    const trigger = withKey(found(await this.backend.admin.viewTrigger(triggerId), UNKNOWN_TRIGGER(triggerId)));
+  async viewTrigger(@Param('triggerId') triggerId: string, @Req() request: unknown) {
+    const viewed = found(await this.backend.admin.viewTrigger(triggerId), UNKNOWN_TRIGGER(triggerId));
+    const trigger = withKey({ ...viewed, url: this.urlFor(viewed.id, request) });
     // The trigger's view shows its callback: with it here, the screens never ask for one that is not there (a 404).
     const callback = await this.backend.admin.getCallback(triggerId);
     return { ...trigger, callback: callback ? callbackJson(callback) : null };
@@ -63,9 +66,14 @@ export class AdminApiController {
 
   @Post('triggers/:triggerId/rotate-key')
   @HttpCode(200)
-  async rotateKey(@Param('triggerId') triggerId: string) {
-    const { id, url, key } = found(await this.backend.admin.rotateKey(triggerId), UNKNOWN_TRIGGER(triggerId));
-    return { id, url, key };
+  async rotateKey(@Param('triggerId') triggerId: string, @Req() request: unknown) {
+    const { id, key } = found(await this.backend.admin.rotateKey(triggerId), UNKNOWN_TRIGGER(triggerId));
+    return { id, url: this.urlFor(id, request), key };
+  }
+
+  /** The trigger's URL as the viewer reaches this app (`publicBaseUrl` still wins when set). */
+  private urlFor(triggerId: string, request: unknown): string {
+    return this.backend.admin.triggerUrl(triggerId, requestOrigin(request));
   }
 
   @Delete('triggers/:triggerId')

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { ApplicationConfig } from '@nestjs/core';
+import { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
 import type { BotOutput } from '../bots/bot.types.js';
 import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
@@ -221,6 +221,7 @@ export class WebhookTriggersAdmin {
     @Optional() private readonly callbackStore?: SqlCallbackStore,
     @Optional() private readonly callbackSecrets?: CallbackSecrets,
     @Optional() private readonly outbox?: CallbackOutbox,
+    @Optional() private readonly adapterHost?: HttpAdapterHost,
   ) {
     this.cipher = options.keySecret ? new TriggerKeyCipher(options.keySecret) : null;
   }
@@ -532,10 +533,24 @@ export class WebhookTriggersAdmin {
     };
   }
 
-  /** `{publicBaseUrl}/{global prefix}/webhooks/{id}/trigger`: the URL a caller uses, with the host's `setGlobalPrefix()`. */
-  triggerUrl(triggerId: string): string {
+  /**
+   * `{base}/{global prefix}/webhooks/{id}/trigger`: the URL a caller uses, with the host's `setGlobalPrefix()`.
+   * The base is `publicBaseUrl` when set; else `origin` (the admin screens and API pass the one of the
+   * request that views the trigger: see `requestOrigin`); else this app's own address once it listens
+   * (`http://localhost:<port>`), `http://localhost:3000` before.
+   */
+  triggerUrl(triggerId: string, origin?: string): string {
     const prefix = this.appConfig?.getGlobalPrefix().replace(/^\/+|\/+$/g, '');
-    return `${this.options.publicBaseUrl}${prefix ? `/${prefix}` : ''}/${WEBHOOKS_PATH}/${triggerId}/trigger`;
+    const base = this.options.publicBaseUrl ?? origin ?? this.ownOrigin();
+    return `${base}${prefix ? `/${prefix}` : ''}/${WEBHOOKS_PATH}/${triggerId}/trigger`;
+  }
+
+  /** This app's own address, from the port its HTTP server listens on. */
+  private ownOrigin(): string {
+    const server = this.adapterHost?.httpAdapter?.getHttpServer() as { address?: () => unknown } | undefined;
+    const address = typeof server?.address === 'function' ? server.address() : null;
+    const port = typeof address === 'object' && address !== null ? (address as { port?: unknown }).port : undefined;
+    return `http://localhost:${typeof port === 'number' ? port : 3000}`;
   }
 
   private toView(t: TriggerRecord): TriggerView {

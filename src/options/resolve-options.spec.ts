@@ -16,7 +16,7 @@ describe('resolveWebhookTriggerOptions', () => {
       database: { type: 'better-sqlite3', database: 'webhook-triggers.sqlite' },
       migrationsRun: true,
       defaultAccountId: 'default',
-      publicBaseUrl: 'http://localhost:3000',
+      publicBaseUrl: undefined,
       maxConcurrentRuns: 64,
       maxConcurrentRunsPerAccount: undefined,
       maxQueuedRuns: 10_000,

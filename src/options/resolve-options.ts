@@ -244,7 +244,7 @@ export function resolveWebhookTriggerOptions(
     database: database(o.database),
     migrationsRun: boolean('migrationsRun', o.migrationsRun ?? DEFAULTS.migrationsRun),
     defaultAccountId: nonEmptyString('defaultAccountId', o.defaultAccountId ?? DEFAULTS.defaultAccountId),
-    publicBaseUrl: absoluteUrl('publicBaseUrl', o.publicBaseUrl ?? DEFAULTS.publicBaseUrl),
+    publicBaseUrl: o.publicBaseUrl === undefined ? undefined : absoluteUrl('publicBaseUrl', o.publicBaseUrl),
     maxConcurrentRuns,
     maxConcurrentRunsPerAccount:
       o.maxConcurrentRunsPerAccount === undefined

@@ -94,8 +94,12 @@ export interface WebhookTriggerModuleOptions {
    */
   defaultAccountId?: string;
   /**
-   * Base URL used to build trigger URLs shown by the admin service (e.g. `https://api.example.com`).
-   * @default 'http://localhost:3000'
+   * Base of the trigger URLs the admin screens, the admin API and `WebhookTriggersAdmin` show (e.g.
+   * `https://api.example.com`), for a host behind a proxy whose public address the request does not carry.
+   * Unset, the admin screens and API build it from the request that views them (its Host, and the
+   * forwarded protocol and host when your adapter trusts the proxy), and code that calls the service
+   * directly gets this app's own address (`http://localhost:<port it listens on>`).
+   * @default undefined
    */
   publicBaseUrl?: string;
   /**
@@ -228,9 +232,11 @@ export interface ResolvedWebhookTriggerOptions extends Required<
     | 'callbackAllowedHosts'
     | 'callbackRetryScheduleMs'
     | 'maxConcurrentRunsPerAccount'
+    | 'publicBaseUrl'
   >
 > {
   maxConcurrentRunsPerAccount: number | undefined;
+  publicBaseUrl: string | undefined;
   accounts: Record<string, { credits: number }>;
   keySecret: string | undefined;
   rateLimits: { perTrigger: WebhookRateLimit; perAccount: WebhookRateLimit };

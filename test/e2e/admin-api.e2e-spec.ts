@@ -22,8 +22,8 @@ describeOnEveryAdapter('admin API', ({ makeAdapter }) => {
   async function createTrigger(botId = 'echo', name = `${botId} trigger`): Promise<TestTrigger> {
     const res = await post(`/bots/${botId}/triggers`, { name, type: 'webhook' });
     expect(res.status).toBe(201);
-    // The API's url is on publicBaseUrl (localhost:3000 by default); this app listens on its own port.
-    return { id: res.body.id, key: res.body.key, url: `${t.baseUrl}/webhooks/${res.body.id}/trigger`, botId };
+    expect(res.body.url).toBe(`${t.baseUrl}/webhooks/${res.body.id}/trigger`); // the URL as this request reached the app
+    return { id: res.body.id, key: res.body.key, url: res.body.url, botId };
   }
 
   beforeAll(async () => {

@@ -6,6 +6,7 @@
  */
 import { Module, type INestApplication, type LoggerService } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,6 +18,7 @@ import {
   WebhookBot,
   WebhookBotHost,
   WebhookTriggerModule,
+  WebhookTriggerAdminModule,
   WebhookTriggersAdmin,
   addWebhookKeyScheme,
   type BotOutput,
@@ -24,7 +26,8 @@ import {
 import { BOT_NOT_PROVIDED, FIRST_TRIGGER, NO_BOTS, SHUTDOWN_HOOKS_OFF } from '../../src/errors/webhook-trigger.messages.js';
 import { EchoBot } from '../fixtures/bots.js';
 import { storedCredits } from '../helpers/db.js';
-import { expectError, syncInvocation, triggerBot } from '../helpers/http.js';
+import { expectError, rawRequest, request, send, syncInvocation, triggerBot } from '../helpers/http.js';
+import { ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
 import { freePort } from '../helpers/sample-app-process.js';
 import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
 import { ADAPTERS, UNTHROTTLED, createTrigger, startWebhookApp, triggerOn } from '../helpers/webhook-app.js';
@@ -128,6 +131,74 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
     } finally {
       await app.close();
     }
+  });
+
+  describe('trigger URLs without publicBaseUrl', () => {
+    const adminAuth = { authorization: `Bearer ${ADMIN_TEST_TOKEN}` };
+    const adminImports = [WebhookTriggerAdminModule.forRoot({ path: 'admin', guards: [TestAdminGuard] })];
+
+    it('the admin API builds them from the request that views them, and code gets the port the app listens on', async () => {
+      const t = await startWebhookApp(makeAdapter, { imports: adminImports });
+      try {
+        const inCode = await t.admin.createTrigger('echo', { name: 'in code' });
+        expect(inCode.url).toBe(`http://localhost:${new URL(t.baseUrl).port}/webhooks/${inCode.id}/trigger`);
+
+        const created = await send('POST', `${t.baseUrl}/admin/api/bots/echo/triggers`, { headers: adminAuth, json: { name: 'viewed' } });
+        expect(created.status).toBe(201);
+        expect(created.body.url).toBe(`${t.baseUrl}/webhooks/${created.body.id}/trigger`);
+        // Another Host (a name the app is reached by): the URL says that one (node:http: fetch cannot set Host).
+        const viaName = await rawRequest(`${t.baseUrl}/admin/api/triggers/${created.body.id}`, {
+          headers: { ...adminAuth, host: 'bots.example.com:8443' },
+        });
+        expect(viaName.body.url).toBe(`http://bots.example.com:8443/webhooks/${created.body.id}/trigger`);
+        // Forwarded headers count only when the host trusts its proxy: this one does not.
+        const forwarded = { ...adminAuth, 'x-forwarded-proto': 'https', 'x-forwarded-host': 'evil.example' };
+        const untrusted = await request(`${t.baseUrl}/admin/api/bots/echo/triggers`, { headers: forwarded });
+        expect(untrusted.body.map((x: { url: string }) => new URL(x.url).origin)).toEqual([t.baseUrl, t.baseUrl]);
+        // A Host that is not a host name is never put in a URL: the app's own address is shown instead.
+        const odd = await rawRequest(`${t.baseUrl}/admin/api/triggers/${created.body.id}`, { headers: { ...adminAuth, host: 'a_b"c' } });
+        if (odd.status === 200)
+          expect(odd.body.url).toBe(`http://localhost:${new URL(t.baseUrl).port}/webhooks/${created.body.id}/trigger`);
+        else expect(odd.status).toBe(400); // or the server refuses such a Host itself
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('behind a trusted proxy, the forwarded protocol and host; publicBaseUrl, when set, wins over both', async () => {
+      // Each adapter's own way to trust the proxy: Express's `trust proxy` setting, Fastify's `trustProxy` option.
+      const trustingAdapter = _name === 'fastify' ? () => new FastifyAdapter({ trustProxy: true }) : makeAdapter;
+      const trusting = await startWebhookApp(trustingAdapter, {
+        imports: adminImports,
+        configure: (app) => {
+          if (_name === 'express')
+            (app.getHttpAdapter().getInstance() as { set: (k: string, v: unknown) => void }).set('trust proxy', true);
+        },
+      });
+      try {
+        const forwarded = { ...adminAuth, 'x-forwarded-proto': 'https', 'x-forwarded-host': 'bots.example.com' };
+        const created = await send('POST', `${trusting.baseUrl}/admin/api/bots/echo/triggers`, {
+          headers: forwarded,
+          json: { name: 'proxied' },
+        });
+        expect(created.body.url).toBe(`https://bots.example.com/webhooks/${created.body.id}/trigger`);
+      } finally {
+        await trusting.close();
+      }
+      const fixed = await startWebhookApp(makeAdapter, {
+        imports: adminImports,
+        options: { publicBaseUrl: 'https://api.example.com/base' },
+      });
+      try {
+        const created = await send('POST', `${fixed.baseUrl}/admin/api/bots/echo/triggers`, {
+          headers: adminAuth,
+          json: { name: 'fixed' },
+        });
+        expect(created.body.url).toBe(`https://api.example.com/base/webhooks/${created.body.id}/trigger`);
+      } finally {
+        await fixed.close();
+      }
+    });
   });
 
   it('warns at startup when shutdown hooks are off, and not when they are on', async () => {

@@ -1,0 +1,22 @@
+/** A Host value: a name or IPv4 address, or a bracketed IPv6 address, with an optional port; nothing else. */
+const HOST = /^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$/;
+
+/** What Express 5 and Fastify 5 requests both carry (`protocol` and `host` honour their trust-proxy settings). */
+interface OriginRequest {
+  protocol?: unknown;
+  host?: unknown;
+  headers?: { host?: unknown };
+}
+
+/**
+ * `http(s)://host[:port]` of the request, as the client addressed it: the adapter's `protocol` and `host`,
+ * which follow `X-Forwarded-Proto` / `X-Forwarded-Host` only when the host app trusts its proxy (Express
+ * `app.set('trust proxy', …)`, Fastify `trustProxy`); else the `Host` header. Undefined when the host is
+ * absent or not a plain host name (nothing from it is then put in a URL).
+ */
+export function requestOrigin(request: unknown): string | undefined {
+  const r = (request ?? {}) as OriginRequest;
+  const host = typeof r.host === 'string' && r.host !== '' ? r.host : r.headers?.host;
+  if (typeof host !== 'string' || !HOST.test(host)) return undefined;
+  return `${r.protocol === 'https' ? 'https' : 'http'}://${host}`;
+}
