@@ -445,7 +445,7 @@ async function showBots(scope) {
     render(heading(1, 'Bots'), h('p', { class: 'empty' }, 'No bots are registered. Add a provider with @WebhookBot().'));
     return;
   }
-  const t = dataTable('Bots', ['Bot', 'Owner account', 'Account credits', 'Triggers', 'Runs in the last 24 h']);
+  const t = dataTable('Bots', ['Bot', 'Owner account', 'Account balance (credits)', 'Triggers', 'Runs in the last 24 h']);
   for (const bot of bots) {
     t.tbody.append(
       t.row([
@@ -538,7 +538,7 @@ function accountSection(bot) {
       'dl',
       { class: 'facts inline' },
       h('div', {}, h('dt', {}, 'Owner account'), h('dd', { class: 'mono' }, bot.accountId)),
-      h('div', {}, h('dt', {}, 'Credits'), valueEl),
+      h('div', {}, h('dt', {}, 'Account balance (credits)'), valueEl),
       typeof bot.creditsPerRun === 'number' ? h('div', {}, h('dt', {}, 'Credits per run'), h('dd', {}, num(bot.creditsPerRun))) : null,
     ),
   );
@@ -552,10 +552,10 @@ function accountSection(bot) {
     required: true,
     value: typeof bot.accountCredits === 'number' ? String(bot.accountCredits) : '0',
   });
-  const { wrap } = field('Credits', input);
+  const { wrap } = field('New account balance (credits)', input);
   const errors = errorSlot();
   const status = h('p', { class: 'status-text', role: 'status' });
-  const save = h('button', { type: 'submit', class: 'button' }, 'Save credits');
+  const save = h('button', { type: 'submit', class: 'button' }, 'Save balance');
   const form = h('form', { class: 'inline-form', novalidate: true }, wrap, save);
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
@@ -1832,7 +1832,7 @@ function runSummary(run, cancel) {
     { class: 'facts' },
     h('div', {}, h('dt', {}, 'Status'), h('dd', {}, badge(run.status))),
     h('div', {}, h('dt', {}, 'Trigger'), h('dd', {}, triggerName, trigger.deleted ? ' (deleted)' : null)),
-    h('div', {}, h('dt', {}, 'Credits'), h('dd', {}, num(run.credits))),
+    h('div', {}, h('dt', {}, 'Credits charged'), h('dd', {}, num(run.credits))),
     h('div', {}, h('dt', {}, 'Idempotency key'), h('dd', { class: run.idempotencyKey ? 'mono' : 'muted' }, run.idempotencyKey || 'none')),
     run.accountId ? h('div', {}, h('dt', {}, 'Account'), h('dd', { class: 'mono' }, run.accountId)) : null,
   );
@@ -1847,7 +1847,12 @@ function runSummary(run, cancel) {
     typeof run.durationMs === 'number' ? `Duration: ${duration(run.durationMs)}` : ACTIVE.has(run.status) ? 'Not finished yet.' : null;
 
   let inputs;
-  if (run.inputsHidden) inputs = h('p', { class: 'muted' }, 'Inputs are hidden (enable showInputs to show them).');
+  if (run.inputsHidden)
+    inputs = h(
+      'p',
+      { class: 'muted' },
+      'The inputs of runs are not shown in these screens (a setting of this admin). A replay still sends them.',
+    );
   else if (run.inputs === undefined || run.inputs === null) inputs = h('p', { class: 'muted' }, 'No inputs.');
   else inputs = h('pre', { class: 'code', tabindex: '0', 'aria-label': 'Inputs as JSON' }, JSON.stringify(run.inputs, null, 2));
 
@@ -1914,18 +1919,24 @@ function replaySection(scope, run) {
       h('p', { class: 'muted' }, 'Its trigger was deleted, so this run cannot be replayed.'),
     );
   }
-  const initial = !run.inputsHidden && run.inputs !== undefined && run.inputs !== null ? JSON.stringify(run.inputs, null, 2) : '{}';
+  const shown = !run.inputsHidden && run.inputs !== undefined && run.inputs !== null;
+  const initial = shown ? JSON.stringify(run.inputs, null, 2) : run.inputsHidden ? '' : '{}';
   const textarea = h('textarea', { class: 'mono', rows: '8', spellcheck: 'false', autocomplete: 'off', value: initial });
   textarea.id = 'replay-inputs';
   const errorId = 'replay-inputs-error';
   const errorEl = h('div', { id: errorId, class: 'field-error' });
   const hint = run.inputsHidden
-    ? 'Starts a new run through the same trigger, charged as a new run. The run’s inputs are hidden: “Replay” sends the inputs above, “Replay with the same inputs” sends the run’s own.'
+    ? 'Starts a new run through the same trigger, charged as a new run. “Replay” sends this run’s own inputs, unchanged (they are not shown here). To send other inputs, write them here and choose “Replay with these inputs”.'
     : 'Starts a new run through the same trigger with these inputs, charged as a new run.';
-  const fieldWrap = field('Inputs (JSON)', textarea, hint).wrap;
+  const fieldWrap = field(run.inputsHidden ? 'Other inputs (JSON, optional)' : 'Inputs (JSON)', textarea, hint).wrap;
   textarea.setAttribute('aria-describedby', `${textarea.getAttribute('aria-describedby')} ${errorId}`);
   fieldWrap.append(errorEl);
-  const submit = h('button', { type: 'submit', class: 'button primary' }, 'Replay');
+  // With hidden inputs the primary action replays the run's own inputs; the form's submit sends what was written.
+  const submit = h(
+    'button',
+    { type: 'submit', class: run.inputsHidden ? 'button' : 'button primary' },
+    run.inputsHidden ? 'Replay with these inputs' : 'Replay',
+  );
   const actions = h('div', { class: 'actions' }, submit);
   const form = h('form', { class: 'replay', novalidate: true, 'aria-labelledby': 'replay-h' }, fieldWrap, actions);
   const showError = (text) => {
@@ -1946,18 +1957,23 @@ function replaySection(scope, run) {
     }
   };
   if (run.inputsHidden) {
-    const same = h('button', { type: 'button', class: 'button' }, 'Replay with the same inputs');
+    const same = h('button', { type: 'button', class: 'button primary' }, 'Replay');
     same.addEventListener('click', () => {
       errorEl.replaceChildren();
       textarea.removeAttribute('aria-invalid');
       void replay({});
     });
-    actions.append(same);
+    actions.prepend(same);
   }
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     errorEl.replaceChildren();
     textarea.removeAttribute('aria-invalid');
+    if (run.inputsHidden && textarea.value.trim() === '') {
+      showError('Write the inputs to send first, or choose “Replay” to send the run’s own.');
+      textarea.focus();
+      return;
+    }
     let inputs;
     try {
       inputs = JSON.parse(textarea.value);

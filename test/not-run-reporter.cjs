@@ -22,14 +22,16 @@ class NotRunReporter {
         byReason.set(reason, files);
       }
     }
-    const out = process.stderr;
+    let text;
     if (byReason.size === 0) {
-      out.write(`\nEvery selected suite ran (${results.numTotalTestSuites} suites).\n`);
-      return;
+      text = `\nEvery selected suite ran (${results.numTotalTestSuites} suites).\n`;
+    } else {
+      const count = [...byReason.values()].reduce((n, files) => n + files.size, 0);
+      text = `\nNOT RUN here: ${count} suite(s) left out, so the totals above do not cover them:\n`;
+      for (const [reason, files] of byReason) text += `  - ${reason}\n      ${[...files].sort().join('\n      ')}\n`;
     }
-    const count = [...byReason.values()].reduce((n, files) => n + files.size, 0);
-    out.write(`\nNOT RUN here: ${count} suite(s) left out, so the totals above do not cover them:\n`);
-    for (const [reason, files] of byReason) out.write(`  - ${reason}\n      ${[...files].sort().join('\n      ')}\n`);
+    // After Jest's own summary (printed after every reporter's onRunComplete), so this is the last word.
+    process.once('exit', () => process.stderr.write(text));
   }
 }
 

@@ -1,4 +1,4 @@
-import type { ArgumentsHost } from '@nestjs/common';
+import { type ArgumentsHost, Logger } from '@nestjs/common';
 import type { HttpAdapterHost } from '@nestjs/core';
 import { QueryFailedError } from 'typeorm';
 import { isDatabaseUnavailable } from '../errors/error-status.js';
@@ -39,11 +39,22 @@ describe('WebhookExceptionFilter: a lost database connection', () => {
     });
   });
 
-  it('leaves other database errors and plain errors 500, and the module errors their own status', () => {
-    const constraint = new QueryFailedError('INSERT', [], driverError('duplicate key value violates unique constraint', '23505'));
-    expect(isDatabaseUnavailable(constraint)).toBe(false);
-    expect(answer(constraint).status).toBe(500);
-    expect(answer(new Error('boom'))).toMatchObject({ status: 500, headers: {}, body: { message: 'Internal server error' } });
-    expect(answer(new UnknownTriggerError('trg_x')).status).toBe(404);
+  it('leaves other database errors and plain errors 500 (their stack goes to the log), and the module errors their own status', () => {
+    // The log is where a 500's details go: recorded here instead of printed.
+    const logged = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
+    try {
+      const constraint = new QueryFailedError('INSERT', [], driverError('duplicate key value violates unique constraint', '23505'));
+      expect(isDatabaseUnavailable(constraint)).toBe(false);
+      expect(answer(constraint).status).toBe(500);
+      expect(answer(new Error('boom'))).toMatchObject({ status: 500, headers: {}, body: { message: 'Internal server error' } });
+      expect(logged.mock.calls.map(([message, stack]) => [message, String(stack).split('\n')[0]])).toEqual([
+        ['Unexpected error in the webhook API', 'QueryFailedError: duplicate key value violates unique constraint'],
+        ['Unexpected error in the webhook API', 'Error: boom'],
+      ]);
+      expect(answer(new UnknownTriggerError('trg_x')).status).toBe(404);
+      expect(logged).toHaveBeenCalledTimes(2); // a 404 is not an error of the server
+    } finally {
+      logged.mockRestore();
+    }
   });
 });

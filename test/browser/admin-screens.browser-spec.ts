@@ -27,6 +27,9 @@ jest.setTimeout(90_000);
 const ADMIN_TOKEN = 'browser-admin-screens-token-51c9';
 const XSS_NAME = '<img src=x onerror=alert(1)>';
 const PHONE: ViewportSize = { width: 360, height: 740 };
+/** What run detail says when the admin does not show inputs. */
+const INPUTS_HIDDEN = 'The inputs of runs are not shown in these screens (a setting of this admin). A replay still sends them.';
+
 /** How long a screen may take to show what a test waits for. */
 const SHOWN = { timeout: 10_000 };
 
@@ -388,6 +391,46 @@ describeInBrowser('admin screens in a browser', () => {
     });
   });
 
+  describeOnEveryAdapter('admin screens, inputs hidden (the default)', ({ adapterName, makeAdapter }) => {
+    let t: WebhookTestApp;
+    beforeAll(async () => {
+      t = await startAdminApp(makeAdapter, {});
+    });
+    afterAll(async () => {
+      await t?.close();
+    });
+
+    it('Replay sends the run’s own inputs, unseen; other inputs need writing first; the balance is labelled as the account’s', async () => {
+      const trigger = await createTrigger(t, 'echo', 'Hidden inputs trigger');
+      const runId = await startRun(trigger, { greeting: 'kept as it was' });
+      await syncUntilFinished(trigger, runId);
+      await asAdmin(t, async (page) => {
+        await openBot(page, 'Echo', 'Settings');
+        await page.getByRole('term').filter({ hasText: /^Account balance \(credits\)$/ }).waitFor(SHOWN);
+        await page.getByLabel('New account balance (credits)').fill('900');
+        await page.getByRole('button', { name: 'Save balance' }).click();
+        await page.getByText('Saved: the account has 900 credits.').waitFor(SHOWN);
+
+        await page.getByRole('tab', { name: 'History' }).click();
+        await runRow(page, runId).getByRole('link', { name: runId }).click();
+        await page.getByRole('heading', { level: 1, name: `Run ${runId}` }).waitFor(SHOWN);
+        await page.getByText(INPUTS_HIDDEN).waitFor(SHOWN);
+        expect(await page.getByLabel('Inputs as JSON').count()).toBe(0); // no inputs on the page (the outputs echo them)
+        await checkScreen(page, adapterName, 'run-detail-inputs-hidden');
+
+        await page.getByRole('button', { name: 'Replay with these inputs' }).click();
+        await page.getByText('Write the inputs to send first, or choose “Replay” to send the run’s own.').waitFor(SHOWN);
+
+        await page.getByRole('button', { name: 'Replay', exact: true }).click();
+        const replayHeading = page.getByRole('heading', { level: 1, name: /^Run / }).filter({ hasNotText: runId });
+        await replayHeading.waitFor(SHOWN);
+        const replayId = (await replayHeading.innerText()).replace(/^Run /, '');
+        const replayed = await syncUntilFinished(trigger, replayId);
+        expect(replayed.body).toEqual({ success: true, outputs: [{ title: 'greeting', message: 'kept as it was' }] });
+      });
+    });
+  });
+
   describeOnEveryAdapter('admin screens, read-only', ({ adapterName, makeAdapter }) => {
     let t: WebhookTestApp;
     let trigger: TestTrigger;
@@ -412,7 +455,7 @@ describeInBrowser('admin screens in a browser', () => {
 
         await openBot(page, 'slow', 'Settings');
         await page.getByRole('button', { name: 'View Read-only trigger' }).waitFor(SHOWN);
-        for (const control of ['Add Trigger', 'Rotate key Read-only trigger', 'Delete Read-only trigger', 'Save credits']) {
+        for (const control of ['Add Trigger', 'Rotate key Read-only trigger', 'Delete Read-only trigger', 'Save balance']) {
           expect({ control, count: await page.getByRole('button', { name: control }).count() }).toEqual({ control, count: 0 });
         }
         await page.getByRole('button', { name: 'View Read-only trigger' }).click();
@@ -424,7 +467,7 @@ describeInBrowser('admin screens in a browser', () => {
         await checkScreen(page, adapterName, 'read-only-history');
         await runRow(page, runningRun).getByRole('link', { name: runningRun }).click();
         await page.getByRole('heading', { level: 1, name: `Run ${runningRun}` }).waitFor(SHOWN);
-        await page.getByText('Inputs are hidden (enable showInputs to show them).').waitFor(SHOWN);
+        await page.getByText(INPUTS_HIDDEN).waitFor(SHOWN);
         expect(await page.getByRole('button', { name: 'Cancel run' }).count()).toBe(0);
         expect(await page.getByRole('button', { name: 'Replay' }).count()).toBe(0);
         expect(await readOnlyNote.count()).toBe(1);
