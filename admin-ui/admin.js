@@ -1994,5 +1994,19 @@ function replaySection(scope, run) {
 
 // ---------------------------------------------------------------------------------------------------
 
+/** With the host's sign-out path (the admin's `signOutPath`), a Sign out button in the header: a form POST to it. */
+function addSignOut() {
+  const path = root.dataset.signOutPath;
+  const header = document.querySelector('.site-header-inner');
+  if (!path || !header) return;
+  const form = h(
+    'form',
+    { method: 'post', action: path, class: 'sign-out' },
+    h('button', { type: 'submit', class: 'button sign-out-button' }, 'Sign out'),
+  );
+  header.append(form);
+}
+
+addSignOut();
 window.addEventListener('hashchange', route);
 route();

@@ -8,6 +8,7 @@ import { WebhookBotExplorer } from './bots/webhook-bot.explorer.js';
 import { WebhookBotRegistry } from './bots/webhook-bot.registry.js';
 import { CompletionBus } from './completion/completion-bus.js';
 import { InvocationEvents } from './events/invocation.events.js';
+import { hostEventEmitterProvider } from './events/host-event-emitter.js';
 import { WebhookBodyCapture } from './http/body-capture/webhook-body-capture.js';
 import { TriggerKeyGuard } from './http/trigger-key.guard.js';
 import { HostThrottlerOptOut } from './http/host-throttler.js';
@@ -49,6 +50,7 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     WebhookBotRegistry,
     WebhookBotExplorer,
     InvocationEvents,
+    hostEventEmitterProvider(),
     InvocationExecutor,
     InvocationService,
     InvocationWaiter,

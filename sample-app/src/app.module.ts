@@ -25,7 +25,7 @@ export class AppModule {
         WebhookTriggerModule.forRoot({ ...webhookOptions(config), ...webhookExtras(config) }),
         adminAuth,
         // The library's screens and JSON API at /admin and /admin/api (docs/admin.md), behind the sample's sign-in.
-        WebhookTriggerAdminModule.forRoot({ path: 'admin', guards: [AdminGuard], imports: [adminAuth] }),
+        WebhookTriggerAdminModule.forRoot({ path: 'admin', guards: [AdminGuard], imports: [adminAuth], signOutPath: '/admin/sign-out' }),
       ],
       controllers: [RootController],
       providers: [{ provide: APP_FILTER, useClass: JsonExceptionFilter }, DemoSeeder, InvocationLogger, ...SAMPLE_BOTS],

@@ -14,6 +14,12 @@ export interface WebhookTriggerAdminSettings {
   showInputs?: boolean;
   /** Most live history streams open at once on this node; one more answers 503. @default 100 */
   maxEventStreams?: number;
+  /**
+   * Your app's sign-out route (a path on this site, e.g. `/admin/sign-out`): the screens then show a
+   * **Sign out** button that POSTs a form to it. The library never signs anyone in or out itself.
+   * @default null (no button)
+   */
+  signOutPath?: string | null;
 }
 
 /** What routing needs when the module is defined: the mount path and the guards. */
@@ -38,7 +44,14 @@ export interface WebhookTriggerAdminAsyncOptions extends WebhookTriggerAdminMoun
 
 export type ResolvedAdminSettings = Required<WebhookTriggerAdminSettings>;
 
-export const ADMIN_DEFAULTS: Readonly<ResolvedAdminSettings> = Object.freeze({ readOnly: false, showInputs: false, maxEventStreams: 100 });
+export const ADMIN_DEFAULTS: Readonly<ResolvedAdminSettings> = Object.freeze({
+  readOnly: false,
+  showInputs: false,
+  maxEventStreams: 100,
+  signOutPath: null,
+});
+/** A path on this site: one leading slash (never `//`, another host), then URL path characters only. */
+const SITE_PATH = /^\/(?!\/)[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/;
 
 /** Token of the resolved settings inside one mount of the admin module. */
 export const ADMIN_SETTINGS = Symbol('WEBHOOK_TRIGGER_ADMIN_SETTINGS');
@@ -71,6 +84,9 @@ export function resolveAdminSettings(settings: WebhookTriggerAdminSettings | und
   }
   if (!Number.isInteger(resolved.maxEventStreams) || resolved.maxEventStreams < 1 || resolved.maxEventStreams > 100_000) {
     throw new WebhookConfigurationError(ADMIN_INVALID_OPTION('maxEventStreams', 'a whole number from 1 to 100000'));
+  }
+  if (resolved.signOutPath !== null && (typeof resolved.signOutPath !== 'string' || !SITE_PATH.test(resolved.signOutPath))) {
+    throw new WebhookConfigurationError(ADMIN_INVALID_OPTION('signOutPath', 'a path on this site such as "/admin/sign-out", or null'));
   }
   return Object.freeze(resolved);
 }

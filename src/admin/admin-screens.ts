@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 
 /** The screens' files, shipped in the package's `admin-ui/` folder and read once at startup. */
 export interface AdminScreenFiles {
-  /** index.html with `{{base}}`, `{{readOnly}}`, `{{showInputs}}` placeholders. */
+  /** index.html with `{{base}}`, `{{readOnly}}`, `{{showInputs}}`, `{{signOutPath}}` placeholders. */
   page: string;
   assets: ReadonlyMap<string, { body: string; type: string }>;
 }
@@ -43,11 +43,16 @@ const escapeHtml = (s: string): string =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 /** The page for a mount seen at `base` (its URL path without a trailing slash). */
-export function renderAdminPage(files: AdminScreenFiles, base: string, settings: { readOnly: boolean; showInputs: boolean }): string {
+export function renderAdminPage(
+  files: AdminScreenFiles,
+  base: string,
+  settings: { readOnly: boolean; showInputs: boolean; signOutPath: string | null },
+): string {
   const values: Record<string, string> = {
     base: escapeHtml(base),
     readOnly: String(settings.readOnly),
     showInputs: String(settings.showInputs),
+    signOutPath: escapeHtml(settings.signOutPath ?? ''),
   };
-  return files.page.replace(/\{\{(base|readOnly|showInputs)\}\}/g, (_, name: string) => values[name]);
+  return files.page.replace(/\{\{(base|readOnly|showInputs|signOutPath)\}\}/g, (_, name: string) => values[name]);
 }

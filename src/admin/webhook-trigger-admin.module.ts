@@ -17,7 +17,7 @@ import {
   VERSION_NEUTRAL,
 } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { ApiExcludeController } from '../http/openapi-decorators.js';
 import type { Observable } from 'rxjs';
 import { ADMIN_NO_GUARDS } from '../errors/webhook-trigger.messages.js';
 import { LOG_CONTEXT } from '../options/module.constants.js';

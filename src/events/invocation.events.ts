@@ -1,5 +1,5 @@
-import { Injectable, Optional } from '@nestjs/common';
-import { EventEmitter2 } from '@nestjs/event-emitter';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { HOST_EVENT_EMITTER, type HostEventEmitter } from './host-event-emitter.js';
 import type { InvocationRecord, InvocationStatus } from '../persistence/records.js';
 import { CompletionBus } from '../completion/completion-bus.js';
 
@@ -48,7 +48,7 @@ export interface InvocationEvent {
 export class InvocationEvents {
   constructor(
     private readonly bus: CompletionBus,
-    @Optional() private readonly emitter?: EventEmitter2,
+    @Optional() @Inject(HOST_EVENT_EMITTER) private readonly emitter?: HostEventEmitter | null,
   ) {}
 
   /** A running run stored an output its bot emitted: announced for its event streams (no host event). */

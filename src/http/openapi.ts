@@ -1,7 +1,10 @@
-import type { DocumentBuilder } from '@nestjs/swagger';
-
 /** Name of the security scheme every webhook operation requires (the spec's `X-Key` header). */
 export const WEBHOOK_KEY_SCHEME = 'X-Key';
+
+/** What `addWebhookKeyScheme` needs of @nestjs/swagger's `DocumentBuilder` (typed here so the package stays optional). */
+export interface WebhookKeySchemeTarget<Builder> {
+  addApiKey(options: { type: 'apiKey'; in: 'header'; name: string; description: string }, name: string): Builder;
+}
 
 /**
  * Adds the webhook API's `X-Key` security scheme to your OpenAPI document, which every webhook operation
@@ -12,7 +15,7 @@ export const WEBHOOK_KEY_SCHEME = 'X-Key';
  * SwaggerModule.setup('docs', app, SwaggerModule.createDocument(app, config));
  * ```
  */
-export function addWebhookKeyScheme(builder: DocumentBuilder): DocumentBuilder {
+export function addWebhookKeyScheme<Builder extends WebhookKeySchemeTarget<Builder>>(builder: Builder): Builder {
   return builder.addApiKey(
     { type: 'apiKey', in: 'header', name: 'X-Key', description: "The trigger's key (header name is case-insensitive)" },
     WEBHOOK_KEY_SCHEME,

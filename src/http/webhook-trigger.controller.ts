@@ -24,7 +24,7 @@ import {
   ApiResponse,
   ApiSecurity,
   ApiTags,
-} from '@nestjs/swagger';
+} from './openapi-decorators.js';
 import { createHash } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';

@@ -1,4 +1,4 @@
-import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from './openapi-decorators.js';
 import { INVOCATION_STATUSES } from '../persistence/records.js';
 
 export class InvocationRefDto {

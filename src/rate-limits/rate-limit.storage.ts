@@ -1,5 +1,3 @@
-import type { ThrottlerStorage } from '@nestjs/throttler';
-
 /** What `increment` answers (@nestjs/throttler's `ThrottlerStorageRecord`). */
 export interface RateLimitRecord {
   /** Accepted hits in the window, counting this one; `limit + 1` when refused. */
@@ -42,7 +40,7 @@ export interface Admission<Name extends string = string> {
  * process; `RedisRateLimitStorage` counts for all processes sharing one Redis. Choose one with the
  * `rateLimitStorage` extra of `WebhookTriggerModule.forRoot()`.
  */
-export abstract class RateLimitStorage implements ThrottlerStorage {
+export abstract class RateLimitStorage {
   /** Records one hit on `key` unless it is over the limit (@nestjs/throttler's `ThrottlerStorage`). */
   abstract increment(key: string, ttl: number, limit: number, blockDuration?: number, throttlerName?: string): Promise<RateLimitRecord>;
 

@@ -47,7 +47,10 @@ async function startAdminApp(makeAdapter: AdapterFactory, admin: { readOnly?: bo
   return startWebhookApp(makeAdapter, {
     port,
     options,
-    imports: [auth, WebhookTriggerAdminModule.forRoot({ path: 'admin', guards: [AdminGuard], imports: [auth], ...admin })],
+    imports: [
+      auth,
+      WebhookTriggerAdminModule.forRoot({ path: 'admin', guards: [AdminGuard], imports: [auth], signOutPath: '/admin/sign-out', ...admin }),
+    ],
   });
 }
 
@@ -135,6 +138,13 @@ describeInBrowser('admin screens in a browser', () => {
         const echo = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'Echo', exact: true }) });
         expect(await echo.getByRole('cell').allTextContents()).toEqual(['Echo', 'acct', '1,000', '0', '0']);
         await checkScreen(page, adapterName, 'bots');
+
+        // Sign out (the admin's signOutPath, the sample's route): back to the sign-in form, and the screens ask again.
+        await page.getByRole('button', { name: 'Sign out' }).click();
+        await page.getByLabel('Admin token').waitFor(SHOWN);
+        expect(page.url()).toBe(`${t.baseUrl}/admin/sign-in`);
+        await page.goto(`${t.baseUrl}/admin`);
+        expect(page.url()).toBe(`${t.baseUrl}/admin/sign-in`);
         expectNoProblems();
       } finally {
         await context.close();
@@ -406,7 +416,10 @@ describeInBrowser('admin screens in a browser', () => {
       await syncUntilFinished(trigger, runId);
       await asAdmin(t, async (page) => {
         await openBot(page, 'Echo', 'Settings');
-        await page.getByRole('term').filter({ hasText: /^Account balance \(credits\)$/ }).waitFor(SHOWN);
+        await page
+          .getByRole('term')
+          .filter({ hasText: /^Account balance \(credits\)$/ })
+          .waitFor(SHOWN);
         await page.getByLabel('New account balance (credits)').fill('900');
         await page.getByRole('button', { name: 'Save balance' }).click();
         await page.getByText('Saved: the account has 900 credits.').waitFor(SHOWN);

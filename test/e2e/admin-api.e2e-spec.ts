@@ -462,6 +462,9 @@ describe('admin module setup', () => {
     [{ guards: [TestAdminGuard], readOnly: 'yes' }, 'readOnly'],
     [{ guards: [TestAdminGuard], maxEventStreams: 0 }, 'maxEventStreams'],
     [{ guards: [TestAdminGuard], showInput: true }, 'showInput'],
+    [{ guards: [TestAdminGuard], signOutPath: '//elsewhere.example/out' }, 'signOutPath'],
+    [{ guards: [TestAdminGuard], signOutPath: 'https://elsewhere.example/out' }, 'signOutPath'],
+    [{ guards: [TestAdminGuard], signOutPath: '/out" onclick="x' }, 'signOutPath'],
   ])('refuses %j at startup, naming %s', (options, field) => {
     expect(() => WebhookTriggerAdminModule.forRoot(options as never)).toThrow(new RegExp(`"${field}"`));
   });

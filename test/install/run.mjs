@@ -11,16 +11,17 @@
 //                          it and later apps unpack that build as a local prebuild: ~70 s saved per app)
 // Environment: WEBHOOK_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test) names the server
 // on which the PostgreSQL app gets a scratch database.
-import { spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const CONFIGURATION_DOC = readFileSync(join(ROOT, 'docs', 'configuration.md'), 'utf8');
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).name;
 const POSTGRES_URL = process.env.WEBHOOK_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -54,7 +55,7 @@ const APPS = [
     adapter: 'express',
     module: 'app.module.datasource',
     db: 'postgres',
-    extras: ['pg'],
+    extras: ['pg', '@nestjs/typeorm'],
   },
 ];
 
@@ -83,21 +84,22 @@ function fail(msg) {
 
 // --- README: install lines and snippets, found by the HTML comment that marks them ------------------------
 
-/** The fenced code block right after `<!-- marker -->`. */
+/** The fenced code block right after `<!-- marker -->`, in the README or, for the longer examples, docs/configuration.md. */
 function readmeBlock(marker) {
-  const m = README.match(new RegExp(`<!-- ${marker.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} -->\\n\`\`\`\\w*\\n([\\s\\S]*?)\\n\`\`\``));
-  if (!m) fail(`README.md has no fenced code block marked <!-- ${marker} -->`);
+  const pattern = new RegExp(`<!-- ${marker.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} -->\\n\`\`\`\\w*\\n([\\s\\S]*?)\\n\`\`\``);
+  const m = README.match(pattern) ?? CONFIGURATION_DOC.match(pattern);
+  if (!m) fail(`neither README.md nor docs/configuration.md has a fenced code block marked <!-- ${marker} -->`);
   return m[1];
 }
 
-/** The README's install line for a NestJS major, with the package name replaced by the tarball's path. */
-function installLine(nest, tarball) {
-  const lines = readmeBlock(`install:nest${nest}`)
+/** The README's one install line (the same on every NestJS major), with the package name replaced by the tarball's path. */
+function installLine(tarball) {
+  const lines = readmeBlock('install:any')
     .split('\n')
     .filter((l) => l.trim() !== '');
-  if (lines.length !== 1 || !lines[0].startsWith('npm install ')) fail(`<!-- install:nest${nest} --> is not one npm install line`);
+  if (lines.length !== 1 || !lines[0].startsWith('npm install ')) fail('<!-- install:any --> is not one npm install line');
   const words = lines[0].trim().split(/\s+/);
-  if (!words.includes(PACKAGE)) fail(`<!-- install:nest${nest} --> does not install ${PACKAGE}`);
+  if (!words.includes(PACKAGE)) fail(`<!-- install:any --> does not install ${PACKAGE}`);
   return words.map((w) => (w === PACKAGE ? tarball : w));
 }
 
@@ -300,11 +302,16 @@ function mainTs(app) {
   }
   imports.push(`import { WebhookTriggersAdmin } from '${PACKAGE}';`, "import { AppModule } from './app.module.js';");
   const indent = (s) => s.replace(/^(?=.)/gm, '  ');
+  const firstTrigger = readmeBlock('snippet:first-trigger');
   return `${imports.join('\n')}
 
 async function bootstrap(): Promise<void> {
   // --- README.md <!-- snippet:main --> ---
 ${indent(snippet)}
+  // --- README.md <!-- snippet:first-trigger --> (in a block: the scaffolding below names \`admin\` too) ---
+  {
+${indent(indent(firstTrigger))}
+  }
   // --- install-test scaffolding (not from the README) ---
   if (process.env.INSTALL_TEST_SETUP === '1') {
     const admin = app.get(WebhookTriggersAdmin);
@@ -389,18 +396,59 @@ function checkInstalled(app, dir) {
   const core = version('@nestjs/core');
   if (core.split('.')[0] !== String(app.nest)) fail(`@nestjs/core ${core} installed, expected ${app.nest}.x`);
   const want = [
-    '@nestjs/core',
-    PACKAGE,
-    '@nestjs/typeorm',
-    'typeorm',
-    app.db === 'postgres' ? 'pg' : 'better-sqlite3',
-    `@nestjs/platform-${app.adapter}`,
+    ...new Set([
+      '@nestjs/core',
+      PACKAGE,
+      'typeorm',
+      app.db === 'postgres' ? 'pg' : 'better-sqlite3',
+      `@nestjs/platform-${app.adapter}`,
+      ...(app.extras ?? []).filter((p) => p.startsWith('@nestjs/')),
+    ]),
   ];
   const versions = want.map((p) => `${p} ${version(p)}`);
   for (const v of versions) if (v.endsWith(' missing')) fail(`not installed: ${v}`);
+  // The one install line brings none of the optional Nest packages: the app runs without them.
+  for (const optional of ['@nestjs/swagger', '@nestjs/event-emitter', '@nestjs/throttler', '@nestjs/typeorm']) {
+    if (!want.includes(optional) && version(optional) !== 'missing') fail(`${optional} was installed though this app did not ask for it`);
+  }
+  versions.push(`node_modules ${diskMegabytes(join(dir, 'node_modules'))} MB`);
   const nested = join(dir, 'node_modules', PACKAGE, 'node_modules', '@nestjs');
   if (existsSync(nested)) fail(`${PACKAGE} got its own copy of @nestjs packages (${nested})`);
+  checkShippedLinks(join(dir, 'node_modules', PACKAGE));
   return versions.join(', ');
+}
+
+/** Size on disk of a directory, in MB (du). */
+function diskMegabytes(path) {
+  const out = spawnSync('du', ['-sk', path], { encoding: 'utf8' }).stdout;
+  return (Number(out.split(/\s/)[0]) / 1024).toFixed(0);
+}
+
+/**
+ * What a user opens from the installed package: every relative link of its README (and of the docs it
+ * links) names a file in the package, and every source map carries its sources (none points at ../src).
+ */
+function checkShippedLinks(pkgDir) {
+  const seen = new Set();
+  const visit = (file) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const text = readFileSync(file, 'utf8');
+    for (const [, target] of text.matchAll(/\]\(([^)\s#]+)(?:#[^)]*)?\)/g)) {
+      if (/^[a-z]+:/i.test(target)) continue; // absolute (https:, mailto:)
+      const resolved = resolve(dirname(file), decodeURIComponent(target));
+      if (!existsSync(resolved)) fail(`the installed package's ${relative(pkgDir, file)} links ${target}, which the package does not ship`);
+      if (resolved.endsWith('.md')) visit(resolved);
+    }
+  };
+  visit(join(pkgDir, 'README.md'));
+  const maps = readdirSync(join(pkgDir, 'dist'), { recursive: true }).filter((f) => String(f).endsWith('.map'));
+  for (const m of maps) {
+    const map = JSON.parse(readFileSync(join(pkgDir, 'dist', String(m)), 'utf8'));
+    if (!Array.isArray(map.sourcesContent) || map.sourcesContent.length !== map.sources.length) {
+      fail(`dist/${m} points at ${map.sources.join(', ')} without their content: the package does not ship src/`);
+    }
+  }
 }
 
 // --- one app ---------------------------------------------------------------------------------------------
@@ -430,7 +478,7 @@ async function testApp(app, ctx) {
       });
       return checkGeneratedApp(app, dir);
     });
-    const lines = [installLine(app.nest, ctx.tarball), ...(app.extras ?? []).map(extrasLine)];
+    const lines = [installLine(ctx.tarball), ...(app.extras ?? []).map(extrasLine)];
     for (const words of lines) {
       const shown = words.map((w) => (w === ctx.tarball ? `<${PACKAGE}.tgz>` : w)).join(' ');
       await step(shown, async () => {
@@ -471,6 +519,22 @@ async function testApp(app, ctx) {
       return `bot ${bot.id} (account ${bot.accountId}, ${bot.credits} credits per run) funded with 10; trigger ${trigger.id} at ${trigger.url}`;
     });
 
+    await step("the README's first trigger: run the curl the app printed, as pasted", async () => {
+      const m = await proc.waitForLine(/^(curl -X POST .*)$/m, 30_000);
+      const out = await new Promise((resolvePromise, reject) => {
+        const sh = spawn('sh', ['-c', `${m[1]} --silent --show-error --write-out ' HTTP %{http_code}'`], {
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let text = '';
+        sh.stdout.on('data', (d) => (text += d));
+        sh.stderr.on('data', (d) => (text += d));
+        sh.on('error', reject);
+        sh.on('exit', () => resolvePromise(text));
+      });
+      if (!/^\{"success":true,"invocation":\{"id":"inv_[A-Za-z0-9_-]+"\}\} HTTP 200$/.test(out)) fail(`the printed curl answered: ${out}`);
+      return out;
+    });
+
     const { trigger, bot } = setup;
     const base = `http://127.0.0.1:${port}${new URL(trigger.url).pathname}`;
     const example = ctx.example;
@@ -509,7 +573,8 @@ async function testApp(app, ctx) {
           const { rows } = await c.query('SELECT status FROM webhook_invocations WHERE id = $1', [invocationId]);
           const acc = await c.query('SELECT credits FROM webhook_accounts WHERE id = $1', [bot.accountId]);
           if (rows[0]?.status !== 'succeeded') fail(`webhook_invocations row: ${JSON.stringify(rows)}`);
-          if (Number(acc.rows[0]?.credits) !== 10 - bot.credits) fail(`webhook_accounts credits: ${JSON.stringify(acc.rows)}`);
+          // Two runs charged after the scaffolding funded 10: the README's printed curl and the POST above.
+          if (Number(acc.rows[0]?.credits) !== 10 - 2 * bot.credits) fail(`webhook_accounts credits: ${JSON.stringify(acc.rows)}`);
           return `webhook_invocations ${invocationId} succeeded, webhook_accounts ${bot.accountId} has ${acc.rows[0].credits} credits`;
         } finally {
           await c.end();
@@ -539,9 +604,18 @@ async function testApp(app, ctx) {
         }
       }
       const bots = await http('GET', `${admin}/api/bots`, { headers: basic });
-      if (bots.status !== 200 || bots.json?.[0]?.id !== bot.id || bots.json[0].runsLast24h !== 1)
+      // Two runs and two triggers: the README's first trigger (and its curl), and the scaffolding's.
+      if (bots.status !== 200 || bots.json?.[0]?.id !== bot.id || bots.json[0].runsLast24h !== 2 || bots.json[0].triggers !== 2)
         fail(`GET /admin/api/bots answered ${bots.status} ${bots.text}`);
-      return `401 without credentials; page, admin.js, admin.css; bots ${bots.text}`;
+      // A change from curl, as docs/admin.md shows: Basic credentials need the X-Webhook-Admin header too.
+      const change = basic; // http() adds the JSON Content-Type
+      const body = JSON.stringify({ name: 'from curl' });
+      const refusedChange = await http('POST', `${admin}/api/bots/${bot.id}/triggers`, { headers: change, body });
+      if (refusedChange.status !== 403) fail(`a change without X-Webhook-Admin answered ${refusedChange.status}: ${refusedChange.text}`);
+      const made = await http('POST', `${admin}/api/bots/${bot.id}/triggers`, { headers: { ...change, 'x-webhook-admin': '1' }, body });
+      if (made.status !== 201 || !made.json?.url?.startsWith(`http://127.0.0.1:${port}/`))
+        fail(`the change answered ${made.status}: ${made.text}`);
+      return `401 without credentials; page, admin.js, admin.css; bots ${bots.text}; a change: 403 without X-Webhook-Admin, 201 with it (url ${made.json.url})`;
     });
     await step('SIGTERM', async () => {
       const s = Date.now();

@@ -1,5 +1,4 @@
 import { Injectable, Logger, type OnApplicationShutdown, type Provider } from '@nestjs/common';
-import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import {
   HOST_DATA_SOURCE_ENTITIES,
@@ -13,6 +12,15 @@ import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../../options/module.constants.js
 import type { ResolvedWebhookTriggerOptions } from '../../options/webhook-trigger-options.interface.js';
 import { WEBHOOK_TRIGGER_ENTITIES, WebhookTriggerEntity } from './entities.js';
 import { WEBHOOK_TRIGGER_MIGRATIONS } from './migrations/index.js';
+
+/**
+ * The token `TypeOrmModule` registers a DataSource under (@nestjs/typeorm's `getDataSourceToken`), without
+ * loading @nestjs/typeorm, which only hosts that bring their own DataSource install: the `DataSource` class
+ * for the default one, `<name>DataSource` for a named one.
+ */
+export function dataSourceToken(name: string): typeof DataSource | string {
+  return name === 'default' ? DataSource : `${name}DataSource`;
+}
 
 /** Injection token of the TypeORM DataSource the module uses (its own, or the host's). */
 export const WEBHOOK_DATA_SOURCE = Symbol('WEBHOOK_TRIGGER_DATA_SOURCE');
@@ -118,10 +126,7 @@ export function dataSourceProviders(dataSourceName: string | undefined): Provide
         provide: WEBHOOK_DATA_SOURCE,
         // RESOLVED_OPTIONS first: a bad combination of options is reported before the DataSource is judged.
         // Optional, so a missing TypeOrmModule gets our message rather than Nest's "can't resolve dependencies".
-        inject: [
-          RESOLVED_OPTIONS,
-          { token: getDataSourceToken(dataSourceName === 'default' ? undefined : dataSourceName), optional: true },
-        ],
+        inject: [RESOLVED_OPTIONS, { token: dataSourceToken(dataSourceName), optional: true }],
         useFactory: (_options: ResolvedWebhookTriggerOptions, dataSource: DataSource | undefined) =>
           checkHostDataSource(dataSource, dataSourceName),
       },
