@@ -122,13 +122,17 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   /** Only with `maxConcurrentRunsPerAccount` (a hard cap across workers). */
   private slots?: AccountRunSlots;
   private slotRefresh?: NodeJS.Timeout;
-  /** The queue's backlog at the last read, and how many jobs this node had added when that read was sent. */
+  /** The queue's backlog at the last read, and how many of this node's adds had completed when that read was sent. */
   private backlogAtRead = 0;
-  private addedAtRead = 0;
-  /** Jobs this node has added (dispatch), ever. */
+  private enqueuedAtRead = 0;
+  /** Jobs this node has dispatched, ever. */
   private added = 0;
+  /** Of those, the ones whose add had completed (or failed) in Redis: a read sent after it counts them. */
+  private enqueued = 0;
   private backlogRead?: NodeJS.Timeout;
   private readingBacklog = false;
+  /** The end of the last add or backlog read (see `inTurn`). */
+  private turns: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly executor: InvocationExecutor,
@@ -239,7 +243,24 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
    * pipeline of BullMQ's add scripts, one round trip instead of one per run. Never rejects: a batch that
    * could not be added is logged and its runs stay queued for the sweep.
    */
-  private async enqueue(runs: DispatchedRun[]): Promise<void[]> {
+  private enqueue(runs: DispatchedRun[]): Promise<void[]> {
+    return this.inTurn(() => this.addJobs(runs));
+  }
+
+  /**
+   * Adds and backlog reads take turns (one at a time; the Batcher already sends one add batch at a time), so
+   * a read never overlaps an add: it counts exactly the jobs whose add completed before it.
+   */
+  private inTurn<T>(step: () => Promise<T>): Promise<T> {
+    const turn = this.turns.then(step);
+    this.turns = turn.then(
+      () => undefined,
+      () => undefined,
+    );
+    return turn;
+  }
+
+  private async addJobs(runs: DispatchedRun[]): Promise<void[]> {
     const ids = runs.map((r) => r.id);
     try {
       // Each run's place in line: its account's runs pending before it (fair share, AccountQueuePositions).
@@ -258,28 +279,32 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
         `${runs} could not be enqueued (${(error as Error).message}); stored queued, dispatched by a sweep once Redis answers`,
       );
     }
+    // Done either way: a read sent from now on sees these jobs (a failed batch's runs come back through the sweep).
+    this.enqueued += ids.length;
     return ids.map(() => undefined);
   }
 
-  /** The queue's waiting and delayed jobs at the last read, plus the jobs this node added since (see `readBacklog`). */
+  /** The queue's waiting and delayed jobs at the last read, plus this node's jobs that read could not see (see `readBacklog`). */
   override backlog(): number {
-    return this.backlogAtRead + this.added - this.addedAtRead;
+    return this.backlogAtRead + this.added - this.enqueuedAtRead;
   }
 
   /**
-   * Reads the queue's backlog. Commands on one connection run in order, so the count includes the jobs this
-   * node added before it was sent and none added after, which `backlog()` adds to it (give or take an add
-   * still on its way when the read was sent). When Redis does not answer, the last read stands and this
+   * Reads the queue's backlog, in its turn between adds: the count includes every job this node's adds put
+   * in (all of them completed before it), and `backlog()` adds the jobs dispatched since, so this node's own
+   * jobs always count at once and never twice. When Redis does not answer, the last read stands and this
    * node's own additions still count, so a node cut off from its queue stops accepting at the bound too.
    */
   private async readBacklog(): Promise<void> {
     if (this.readingBacklog) return;
     this.readingBacklog = true;
     try {
-      const added = this.added;
-      const count = await this.queue!.getJobCountByTypes('waiting', 'prioritized', 'delayed');
-      this.backlogAtRead = count;
-      this.addedAtRead = added;
+      await this.inTurn(async () => {
+        const enqueued = this.enqueued;
+        const count = await this.queue!.getJobCountByTypes('waiting', 'prioritized', 'delayed');
+        this.backlogAtRead = count;
+        this.enqueuedAtRead = enqueued;
+      });
     } catch {
       // Reported by the producer's error listener; the next read tries again.
     } finally {
