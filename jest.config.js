@@ -1,5 +1,6 @@
-// @swc/jest instead of ts-jest: NestJS 12 is pure ESM and swc converts it to CommonJS for Jest
-// (see TOOLCHAIN.md). swc does not type-check; `npm run typecheck` does.
+// @swc/jest instead of ts-jest: NestJS 12 is pure ESM, and swc converts it (and our TypeScript, with legacy
+// decorators and their metadata) to CommonJS for Jest, which is why @nestjs is not in transformIgnorePatterns.
+// swc does not type-check; `npm run typecheck` does.
 const swc = [
   '@swc/jest',
   {

@@ -1,6 +1,6 @@
 /**
- * The browser suites' one helper: Debian's Chromium driven by playwright-core (TOOLCHAIN.md: `npx playwright
- * install` cannot download here), with no way out to the internet, a watch on every page (console errors,
+ * The browser suites' one helper: Debian's Chromium (`apt-get install chromium`) driven by playwright-core,
+ * which downloads no browser of its own (`npx playwright install` needs a download we do not rely on), with no way out to the internet, a watch on every page (console errors,
  * CSP violations, uncaught errors, dialogs, requests to anything but 127.0.0.1), screenshots under
  * test-artifacts/screenshots/<adapter>/, and axe-core checks.
  *
@@ -16,7 +16,7 @@ const ROOT = resolve(__dirname, '../..');
 
 export const SCREENSHOT_DIR = join(ROOT, 'test-artifacts', 'screenshots');
 
-/** TOOLCHAIN.md's flags, and a resolver that fails every host but 127.0.0.1 at once (no internet, no waiting on a CDN). */
+/** Headless Debian Chromium as root in a container (no sandbox, no GPU, no QUIC), and a resolver that fails every host but 127.0.0.1 at once (no internet, no waiting on a CDN). */
 const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
