@@ -63,4 +63,26 @@ if (!redisUrl || !postgresUrl) {
       expect(await storedCredits(store(), 'acct')).toBe(100 - MAX_QUEUED - 1);
     }, 30_000);
   });
+
+  describe('bounded backlog on BullMQ: a node counts its own runs', () => {
+    let cluster: BullMqCluster;
+    beforeAll(async () => {
+      cluster = await BullMqCluster.create(redisUrl, postgresUrl, { providers: [EchoBot], options: { maxQueuedRuns: MAX_QUEUED } });
+    });
+    afterAll(() => cluster?.close());
+
+    it('from the moment it dispatches one, before Redis has it and whatever its reads of the queue say', async () => {
+      const api = await cluster.startApi();
+      const runner = api.app.get(BotRunner);
+      const before = runner.backlog();
+      // No worker: the job stays in the queue. Checked in the same tick as the dispatch, so no read of the
+      // queue can have counted it yet: only the node's own count can.
+      const added = runner.dispatch({ id: 'inv_counted_at_once_00000', accountId: 'acct' });
+      expect(runner.backlog()).toBe(before + 1);
+      await added;
+      expect(runner.backlog()).toBe(before + 1);
+      await sleep(600); // two reads of the queue later, it is counted once, not twice
+      expect(runner.backlog()).toBe(before + 1);
+    });
+  });
 }
