@@ -1,4 +1,4 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { HOST_EVENT_EMITTER, type HostEventEmitter } from './host-event-emitter.js';
 import type { InvocationRecord, InvocationStatus } from '../persistence/records.js';
 import { CompletionBus } from '../completion/completion-bus.js';
@@ -48,7 +48,8 @@ export interface InvocationEvent {
 export class InvocationEvents {
   constructor(
     private readonly bus: CompletionBus,
-    @Optional() @Inject(HOST_EVENT_EMITTER) private readonly emitter?: HostEventEmitter | null,
+    // Always provided by the module (null when the host has no EventEmitter2): hostEventEmitterProvider.
+    @Inject(HOST_EVENT_EMITTER) private readonly emitter: HostEventEmitter | null,
   ) {}
 
   /** A running run stored an output its bot emitted: announced for its event streams (no host event). */
