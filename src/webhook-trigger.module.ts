@@ -4,6 +4,7 @@ import { WebhookTriggersAdmin } from './admin/webhook-triggers.admin.js';
 import { CallbackOutbox, CallbackSecrets } from './deliveries/callback-outbox.js';
 import { CallbackDeliveries } from './lifecycle/callback-deliveries.js';
 import { SqlCallbackStore } from './persistence/sql/sql-callback.store.js';
+import { CallbackStore } from './persistence/callback-store.js';
 import { WebhookBotExplorer } from './bots/webhook-bot.explorer.js';
 import { WebhookBotRegistry } from './bots/webhook-bot.registry.js';
 import { CompletionBus } from './completion/completion-bus.js';
@@ -68,7 +69,7 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     HostThrottlerOptOut,
     WebhookBodyCapture,
     WebhookTriggersAdmin,
-    SqlCallbackStore,
+    { provide: CallbackStore, useClass: SqlCallbackStore },
     CallbackSecrets,
     CallbackOutbox,
     CallbackDeliveries,

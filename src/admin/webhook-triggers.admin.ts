@@ -44,7 +44,7 @@ import type { HistoryQuery } from '../persistence/invocation.repository.js';
 import { checkCallbackUrl } from '../callbacks/callback-address.js';
 import { generateCallbackSecret } from '../callbacks/standard-webhooks.js';
 import { CallbackOutbox, CallbackSecrets, DELIVERY_ID_PATTERN } from '../deliveries/callback-outbox.js';
-import { SqlCallbackStore } from '../persistence/sql/sql-callback.store.js';
+import { CallbackStore } from '../persistence/callback-store.js';
 import {
   CALLBACK_EVENTS,
   type CallbackEvent,
@@ -218,7 +218,7 @@ export class WebhookTriggersAdmin {
     private readonly bus: CompletionBus,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
     @Optional() private readonly appConfig?: ApplicationConfig,
-    @Optional() private readonly callbackStore?: SqlCallbackStore,
+    @Optional() private readonly callbackStore?: CallbackStore,
     @Optional() private readonly callbackSecrets?: CallbackSecrets,
     @Optional() private readonly outbox?: CallbackOutbox,
     @Optional() private readonly adapterHost?: HttpAdapterHost,
@@ -513,7 +513,7 @@ export class WebhookTriggersAdmin {
     return true;
   }
 
-  private callbackParts(): { store: SqlCallbackStore; secrets: CallbackSecrets } {
+  private callbackParts(): { store: CallbackStore; secrets: CallbackSecrets } {
     if (!this.callbackStore || !this.callbackSecrets) throw new WebhookConfigurationError(ADMIN_WITHOUT_MODULE);
     return { store: this.callbackStore, secrets: this.callbackSecrets };
   }

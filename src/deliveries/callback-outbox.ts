@@ -8,7 +8,7 @@ import { TriggerKeyCipher } from '../keys/trigger-keys.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import type { CallbackEvent, DeliveryRecord, InvocationError, InvocationStatus } from '../persistence/records.js';
-import { SqlCallbackStore } from '../persistence/sql/sql-callback.store.js';
+import { CallbackStore } from '../persistence/callback-store.js';
 import { SqlExecutor } from '../persistence/sql/sql-executor.js';
 import { WebhookUnitOfWork, type WebhookTransaction } from '../persistence/unit-of-work.js';
 
@@ -100,7 +100,7 @@ export class CallbackOutbox implements OnModuleDestroy {
   private readonly transactional: boolean;
 
   constructor(
-    private readonly store: SqlCallbackStore,
+    private readonly store: CallbackStore,
     private readonly unitOfWork: WebhookUnitOfWork,
     executor: SqlExecutor,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,

@@ -10,7 +10,7 @@ import { InvocationEvents } from '../events/invocation.events.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import type { DeliveryRecord } from '../persistence/records.js';
-import { SqlCallbackStore } from '../persistence/sql/sql-callback.store.js';
+import { CallbackStore } from '../persistence/callback-store.js';
 import { ShutdownState } from './shutdown.state.js';
 
 /** How often due deliveries are looked for (those stored by other processes, retries, a dead sender's). */
@@ -40,7 +40,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   private backlog = false;
 
   constructor(
-    private readonly store: SqlCallbackStore,
+    private readonly store: CallbackStore,
     private readonly outbox: CallbackOutbox,
     private readonly secrets: CallbackSecrets,
     private readonly events: InvocationEvents,

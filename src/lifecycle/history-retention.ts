@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, Optional } from '@nestjs/common';
-import { SqlCallbackStore } from '../persistence/sql/sql-callback.store.js';
+import { CallbackStore } from '../persistence/callback-store.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
@@ -17,7 +17,7 @@ export class HistoryRetention implements OnApplicationBootstrap {
     private readonly invocations: InvocationRepository,
     private readonly shutdown: ShutdownState,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
-    @Optional() private readonly callbacks?: SqlCallbackStore,
+    @Optional() private readonly callbacks?: CallbackStore,
   ) {}
 
   onApplicationBootstrap(): void {

@@ -125,3 +125,13 @@ export interface DeliveryRecord {
   lastError: string | null;
   createdAt: Date;
 }
+
+/** What an attempt changed, written together with releasing the claim. */
+export interface AttemptResult {
+  status: DeliveryStatus;
+  attemptedAt: Date;
+  nextAttemptAt: Date | null;
+  responseStatus: number | null;
+  latencyMs: number;
+  error: string | null;
+}

@@ -20,7 +20,7 @@ import {
 import { HistoryRetention } from '../../src/lifecycle/history-retention.js';
 import { LeaseRecovery } from '../../src/lifecycle/lease-recovery.js';
 import { newInvocationId } from '../../src/keys/ids.js';
-import { SqlCallbackStore } from '../../src/persistence/sql/sql-callback.store.js';
+import { CallbackStore } from '../../src/persistence/callback-store.js';
 import { EmitBot } from '../fixtures/bots.js';
 import { InMemoryCreditAccounts, InMemoryCreditLedger } from '../fakes/in-memory-credit-ledger.js';
 import { InMemoryWebhookDatabase } from '../fakes/in-memory-database.js';
@@ -181,7 +181,7 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
     it('lets one sender hold an attempt: another is refused while its lease is fresh, and takes it once it ran out', async () => {
       const { trigger } = await withCallback('echo');
       await t.admin.deleteCallback(trigger.id); // nothing of this app's own sender in the way
-      const store = t.app.get(SqlCallbackStore);
+      const store = t.app.get(CallbackStore);
       const now = new Date();
       const id = `dlv_${'c'.repeat(18)}${Date.now().toString(36).slice(-4)}`;
       await store.insertDelivery({

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import type { CallbackEvent, CallbackRecord, DeliveryRecord, DeliveryStatus } from '../records.js';
+import type { AttemptResult, CallbackEvent, CallbackRecord, DeliveryRecord, DeliveryStatus } from '../records.js';
+import { CallbackStore, type NewCallback } from '../callback-store.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
 import { SqlExecutor } from './sql-executor.js';
 import { nullableText, text } from './sql-rows.js';
@@ -48,24 +49,15 @@ function toDelivery(row: Record<string, unknown>): DeliveryRecord {
   };
 }
 
-/** What an attempt changed, written together with releasing the claim. */
-export interface AttemptResult {
-  status: DeliveryStatus;
-  attemptedAt: Date;
-  nextAttemptAt: Date | null;
-  responseStatus: number | null;
-  latencyMs: number;
-  error: string | null;
-}
-
 /**
- * The callbacks' tables (migration WebhookTriggersCallbacks), on the module's own DataSource whatever stores
- * the host replaced: callbacks are the admin's settings, deliveries the outbox. Deliveries join a unit of work's
+ * The callbacks' tables (migration WebhookTriggersCallbacks). Deliveries join a unit of work's
  * transaction (`tx`) so a run's terminal state and its `invocation.completed` delivery commit together.
  */
 @Injectable()
-export class SqlCallbackStore {
-  constructor(readonly db: SqlExecutor) {}
+export class SqlCallbackStore extends CallbackStore {
+  constructor(private readonly db: SqlExecutor) {
+    super();
+  }
 
   async findCallback(triggerId: string, tx?: WebhookTransaction): Promise<CallbackRecord | null> {
     const { rows } = await this.db.read(`SELECT ${CALLBACK_COLUMNS} FROM webhook_callbacks WHERE trigger_id = ?`, [triggerId], tx);
@@ -73,10 +65,7 @@ export class SqlCallbackStore {
   }
 
   /** Creates or replaces a trigger's callback (enabled, no failures): what the admin's PUT does. */
-  async saveCallback(
-    c: Omit<CallbackRecord, 'createdAt' | 'updatedAt' | 'consecutiveFailures' | 'disabledReason' | 'enabled'>,
-    now: Date,
-  ): Promise<void> {
+  async saveCallback(c: NewCallback, now: Date): Promise<void> {
     const events = c.events.join(',');
     const { changes } = await this.db.write(
       `UPDATE webhook_callbacks SET url = ?, events = ?, secret = ?, enabled = 1, consecutive_failures = 0, disabled_reason = NULL, updated_at = ? WHERE trigger_id = ?`,
