@@ -43,7 +43,8 @@ export type { BotContext, BotInputs, BotOutput, WebhookBotOptions } from './bots
 export { WEBHOOK_EVENTS, CALLBACK_DISABLED_EVENT } from './events/invocation.events.js';
 export type { InvocationEvent, CallbackDisabledEvent } from './events/invocation.events.js';
 
-export { WebhookTriggersAdmin, LISTED_OUTPUTS_MAX, RECENT_RUNS_CAP, DELIVERIES_LISTED } from './admin/webhook-triggers.admin.js';
+export { WebhookTriggersAdmin } from './admin/webhook-triggers.admin.js';
+export { LISTED_OUTPUTS_MAX, RECENT_RUNS_CAP, DELIVERIES_LISTED } from './admin/admin-views.js';
 export type {
   BotView,
   BotSummary,
@@ -58,7 +59,7 @@ export type {
   CallbackView,
   CallbackInput,
   DeliveryView,
-} from './admin/webhook-triggers.admin.js';
+} from './admin/admin-views.js';
 export { WebhookTriggerAdminModule } from './admin/webhook-trigger-admin.module.js';
 export { requestOrigin } from './admin/request-origin.js';
 export type {

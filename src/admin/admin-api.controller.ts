@@ -8,7 +8,7 @@ import { AdminBackend } from './admin-backend.js';
 import { AdminEventStreams } from './admin-event-streams.js';
 import { requestOrigin } from './request-origin.js';
 import { ADMIN_SETTINGS, type ResolvedAdminSettings } from './admin-options.js';
-import type { BotSummary, CallbackView, HistoryFilter, TriggerWithKey } from './webhook-triggers.admin.js';
+import type { BotSummary, CallbackView, HistoryFilter, TriggerWithKey } from './admin-views.js';
 
 type QueryValue = string | string[] | undefined;
 

@@ -1,6 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
-import type { BotOutput } from '../bots/bot.types.js';
 import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import {
@@ -14,7 +13,7 @@ import {
 import { generateTriggerKey, hashTriggerKey, TriggerKeyCipher } from '../keys/trigger-keys.js';
 import { CreditAccounts } from '../persistence/credit-accounts.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
-import type { InvocationError, InvocationRecord, InvocationStatus, TriggerRecord } from '../persistence/records.js';
+import type { InvocationRecord, TriggerRecord } from '../persistence/records.js';
 import type { BotInputs } from '../bots/bot.types.js';
 import { TriggerRepository } from '../persistence/trigger.repository.js';
 import { RESOLVED_OPTIONS } from '../options/module.constants.js';
@@ -45,160 +44,26 @@ import { checkCallbackUrl } from '../callbacks/callback-address.js';
 import { generateCallbackSecret } from '../callbacks/standard-webhooks.js';
 import { CallbackOutbox, CallbackSecrets, DELIVERY_ID_PATTERN } from '../deliveries/callback-outbox.js';
 import { CallbackStore } from '../persistence/callback-store.js';
+import { CALLBACK_EVENTS, type CallbackEvent, type CallbackRecord, type DeliveryRecord } from '../persistence/records.js';
+
 import {
-  CALLBACK_EVENTS,
-  type CallbackEvent,
-  type CallbackRecord,
-  type DeliveryRecord,
-  type DeliveryStatus,
-} from '../persistence/records.js';
-
-/** Longest outputs (characters of JSON) a history list carries per run. */
-export const LISTED_OUTPUTS_MAX = 8 * 1024;
-
-export interface BotView {
-  id: string;
-  name: string;
-  accountId: string;
-  credits: number;
-}
-
-export interface TriggerView {
-  id: string;
-  name: string;
-  type: 'webhook';
-  botId: string;
-  accountId: string;
-  url: string;
-  createdAt: Date;
-}
-
-/** A trigger in a bot's list, with the time of its newest run. */
-export interface TriggerListItem extends TriggerView {
-  /** When the newest run through it was created; null when never used. */
-  lastUsedAt: Date | null;
-}
-
-/** A bot with what the bots list shows about it. */
-export interface BotSummary extends BotView {
-  /** The owner account's balance; null when the account was never opened. */
-  accountCredits: number | null;
-  /** Active triggers. */
-  triggers: number;
-  /** Runs created in the last 24 hours, counted up to `RECENT_RUNS_CAP`. */
-  runsLast24h: number;
-}
-
-/** Most runs the bots list counts per bot (it shows "10000+" beyond). */
-export const RECENT_RUNS_CAP = 10_000;
-
-export interface TriggerWithKey extends TriggerView {
-  /** The key; null when the module has no `keySecret` and so cannot show it again. */
-  key: string | null;
-}
-
-export interface InvocationView {
-  id: string;
-  triggerId: string;
-  botId: string;
-  status: InvocationStatus;
-  credits: number;
-  createdAt: Date;
-  startedAt: Date | null;
-  finishedAt: Date | null;
-  /** From start to finish; null until the run finished (and for a run cancelled before it started). */
-  durationMs: number | null;
-  outputs: BotOutput[] | null;
-  /** True in history lists when the outputs were too long to list (`outputs` is then null; see `getInvocation`). */
-  outputsTruncated: boolean;
-  error: InvocationError | null;
-  /** The trigger's name; null when the trigger was deleted (and in `getInvocation`, which reads no trigger). */
-  triggerName: string | null;
-  idempotencyKey: string | null;
-}
-
-/** One step of a run's life, for a timeline. */
-export interface TimelineStep {
-  status: InvocationStatus;
-  at: Date;
-}
-
-/** One run with everything a run detail screen shows. */
-export interface InvocationDetail extends InvocationView {
-  accountId: string;
-  /** The run's inputs; absent unless asked for (`showInputs`), since inputs may hold secrets. */
-  inputs?: Record<string, unknown>;
-  inputsHidden: boolean;
-  trigger: { id: string; name: string | null; deleted: boolean };
-  /** queued at `createdAt`, running at `startedAt`, the final status at `finishedAt` (steps that happened). */
-  timeline: TimelineStep[];
-}
-
-/** Filters and paging of a bot's history; every field optional. */
-export interface HistoryFilter {
-  /** 1–1000. @default 50 */
-  limit?: number;
-  status?: InvocationStatus;
-  triggerId?: string;
-  /** Runs created at or after this time. */
-  from?: Date;
-  /** Runs created before this time. */
-  to?: Date;
-  /** An exact invocation id or idempotency key. */
-  search?: string;
-  /** Keyset cursor: the id of the last run of the previous page; the page holds older runs. */
-  before?: string;
-}
-
-/** A trigger's callback as the admin sees it. */
-export interface CallbackView {
-  url: string;
-  /** Always includes `invocation.completed`. */
-  events: CallbackEvent[];
-  /** The `whsec_…` signing secret; null when it cannot be shown again (no `keySecret`: shown only when set or rotated). */
-  secret: string | null;
-  enabled: boolean;
-  /** Deliveries in a row that used up their retry schedule. */
-  consecutiveFailures: number;
-  /** Why it was disabled; null while enabled. */
-  disabledReason: string | null;
-}
-
-/** What the admin sets on a trigger's callback. */
-export interface CallbackInput {
-  url: string;
-  /** Events to send besides `invocation.completed` (always sent). @default ['invocation.completed'] */
-  events?: string[];
-}
-
-/** One delivery in a trigger's (or a run's) delivery log. */
-export interface DeliveryView {
-  id: string;
-  invocationId: string;
-  event: CallbackEvent;
-  /** Attempts made so far. */
-  attempts: number;
-  status: DeliveryStatus;
-  /** The receiver's status code at the last attempt; null when it did not answer (or no attempt yet). */
-  responseStatus: number | null;
-  lastAttemptAt: Date | null;
-  /** When the next attempt is due; null once delivered or failed for good. */
-  nextAttemptAt: Date | null;
-  /** The last attempt's duration. */
-  latencyMs: number | null;
-  /** What went wrong at the last attempt. */
-  error: string | null;
-  createdAt: Date;
-}
-
-/** Most deliveries a trigger's log lists. */
-export const DELIVERIES_LISTED = 100;
-
-export interface CreateTriggerInput {
-  name: string;
-  /** Only `webhook` exists. @default 'webhook' */
-  type?: string;
-}
+  type BotSummary,
+  type BotView,
+  type CallbackInput,
+  type CallbackView,
+  type CreateTriggerInput,
+  DELIVERIES_LISTED,
+  type DeliveryView,
+  type HistoryFilter,
+  type InvocationDetail,
+  type InvocationView,
+  LISTED_OUTPUTS_MAX,
+  RECENT_RUNS_CAP,
+  type TimelineStep,
+  type TriggerListItem,
+  type TriggerView,
+  type TriggerWithKey,
+} from './admin-views.js';
 
 /**
  * What the admin screens and API are built on, and what a host needs to build its own: create, list,

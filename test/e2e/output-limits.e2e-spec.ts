@@ -3,7 +3,7 @@
  * history lists carry outputs up to a small bound (flagged past it), a single run's view carries them whole.
  */
 import { WebhookBot, WebhookBotHost, type BotInputs, type BotOutput } from '../../src/index.js';
-import { LISTED_OUTPUTS_MAX } from '../../src/admin/webhook-triggers.admin.js';
+import { LISTED_OUTPUTS_MAX } from '../../src/admin/admin-views.js';
 import { syncInvocation, triggerBot } from '../helpers/http.js';
 import {
   UNTHROTTLED,
