@@ -6,10 +6,10 @@ export type {
   WebhookTriggerModuleForRootOptions,
   WebhookTriggerOptionsFactory,
 } from './webhook-trigger.module-definition.js';
+export type { WebhookTriggerModuleExtras } from './webhook-trigger.extras.js';
 export { InjectWebhookTriggerOptions, getWebhookTriggerOptionsToken } from './options/module.constants.js';
 export type {
   WebhookTriggerModuleOptions,
-  WebhookTriggerModuleExtras,
   ResolvedWebhookTriggerOptions,
   WebhookRateLimit,
   WebhookTriggerDatabaseOptions,
@@ -70,12 +70,17 @@ export type {
   WebhookTriggerAdminMount,
 } from './admin/admin-options.js';
 
+export { WebhookStorage } from './persistence/webhook-storage.js';
+export { InMemoryWebhookStorage } from './persistence/memory/in-memory-webhook-storage.js';
+export type { AcceptOutcome } from './persistence/webhook-storage.js';
 export { TriggerRepository } from './persistence/trigger.repository.js';
 export { InvocationRepository } from './persistence/invocation.repository.js';
 export type { HistoryQuery, LostRun } from './persistence/invocation.repository.js';
 export { CreditLedger } from './persistence/credit-ledger.js';
 export { CreditAccounts } from './persistence/credit-accounts.js';
 export { WebhookUnitOfWork } from './persistence/unit-of-work.js';
+export { CallbackStore } from './persistence/callback-store.js';
+export type { NewCallback } from './persistence/callback-store.js';
 export type { WebhookTransaction } from './persistence/unit-of-work.js';
 export { INVOCATION_STATUSES, TERMINAL_STATUSES } from './persistence/records.js';
 export type {
@@ -85,6 +90,9 @@ export type {
   InvocationError,
   NewInvocation,
   InvocationTransition,
+  CallbackRecord,
+  DeliveryRecord,
+  AttemptResult,
 } from './persistence/records.js';
 export {
   WEBHOOK_TRIGGER_ENTITIES,

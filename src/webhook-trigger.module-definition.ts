@@ -3,21 +3,9 @@ import { InMemoryCompletionBus } from './completion/in-memory-completion.bus.js'
 import { CompletionBus } from './completion/completion-bus.js';
 import { RESOLVED_OPTIONS, WEBHOOK_TRIGGER_EXTRAS } from './options/module.constants.js';
 import { resolveWebhookTriggerOptions, WEBHOOK_TRIGGER_EXTRA_NAMES } from './options/resolve-options.js';
-import type { WebhookTriggerModuleExtras, WebhookTriggerModuleOptions } from './options/webhook-trigger-options.interface.js';
-import { CreditAccounts } from './persistence/credit-accounts.js';
-import { CreditLedger } from './persistence/credit-ledger.js';
-import { InvocationRepository } from './persistence/invocation.repository.js';
-import { SqlCreditAccounts, SqlCreditLedger } from './persistence/sql/sql-credit-ledger.js';
-import { SqlExecutor } from './persistence/sql/sql-executor.js';
-import { PostgresExecutor } from './persistence/sql/postgres-executor.js';
-import { PostgresRunAcceptor } from './persistence/sql/postgres-run-acceptor.js';
-import { RunAcceptor, TransactionalRunAcceptor } from './persistence/run-acceptor.js';
-import { sqlExecutorProvider } from './persistence/sql/sql-executor.provider.js';
-import { SqlInvocationRepository } from './persistence/sql/sql-invocation.repository.js';
-import { SqlTriggerRepository } from './persistence/sql/sql-trigger.repository.js';
-import { dataSourceProviders } from './persistence/typeorm/webhook-data-source.js';
-import { TriggerRepository } from './persistence/trigger.repository.js';
-import { WebhookUnitOfWork } from './persistence/unit-of-work.js';
+import type { WebhookTriggerModuleOptions } from './options/webhook-trigger-options.interface.js';
+import type { WebhookTriggerModuleExtras } from './webhook-trigger.extras.js';
+import { webhookStorageProviders } from './persistence/storage.providers.js';
 import { InMemoryRateLimitStorage } from './rate-limits/in-memory-rate-limit.storage.js';
 import { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
 import { BotRunner } from './runs/bot-runner.js';
@@ -33,37 +21,11 @@ function wiringProviders(extras: WebhookTriggerModuleExtras): Provider[] {
   return [
     { provide: WEBHOOK_TRIGGER_EXTRAS, useValue: wiring },
     { provide: RESOLVED_OPTIONS, inject: [MODULE_OPTIONS, WEBHOOK_TRIGGER_EXTRAS], useFactory: resolveWebhookTriggerOptions },
-    ...dataSourceProviders(extras.dataSourceName),
-    sqlExecutorProvider,
-    // useExisting: the SQL stores and the service must share ONE executor (one SQLite write queue).
-    extras.unitOfWork
-      ? { provide: WebhookUnitOfWork, useClass: extras.unitOfWork }
-      : { provide: WebhookUnitOfWork, useExisting: SqlExecutor },
-    { provide: TriggerRepository, useClass: extras.triggerRepository ?? SqlTriggerRepository },
-    { provide: InvocationRepository, useClass: extras.invocationRepository ?? SqlInvocationRepository },
-    { provide: CreditLedger, useClass: extras.creditLedger ?? SqlCreditLedger },
-    { provide: CreditAccounts, useClass: extras.creditAccounts ?? SqlCreditAccounts },
-    runAcceptorProvider(extras),
+    ...webhookStorageProviders(extras.storage, extras.dataSourceName),
     { provide: BotRunner, useClass: extras.runner ?? InProcessBotRunner },
     { provide: CompletionBus, useClass: extras.completionBus ?? InMemoryCompletionBus },
     { provide: RateLimitStorage, useClass: extras.rateLimitStorage ?? InMemoryRateLimitStorage },
   ];
-}
-
-/**
- * The accept step: batched transactions on the module's own PostgreSQL stores (group commit), else one
- * unit of work per request through whatever stores are bound (a host's included).
- */
-function runAcceptorProvider(extras: WebhookTriggerModuleExtras): Provider {
-  if (extras.unitOfWork || extras.invocationRepository || extras.creditLedger) {
-    return { provide: RunAcceptor, useClass: TransactionalRunAcceptor };
-  }
-  return {
-    provide: RunAcceptor,
-    inject: [SqlExecutor, InvocationRepository, CreditLedger, CreditAccounts],
-    useFactory: (db: SqlExecutor, invocations: InvocationRepository, ledger: CreditLedger, accounts: CreditAccounts): RunAcceptor =>
-      db instanceof PostgresExecutor ? new PostgresRunAcceptor(db) : new TransactionalRunAcceptor(db, invocations, ledger, accounts),
-  };
 }
 
 export const {

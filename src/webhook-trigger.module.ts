@@ -3,8 +3,8 @@ import { DiscoveryModule } from '@nestjs/core';
 import { WebhookTriggersAdmin } from './admin/webhook-triggers.admin.js';
 import { CallbackOutbox, CallbackSecrets } from './deliveries/callback-outbox.js';
 import { CallbackDeliveries } from './lifecycle/callback-deliveries.js';
-import { SqlCallbackStore } from './persistence/sql/sql-callback.store.js';
-import { CallbackStore } from './persistence/callback-store.js';
+import { RunFinisher } from './deliveries/run-finisher.js';
+import { WebhookStorage } from './persistence/webhook-storage.js';
 import { WebhookBotExplorer } from './bots/webhook-bot.explorer.js';
 import { WebhookBotRegistry } from './bots/webhook-bot.registry.js';
 import { CompletionBus } from './completion/completion-bus.js';
@@ -69,14 +69,15 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     HostThrottlerOptOut,
     WebhookBodyCapture,
     WebhookTriggersAdmin,
-    { provide: CallbackStore, useClass: SqlCallbackStore },
     CallbackSecrets,
     CallbackOutbox,
+    RunFinisher,
     CallbackDeliveries,
   ],
   exports: [
     RESOLVED_OPTIONS,
     WebhookTriggersAdmin,
+    WebhookStorage,
     TriggerRepository,
     InvocationRepository,
     CreditLedger,

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
 import type { HistoryQuery, InvocationRepository } from '../../src/index.js';
-import { lib, repoRoot } from '../lib.js';
+import { lib } from '../lib.js';
 import { announceReady, childConfig, dieOnUnhandled, now, serveRpc } from '../shared.js';
 
 export interface HistoryConfig {
@@ -222,11 +222,9 @@ async function run(config: HistoryConfig): Promise<HistoryResult> {
     process.stderr.write(`filled ${config.rows.toLocaleString('en-US')} runs in ${(fillMs / 1000).toFixed(1)} s\n`);
 
     // Every statement the repository sends, so each shape's plan can be shown (the SQL is the module's own).
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- an internal class of the compiled library, for this probe only
-    const { SqlExecutor } = require(join(repoRoot(), 'dist', 'persistence', 'sql', 'sql-executor.js')) as {
-      SqlExecutor: abstract new () => { read(sql: string, params: unknown[]): Promise<unknown> };
-    };
-    const executor = app.get(SqlExecutor);
+    // The module's SQL storage keeps its executor as its unit of work (an internal detail, for this probe only).
+    type Probed = { unitOfWork: { read(sql: string, params: unknown[]): Promise<unknown> } };
+    const executor = app.get<unknown, Probed>(lib.WebhookStorage).unitOfWork;
     let last: { sql: string; params: unknown[] } | undefined;
     const read = executor.read.bind(executor);
     executor.read = (sql: string, params: unknown[]) => {

@@ -9,7 +9,6 @@ import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import type { CallbackEvent, DeliveryRecord, InvocationError, InvocationStatus } from '../persistence/records.js';
 import { CallbackStore } from '../persistence/callback-store.js';
-import { SqlExecutor } from '../persistence/sql/sql-executor.js';
 import { WebhookUnitOfWork, type WebhookTransaction } from '../persistence/unit-of-work.js';
 
 /** `dlv_` + 16 random bytes. */
@@ -82,8 +81,8 @@ export class CallbackSecrets {
 }
 
 /**
- * The outbox: stores a delivery BEFORE it is sent, in the transaction of the change it reports (a run's claim,
- * an emitted output, its terminal state) when the module's own unit of work is in use, so a crash between the
+ * The outbox: stores a delivery BEFORE it is sent, in the transaction of the change it reports (an emitted output,
+ * a run's terminal state; the storage's unit of work covers runs and deliveries alike), so a crash between the
  * two cannot lose it; then wakes this process's sender.
  * Only runs of a trigger with an enabled callback that chose the event get a delivery.
  */
@@ -96,17 +95,13 @@ export class CallbackOutbox implements OnModuleDestroy {
    */
   private readonly wanted: TriggerChangeCache<ReadonlySet<CallbackEvent>>;
   private readonly listeners = new Set<(deliveryId: string) => void>();
-  /** The module's SQL unit of work is the one in use, so deliveries can join its transactions. */
-  private readonly transactional: boolean;
 
   constructor(
     private readonly store: CallbackStore,
     private readonly unitOfWork: WebhookUnitOfWork,
-    executor: SqlExecutor,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
     bus: CompletionBus,
   ) {
-    this.transactional = unitOfWork === executor;
     this.wanted = new TriggerChangeCache(bus, options.triggerCacheTtlMs, async (triggerId): Promise<ReadonlySet<CallbackEvent>> => {
       const callback = await this.store.findCallback(triggerId);
       return new Set(callback?.enabled ? callback.events : []);
@@ -143,9 +138,7 @@ export class CallbackOutbox implements OnModuleDestroy {
    * A terminal state change and its `invocation.completed` delivery, committed together: when the trigger has a
    * callback, `change` runs in one unit of work with the delivery's insert, and the delivery is stored only when
    * `change` returned true (it made the change). Without a callback (one read), `change` runs as before: in a
-   * unit of work when `inUnit` (it writes more than one row), else on its own. With a replaced unit of work (the
-   * host's stores, which our SQL cannot join) `change` runs in that unit, and the delivery is stored right after
-   * it commits. `run` gives the run as it now is.
+   * unit of work when `inUnit` (it writes more than one row), else on its own. `run` gives the run as it now is.
    */
   async finish(
     change: (tx?: WebhookTransaction) => Promise<boolean>,
@@ -161,16 +154,11 @@ export class CallbackOutbox implements OnModuleDestroy {
     let started: string | null = null;
     const changed = await this.unitOfWork.run(async (tx) => {
       if (!(await change(tx))) return false;
-      if (this.transactional) {
-        started = await this.missingStarted(run(), tx);
-        stored = await this.insert('invocation.completed', run(), tx);
-      }
+      started = await this.missingStarted(run(), tx);
+      stored = await this.insert('invocation.completed', run(), tx);
       return true;
     });
     if (started) this.wake(started);
-    if (changed && !this.transactional) {
-      stored = await this.insert('invocation.completed', run()).catch((error: unknown) => this.lost(run().id, error));
-    }
     if (stored) this.wake(stored);
     return changed;
   }
@@ -179,7 +167,6 @@ export class CallbackOutbox implements OnModuleDestroy {
    * An emitted output and its `invocation.output` delivery, committed together, for a trigger whose callback
    * wants the event (the caller read `eventsOf` first; others append alone and pay nothing). `run` turns the
    * change's result into the run to report, or null when the change did not happen (nothing is stored).
-   * With a replaced unit of work, the delivery is stored right after that unit commits.
    */
   async along<T>(
     event: CallbackEvent,
@@ -189,14 +176,10 @@ export class CallbackOutbox implements OnModuleDestroy {
     let stored: string | null = null;
     const result = await this.unitOfWork.run(async (tx) => {
       const changed = await change(tx);
-      const reported = this.transactional ? run(changed) : null;
+      const reported = run(changed);
       if (reported) stored = await this.insert(event, reported, tx);
       return changed;
     });
-    if (!this.transactional) {
-      const reported = run(result);
-      if (reported) stored = await this.insert(event, reported).catch((error: unknown) => this.lost(reported.id, error));
-    }
     if (stored) this.wake(stored);
     return result;
   }

@@ -7,8 +7,8 @@ import type { TriggerRecord } from '../persistence/records.js';
 import { InMemoryRateLimitStorage } from '../rate-limits/in-memory-rate-limit.storage.js';
 import type { AdmissionRequest } from '../rate-limits/rate-limit.storage.js';
 import { expressRequest, fastifyRequest, httpContext } from '../../test/fakes/http-context.js';
-import { InMemoryWebhookDatabase } from '../../test/fakes/in-memory-database.js';
-import { InMemoryTriggerRepository } from '../../test/fakes/in-memory-trigger.repository.js';
+import { InMemoryWebhookDatabase } from '../persistence/memory/in-memory-database.js';
+import { InMemoryTriggerRepository } from '../persistence/memory/in-memory-trigger.repository.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
 
 /** The in-process storage, counting the calls a request makes to it. */

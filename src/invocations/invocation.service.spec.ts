@@ -11,30 +11,19 @@ import { RUN_CANCELLED } from '../errors/webhook-trigger.messages.js';
 import { WEBHOOK_EVENTS } from '../events/invocation.events.js';
 import type { TriggerRecord } from '../persistence/records.js';
 import { RunStop } from '../runs/run-stop.reasons.js';
-import { InMemoryCreditLedger } from '../../test/fakes/in-memory-credit-ledger.js';
+import { InMemoryCreditLedger } from '../persistence/memory/in-memory-credit-ledger.js';
 import { createWebhookFakes, deferred, type WebhookFakes } from '../../test/fakes/webhook-fakes.js';
 import { InvocationService } from './invocation.service.js';
-import { TransactionalRunAcceptor } from '../persistence/run-acceptor.js';
+import { InMemoryWebhookStorage } from '../persistence/memory/in-memory-webhook-storage.js';
 
 describe('InvocationService', () => {
   let f: WebhookFakes;
   let service: InvocationService;
   let trigger: TriggerRecord;
 
-  function serviceOn(fakes: WebhookFakes, ledger = fakes.ledger): InvocationService {
-    return new InvocationService(
-      fakes.unitOfWork,
-      fakes.invocations,
-      ledger,
-      new TransactionalRunAcceptor(fakes.unitOfWork, fakes.invocations, ledger, fakes.accounts),
-      fakes.registry,
-      fakes.runner,
-      fakes.invocationEvents,
-      fakes.executor,
-      fakes.bus,
-      fakes.shutdown,
-      fakes.options,
-    );
+  function serviceOn(fakes: WebhookFakes, storage: InMemoryWebhookStorage = fakes.storage): InvocationService {
+    const { registry, runner, invocationEvents, executor, shutdown, options, finisher } = fakes;
+    return new InvocationService(storage, registry, runner, invocationEvents, executor, shutdown, options, finisher);
   }
 
   const balance = () => f.accounts.getBalance('acct');
@@ -244,7 +233,10 @@ describe('InvocationService', () => {
           return Promise.reject(new Error('billing is down'));
         }
       }
-      const broken = serviceOn(f, new BrokenRefunds(f.database));
+      class BrokenRefundsStorage extends InMemoryWebhookStorage {
+        override readonly ledger = new BrokenRefunds(this.database);
+      }
+      const broken = serviceOn(f, new BrokenRefundsStorage(f.database));
       const { id } = await broken.start(trigger, {});
       await expect(broken.cancel(trigger, id)).rejects.toThrow('billing is down');
       expect(await f.invocations.findById(id)).toMatchObject({ status: 'queued', finishedAt: null, error: null });

@@ -1,17 +1,15 @@
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
-import { CallbackOutbox, type CallbackInvocation } from '../deliveries/callback-outbox.js';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { RunFinisher } from '../deliveries/run-finisher.js';
 import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 import type { BotInputs } from '../bots/bot.types.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { newInvocationId } from '../keys/ids.js';
-import { CreditLedger } from '../persistence/credit-ledger.js';
-import { InvocationRepository } from '../persistence/invocation.repository.js';
-import { RunAcceptor, type AcceptOutcome } from '../persistence/run-acceptor.js';
+import type { InvocationRepository } from '../persistence/invocation.repository.js';
+import { WebhookStorage, type AcceptOutcome } from '../persistence/webhook-storage.js';
 import type { InvocationRecord, TriggerRecord } from '../persistence/records.js';
-import { WebhookUnitOfWork, type WebhookTransaction } from '../persistence/unit-of-work.js';
+import type { WebhookTransaction } from '../persistence/unit-of-work.js';
 import { BotRunner } from '../runs/bot-runner.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
-import { CompletionBus } from '../completion/completion-bus.js';
 import {
   BacklogFullError,
   BotNotRegisteredError,
@@ -51,20 +49,20 @@ export class InvocationService {
   private backlogRefusals = 0;
   private backlogLoggedAt = -Infinity;
 
+  private readonly invocations: InvocationRepository;
+
   constructor(
-    private readonly unitOfWork: WebhookUnitOfWork,
-    private readonly invocations: InvocationRepository,
-    private readonly ledger: CreditLedger,
-    private readonly acceptor: RunAcceptor,
+    private readonly storage: WebhookStorage,
     private readonly registry: WebhookBotRegistry,
     private readonly runner: BotRunner,
     private readonly events: InvocationEvents,
     private readonly executor: InvocationExecutor,
-    private readonly bus: CompletionBus,
     private readonly shutdown: ShutdownState,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
-    @Optional() private readonly outbox?: CallbackOutbox,
-  ) {}
+    private readonly finisher: RunFinisher,
+  ) {
+    this.invocations = storage.invocations;
+  }
 
   /** The run, if it exists and was started through `trigger` (one trigger's key never opens another's runs). */
   async find(trigger: TriggerRecord, invocationId: string): Promise<InvocationRecord | null> {
@@ -94,40 +92,33 @@ export class InvocationService {
     let invocation = found;
     const { error } = RunStop.cancelled();
     if (invocation.status === 'queued') {
-      const finishedAt = new Date();
-      const current = invocation;
-      const change = async (tx?: WebhookTransaction) => {
-        if (!(await this.invocations.transition(current.id, 'queued', 'cancelled', { finishedAt, error }, { tx }))) return false;
-        if (current.credits > 0) await this.ledger.refund(current.accountId, current.credits, tx);
+      const queued = invocation;
+      const end = { status: 'cancelled' as const, finishedAt: new Date(), error };
+      const refunded = async (tx?: WebhookTransaction) => {
+        if (!(await this.invocations.transition(queued.id, 'queued', 'cancelled', { finishedAt: end.finishedAt, error }, { tx })))
+          return false;
+        if (queued.credits > 0) await this.storage.ledger.refund(queued.accountId, queued.credits, tx);
         return true;
       };
-      const done = (): CallbackInvocation => ({ ...current, status: 'cancelled', finishedAt, error });
-      const cancelled = this.outbox
-        ? await this.outbox.finish(change, done, { triggerId: current.triggerId, inUnit: true })
-        : await this.unitOfWork.run(change);
-      if (cancelled) return this.announceCancelled(current, finishedAt);
+      if (await this.finisher.finish(queued, end, refunded, { inUnit: true })) return this.reread(queued);
       invocation = (await this.invocations.findById(invocationId))!; // it started meanwhile
     }
     if (invocation.status === 'running') {
-      const finishedAt = new Date();
       const running = invocation;
+      const end = { status: 'cancelled' as const, finishedAt: new Date(), error };
       const change = (tx?: WebhookTransaction) =>
-        this.invocations.transition(running.id, 'running', 'cancelled', { finishedAt, error }, { tx });
-      const done = (): CallbackInvocation => ({ ...running, status: 'cancelled', finishedAt, error });
-      const stored = this.outbox ? await this.outbox.finish(change, done, { triggerId: running.triggerId, inUnit: false }) : await change();
-      if (stored) {
-        this.executor.abort(invocation.id, RunStop.cancelled());
-        return this.announceCancelled(invocation, finishedAt);
+        this.invocations.transition(running.id, 'running', 'cancelled', { finishedAt: end.finishedAt, error }, { tx });
+      if (await this.finisher.finish(running, end, change)) {
+        this.executor.abort(running.id, RunStop.cancelled());
+        return this.reread(running);
       }
       invocation = (await this.invocations.findById(invocationId))!; // it finished meanwhile
     }
     throw new InvocationAlreadyFinishedError(invocation.id, invocation.status);
   }
 
-  private async announceCancelled(invocation: InvocationRecord, finishedAt: Date): Promise<InvocationRecord> {
-    await this.bus.publish(invocation.id);
-    const durationMs = invocation.startedAt ? finishedAt.getTime() - invocation.startedAt.getTime() : undefined;
-    this.events.emit(invocation, 'cancelled', durationMs);
+  /** The run as stored after its cancel. */
+  private async reread(invocation: InvocationRecord): Promise<InvocationRecord> {
     return (await this.invocations.findById(invocation.id)) ?? invocation;
   }
 
@@ -158,8 +149,8 @@ export class InvocationService {
     let outcome: AcceptOutcome;
     try {
       outcome = await (claim
-        ? this.executor.accepting(this.acceptor.accept({ ...record, claim }, since))
-        : this.acceptor.accept(record, since));
+        ? this.executor.accepting(this.storage.accept({ ...record, claim }, since))
+        : this.storage.accept(record, since));
     } catch (error) {
       reservation?.release();
       throw error;

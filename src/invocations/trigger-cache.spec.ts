@@ -2,8 +2,8 @@ import { InMemoryCompletionBus } from '../completion/in-memory-completion.bus.js
 import { newTriggerId } from '../keys/ids.js';
 import { hashTriggerKey } from '../keys/trigger-keys.js';
 import type { TriggerRecord } from '../persistence/records.js';
-import { InMemoryWebhookDatabase } from '../../test/fakes/in-memory-database.js';
-import { InMemoryTriggerRepository } from '../../test/fakes/in-memory-trigger.repository.js';
+import { InMemoryWebhookDatabase } from '../persistence/memory/in-memory-database.js';
+import { InMemoryTriggerRepository } from '../persistence/memory/in-memory-trigger.repository.js';
 import { TRIGGER_CACHE_MAX_ENTRIES, TriggerCache } from './trigger-cache.js';
 
 /** A trigger store that counts look-ups, and can hold one back to race it against a change. */

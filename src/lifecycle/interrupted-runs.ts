@@ -1,13 +1,11 @@
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
-import { CallbackOutbox } from '../deliveries/callback-outbox.js';
+import { RunFinisher } from '../deliveries/run-finisher.js';
 import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
-import { CompletionBus } from '../completion/completion-bus.js';
 import { InvocationRepository, type LostRun } from '../persistence/invocation.repository.js';
 import type { InvocationRecord } from '../persistence/records.js';
 import type { WebhookTransaction } from '../persistence/unit-of-work.js';
-import { InvocationEvents } from '../events/invocation.events.js';
 import { RunStop } from '../runs/run-stop.reasons.js';
 
 /**
@@ -27,10 +25,8 @@ export class InterruptedRuns {
   constructor(
     private readonly invocations: InvocationRepository,
     private readonly registry: WebhookBotRegistry,
-    private readonly bus: CompletionBus,
-    private readonly events: InvocationEvents,
+    private readonly finisher: RunFinisher,
     @Inject(RESOLVED_OPTIONS) private readonly options: Pick<ResolvedWebhookTriggerOptions, 'maxRunAttempts'>,
-    @Optional() private readonly outbox?: CallbackOutbox,
   ) {}
 
   /** `'requeued'` (dispatch it), `'failed'`, or null when the run was no longer lost (nothing changed). */
@@ -45,22 +41,16 @@ export class InterruptedRuns {
     }
     // The outputs are left as they are: what the bot emitted before it was interrupted stays.
     const { error } = usedUp ? RunStop.interruptedTooOften(run.attempts!) : RunStop.interrupted();
-    const finishedAt = new Date();
-    const change = (tx?: WebhookTransaction) => this.invocations.recoverInterrupted(run.id, lost, 'failed', { finishedAt, error }, tx);
-    const failed = this.outbox
-      ? await this.outbox.finish(change, () => ({ ...run, status: 'failed', finishedAt, error }), {
-          triggerId: run.triggerId,
-          inUnit: false,
-        })
-      : await change();
+    const end = { status: 'failed' as const, finishedAt: new Date(), error };
+    const change = (tx?: WebhookTransaction) =>
+      this.invocations.recoverInterrupted(run.id, lost, 'failed', { finishedAt: end.finishedAt, error }, tx);
+    const failed = await this.finisher.finish(run, end, change);
     if (!failed) return null;
     this.logger.warn(
       usedUp
         ? `Run ${run.id} of bot ${run.botId} was interrupted on each of its ${run.attempts} attempts (maxRunAttempts); stored failed`
         : `Run ${run.id} of bot ${run.botId} was interrupted; stored failed`,
     );
-    await this.bus.publish(run.id);
-    this.events.emit(run, 'failed', run.startedAt ? finishedAt.getTime() - run.startedAt.getTime() : undefined);
     return 'failed';
   }
 }

@@ -1,7 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { RUN_INTERRUPTED } from '../errors/webhook-trigger.messages.js';
 import { WEBHOOK_EVENTS } from '../events/invocation.events.js';
-import type { WebhookTriggerModuleExtras, WebhookTriggerModuleOptions } from '../options/webhook-trigger-options.interface.js';
+import type { WebhookTriggerModuleOptions } from '../options/webhook-trigger-options.interface.js';
+import type { ChosenExtras } from '../options/resolve-options.js';
 import type { NewInvocation } from '../persistence/records.js';
 import type { BotRunner } from '../runs/bot-runner.js';
 import { RecordingBotRunner } from '../../test/fakes/recording-bot.runner.js';
@@ -18,9 +19,9 @@ describe('LeaseRecovery', () => {
   let f: WebhookFakes;
   let recovery: LeaseRecovery;
 
-  function setUp(options: WebhookTriggerModuleOptions = {}, runner?: BotRunner, extras: WebhookTriggerModuleExtras = {}): void {
+  function setUp(options: WebhookTriggerModuleOptions = {}, runner?: BotRunner, extras: ChosenExtras = {}): void {
     f = createWebhookFakes(options, extras);
-    const interrupted = new InterruptedRuns(f.invocations, f.registry, f.bus, f.invocationEvents, f.options);
+    const interrupted = new InterruptedRuns(f.invocations, f.registry, f.finisher, f.options);
     recovery = new LeaseRecovery(f.invocations, runner ?? f.runner, f.executor, interrupted, f.shutdown, f.options);
     f.addBot({ id: 'once' });
     f.addBot({ id: 'again', retryInterrupted: true });

@@ -1,4 +1,5 @@
-import type { WebhookTriggerModuleExtras, WebhookTriggerModuleOptions } from './webhook-trigger-options.interface.js';
+import type { WebhookTriggerModuleOptions } from './webhook-trigger-options.interface.js';
+import type { ChosenExtras as WebhookTriggerModuleExtras } from './resolve-options.js';
 import { DEFAULTS } from './defaults.js';
 import { resolveWebhookTriggerOptions } from './resolve-options.js';
 
@@ -206,33 +207,30 @@ describe('resolveWebhookTriggerOptions', () => {
       [
         'a Redis part without redis',
         {},
-        { rateLimitStorage: RedisPart as never },
+        { rateLimitStorage: RedisPart },
         'invalid option "redis": RedisPart (the "rateLimitStorage" extra) needs',
       ],
       ["role 'api' with the in-process runner", { role: 'api' }, {}, `invalid option "role": 'api' means this process never runs bots`],
-      ['unitOfWork alone', {}, { unitOfWork: Store as never }, 'invalid option "invocationRepository"'],
-      ['invocationRepository alone', {}, { invocationRepository: Store as never }, 'invalid option "unitOfWork"'],
+      ['storage with dataSourceName', {}, { storage: Store, dataSourceName: 'default' }, 'invalid option "dataSourceName": applies to'],
       [
-        'unitOfWork and invocationRepository without creditLedger',
-        {},
-        { unitOfWork: Store as never, invocationRepository: Store as never },
-        'invalid option "creditLedger"',
+        'storage with database',
+        { database: { type: 'better-sqlite3', database: 'x.db' } },
+        { storage: Store },
+        'invalid option "database"',
       ],
-      ['an extra that is not a class', {}, { runner: 'bullmq' as never }, 'invalid option "runner": expected a class'],
+      ['storage with migrationsRun', { migrationsRun: false }, { storage: Store }, 'invalid option "migrationsRun"'],
+      ['a storage that is a string', {}, { storage: 'memory' }, 'invalid option "storage": expected a WebhookStorage class or instance'],
+      ['an extra that is not a class', {}, { runner: 'bullmq' }, 'invalid option "runner": expected a class'],
     ])('refuses %s', (_case, options, extras, message) => {
       expect(ok(options, extras)).toThrow(`WebhookTriggerModule: ${message}`);
     });
 
     it.each<[string, WebhookTriggerModuleOptions, WebhookTriggerModuleExtras]>([
       ['dataSourceName alone', {}, { dataSourceName: 'default' }],
-      ['a Redis part with redis', { redis }, { completionBus: RedisPart as never }],
-      ["role 'api' with a durable runner", { role: 'api', redis }, { runner: QueueRunner as never }],
-      [
-        'the three transactional stores together',
-        {},
-        { unitOfWork: Store as never, invocationRepository: Store as never, creditLedger: Store as never },
-      ],
-      ['creditLedger alone (a host billing that ignores the transaction)', {}, { creditLedger: Store as never }],
+      ['a Redis part with redis', { redis }, { completionBus: RedisPart }],
+      ["role 'api' with a durable runner", { role: 'api', redis }, { runner: QueueRunner }],
+      ['a storage class', {}, { storage: Store }],
+      ['a storage instance', {}, { storage: new Store() }],
     ])('accepts %s', (_case, options, extras) => {
       expect(ok(options, extras)).not.toThrow();
     });

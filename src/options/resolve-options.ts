@@ -5,7 +5,6 @@ import { DEFAULTS, MAX_TIMER_MS, REDIS_DEFAULTS } from './defaults.js';
 import type {
   ResolvedWebhookTriggerOptions,
   WebhookRateLimit,
-  WebhookTriggerModuleExtras,
   WebhookTriggerModuleOptions,
   WebhookTriggerRole,
 } from './webhook-trigger-options.interface.js';
@@ -151,20 +150,22 @@ function retrySchedule(value: unknown): readonly number[] {
 
 const OPTION_NAMES = Object.keys(DEFAULTS);
 /** Names of the extras (wiring) of `forRoot()`/`forRootAsync()`, listed so Nest strips them from the options. */
-export const WEBHOOK_TRIGGER_EXTRA_NAMES: readonly (keyof WebhookTriggerModuleExtras)[] = [
+export const WEBHOOK_TRIGGER_EXTRA_NAMES = [
   'isGlobal',
   'dataSourceName',
-  'triggerRepository',
-  'invocationRepository',
-  'creditLedger',
-  'creditAccounts',
-  'unitOfWork',
+  'storage',
   'runner',
   'completionBus',
   'rateLimitStorage',
-];
-/** Extras that are classes: replacement parts. */
-const PART_EXTRAS = WEBHOOK_TRIGGER_EXTRA_NAMES.filter((name) => name !== 'isGlobal' && name !== 'dataSourceName');
+] as const;
+export type WebhookTriggerExtraName = (typeof WEBHOOK_TRIGGER_EXTRA_NAMES)[number];
+/** Extras that are replacement parts. */
+const PART_EXTRAS = ['storage', 'runner', 'completionBus', 'rateLimitStorage'] as const;
+/**
+ * The extras as the checks see them: their names and values, not the contracts' types (options/ names no
+ * other part; the typed `WebhookTriggerModuleExtras` lives with the module's wiring).
+ */
+export type ChosenExtras = { isGlobal?: boolean; dataSourceName?: string } & { [K in (typeof PART_EXTRAS)[number]]?: unknown };
 
 /** What a replacement class may declare about itself (static), read by the checks below. */
 interface PartClass {
@@ -175,13 +176,30 @@ interface PartClass {
 }
 
 /** Checks between options and extras: the wiring must be able to work before the app serves. */
-function checkWiring(options: ResolvedWebhookTriggerOptions, raw: Record<string, unknown>, extras: WebhookTriggerModuleExtras): void {
+function checkWiring(options: ResolvedWebhookTriggerOptions, raw: Record<string, unknown>, extras: ChosenExtras): void {
   for (const name of PART_EXTRAS) {
     const part = extras[name];
     if (part === undefined) continue;
-    if (typeof part !== 'function') throw invalid(name, 'expected a class (it is bound with useClass)');
-    if ((part as PartClass).requiresRedis && !options.redis) {
-      throw invalid('redis', `${part.name} (the "${name}" extra) needs the "redis" option, e.g. redis: { url: 'redis://127.0.0.1:6379' }`);
+    // A storage may also be an instance (a test's in-memory one); every other part is bound with useClass.
+    if (typeof part !== 'function' && !(name === 'storage' && typeof part === 'object' && part !== null)) {
+      throw invalid(
+        name,
+        name === 'storage' ? 'expected a WebhookStorage class or instance' : 'expected a class (it is bound with useClass)',
+      );
+    }
+    const declared = (typeof part === 'function' ? part : part.constructor) as PartClass & { name: string };
+    if (declared.requiresRedis && !options.redis) {
+      throw invalid(
+        'redis',
+        `${declared.name} (the "${name}" extra) needs the "redis" option, e.g. redis: { url: 'redis://127.0.0.1:6379' }`,
+      );
+    }
+  }
+  if (extras.storage !== undefined) {
+    for (const name of ['dataSourceName', 'database', 'migrationsRun'] as const) {
+      if ((name === 'dataSourceName' ? extras.dataSourceName : raw[name]) !== undefined) {
+        throw invalid(name, 'applies to the module\'s SQL storage only, and the "storage" extra replaces it');
+      }
     }
   }
   if (extras.dataSourceName !== undefined) {
@@ -193,17 +211,6 @@ function checkWiring(options: ResolvedWebhookTriggerOptions, raw: Record<string,
         'migrationsRun',
         'applies to the module\'s own database only; with "dataSourceName" your DataSource runs WEBHOOK_TRIGGER_MIGRATIONS (migrationsRun: true there)',
       );
-    }
-  }
-  // The stores that take the unit of work's transaction come with it: ours cannot join another's transaction.
-  if (extras.unitOfWork !== undefined || extras.invocationRepository !== undefined) {
-    for (const name of ['unitOfWork', 'invocationRepository', 'creditLedger'] as const) {
-      if (extras[name] === undefined) {
-        throw invalid(
-          name,
-          '"unitOfWork", "invocationRepository" and "creditLedger" are replaced together: an accept (insert + debit) is one transaction of the unit of work, which the module\'s SQL stores cannot join',
-        );
-      }
     }
   }
   if (options.role === 'api' && !(extras.runner as PartClass | undefined)?.durable) {
@@ -220,7 +227,7 @@ function checkWiring(options: ResolvedWebhookTriggerOptions, raw: Record<string,
  */
 export function resolveWebhookTriggerOptions(
   raw: WebhookTriggerModuleOptions | null = {},
-  extras: WebhookTriggerModuleExtras = {},
+  extras: ChosenExtras = {},
 ): ResolvedWebhookTriggerOptions {
   const o = object('', raw ?? {}, OPTION_NAMES, 'an options object');
   if (o.keySecret !== undefined && (typeof o.keySecret !== 'string' || o.keySecret.length < 16)) {

@@ -1,13 +1,3 @@
-import type { Type } from '@nestjs/common';
-import type { CompletionBus } from '../completion/completion-bus.js';
-import type { CreditAccounts } from '../persistence/credit-accounts.js';
-import type { CreditLedger } from '../persistence/credit-ledger.js';
-import type { InvocationRepository } from '../persistence/invocation.repository.js';
-import type { TriggerRepository } from '../persistence/trigger.repository.js';
-import type { WebhookUnitOfWork } from '../persistence/unit-of-work.js';
-import type { RateLimitStorage } from '../rate-limits/rate-limit.storage.js';
-import type { BotRunner } from '../runs/bot-runner.js';
-
 /** One rate limit: at most `limit` requests in every window of `ttlMs` milliseconds. */
 export interface WebhookRateLimit {
   /** Requests allowed per window. */
@@ -244,44 +234,4 @@ export interface ResolvedWebhookTriggerOptions extends Required<
   redis: Required<WebhookTriggerRedisOptions> | undefined;
   callbackAllowedHosts: readonly string[];
   callbackRetryScheduleMs: readonly number[];
-}
-
-/**
- * Wiring decided when the module is imported (also on `forRootAsync`), because Nest must know which
- * classes to instantiate before any async options exist. Checked at bootstrap together with the options.
- */
-export interface WebhookTriggerModuleExtras {
-  /** Register the module globally. @default false */
-  isGlobal?: boolean;
-  /**
-   * Use the PostgreSQL DataSource your `TypeOrmModule.forRoot()` registered under this name (`'default'`
-   * for the unnamed one) instead of opening one. It must list `WEBHOOK_TRIGGER_ENTITIES` in `entities` and
-   * run `WEBHOOK_TRIGGER_MIGRATIONS`. A SQLite DataSource is refused: the module's SQLite writes need the
-   * connection to themselves (use the `database` option instead).
-   * @default undefined (the module opens its own database: see the `database` option)
-   */
-  dataSourceName?: string;
-  /** Replace the trigger store. @default the SQL store on the module's DataSource */
-  triggerRepository?: Type<TriggerRepository>;
-  /** Replace the invocation store; comes together with `unitOfWork` (its transactions). @default the SQL store */
-  invocationRepository?: Type<InvocationRepository>;
-  /** Replace billing (debit at accept, refund on cancel), e.g. with your own system. @default the SQL ledger */
-  creditLedger?: Type<CreditLedger>;
-  /** Replace where the admin service reads and sets balances (pair it with `creditLedger`). @default the SQL accounts */
-  creditAccounts?: Type<CreditAccounts>;
-  /** Replace the transaction boundary; comes together with `invocationRepository`. @default the SQL executor */
-  unitOfWork?: Type<WebhookUnitOfWork>;
-  /**
-   * Replace where runs execute, e.g. `BullMqBotRunner` (from `nestjs-webhook-triggers/redis`; needs the
-   * `redis` option and `bullmq`) to run bots on worker processes; see the `role` option.
-   * @default InProcessBotRunner (in this process)
-   */
-  runner?: Type<BotRunner>;
-  /** Replace how "run finished" reaches waiting sync requests, e.g. `RedisCompletionBus`. @default InMemoryCompletionBus */
-  completionBus?: Type<CompletionBus>;
-  /**
-   * Replace where rate limits are counted, e.g. `RedisRateLimitStorage` (needs the `redis` option) so the
-   * limits hold across all API processes together. @default InMemoryRateLimitStorage (in process)
-   */
-  rateLimitStorage?: Type<RateLimitStorage>;
 }

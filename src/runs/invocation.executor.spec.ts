@@ -24,7 +24,7 @@ describe('InvocationExecutor', () => {
 
   function setUp(options: WebhookTriggerModuleOptions = {}): void {
     f = createWebhookFakes(options);
-    executor = new InvocationExecutor(f.invocations, f.registry, f.bus, f.invocationEvents, f.options);
+    executor = new InvocationExecutor(f.invocations, f.registry, f.bus, f.invocationEvents, f.options, f.outbox, f.finisher);
     calls = [];
   }
 
@@ -243,7 +243,7 @@ describe('InvocationExecutor', () => {
       await second.promise;
       return [{ title: 'fresh', message: 'from the new owner' }];
     });
-    const other = new InvocationExecutor(f.invocations, f.registry, f.bus, f.invocationEvents, f.options);
+    const other = new InvocationExecutor(f.invocations, f.registry, f.bus, f.invocationEvents, f.options, f.outbox, f.finisher);
     const id = await queued();
     const hung = executor.execute(id);
     await firstStarted.promise;

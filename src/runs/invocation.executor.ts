@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { BotOutput } from '../bots/bot.types.js';
@@ -19,6 +19,7 @@ import { BOT_NOT_REGISTERED, INVALID_OUTPUTS, OUTPUTS_TOO_LARGE } from '../error
 import { InvocationEvents } from '../events/invocation.events.js';
 import { RunStop } from './run-stop.reasons.js';
 import { CallbackOutbox, type CallbackInvocation } from '../deliveries/callback-outbox.js';
+import { RunFinisher } from '../deliveries/run-finisher.js';
 import { isValidOutput, RunOutputs } from './run-outputs.js';
 
 interface Outcome {
@@ -68,10 +69,11 @@ export class InvocationExecutor {
   constructor(
     private readonly invocations: InvocationRepository,
     private readonly registry: WebhookBotRegistry,
-    private readonly bus: CompletionBus,
+    bus: CompletionBus,
     private readonly events: InvocationEvents,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
-    @Optional() private readonly outbox?: CallbackOutbox,
+    private readonly outbox: CallbackOutbox,
+    private readonly finisher: RunFinisher,
   ) {
     bus.onAnyFinished((invocationId) => {
       if (this.active.has(invocationId)) void this.finishedElsewhere(invocationId);
@@ -149,8 +151,8 @@ export class InvocationExecutor {
     try {
       // `invocation.started` is stored right after the claim: were this process to die in between, the run's
       // completion (by recovery) stores the missing started delivery with it (CallbackOutbox.finish).
-      if (this.outbox) callbackEvents = await this.outbox.eventsOf(claimed.triggerId).catch(() => ALL_EVENTS);
-      if (callbackEvents.has('invocation.started')) await this.outbox?.record('invocation.started', claimed);
+      callbackEvents = await this.outbox.eventsOf(claimed.triggerId).catch(() => ALL_EVENTS);
+      if (callbackEvents.has('invocation.started')) await this.outbox.record('invocation.started', claimed);
       const bot = this.registry.get(invocation.botId);
       const outcome = bot
         ? await this.runBot(bot, invocation, controller, emit, before)
@@ -182,8 +184,7 @@ export class InvocationExecutor {
           const upTo = list.indexOf(output);
           return { ...invocation, outputs: upTo >= 0 ? list.slice(0, upTo + 1) : [...list] };
         };
-        const stored =
-          this.outbox && callback ? await this.outbox.along('invocation.output', append, (ok) => (ok ? upToThis() : null)) : await append();
+        const stored = callback ? await this.outbox.along('invocation.output', append, (ok) => (ok ? upToThis() : null)) : await append();
         if (stored) this.events.output(invocation);
         return stored;
       },
@@ -248,21 +249,11 @@ export class InvocationExecutor {
   private async store(invocation: InvocationRecord, startedAt: Date, outcome: Outcome): Promise<void> {
     // Cancel already stored its own terminal state; nothing to write.
     if (outcome.status === 'cancelled') return;
-    const finishedAt = new Date();
-    const fields = { finishedAt, outputs: outcome.outputs, error: outcome.error };
-    const change = (tx?: WebhookTransaction) =>
-      this.invocations.transition(invocation.id, 'running', outcome.status, fields, { owner: this.owner, tx });
-    // With a callback, the terminal state and its `invocation.completed` delivery commit in one transaction.
-    const finished = (): CallbackInvocation => ({ ...invocation, status: outcome.status, ...fields });
-    const stored = this.outbox
-      ? await this.outbox.finish(change, finished, { triggerId: invocation.triggerId, inUnit: false })
-      : await change();
-    if (!stored) {
-      this.logger.debug(`Run ${invocation.id} was finished elsewhere (cancelled or recovered); this outcome was dropped`);
-      return;
-    }
-    await this.bus.publish(invocation.id);
-    this.events.emit(invocation, outcome.status, finishedAt.getTime() - startedAt.getTime());
+    const fields = { finishedAt: new Date(), outputs: outcome.outputs, error: outcome.error };
+    const stored = await this.finisher.finish({ ...invocation, startedAt }, { status: outcome.status, ...fields }, (tx) =>
+      this.invocations.transition(invocation.id, 'running', outcome.status, fields, { owner: this.owner, tx }),
+    );
+    if (!stored) this.logger.debug(`Run ${invocation.id} was finished elsewhere (cancelled or recovered); this outcome was dropped`);
   }
 
   /**

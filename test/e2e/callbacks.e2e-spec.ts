@@ -21,11 +21,9 @@ import { HistoryRetention } from '../../src/lifecycle/history-retention.js';
 import { LeaseRecovery } from '../../src/lifecycle/lease-recovery.js';
 import { newInvocationId } from '../../src/keys/ids.js';
 import { CallbackStore } from '../../src/persistence/callback-store.js';
+import { WebhookStorage } from '../../src/persistence/webhook-storage.js';
 import { EmitBot } from '../fixtures/bots.js';
-import { InMemoryCreditAccounts, InMemoryCreditLedger } from '../fakes/in-memory-credit-ledger.js';
-import { InMemoryWebhookDatabase } from '../fakes/in-memory-database.js';
-import { InMemoryInvocationRepository } from '../fakes/in-memory-invocation.repository.js';
-import { InMemoryUnitOfWork } from '../fakes/in-memory-unit-of-work.js';
+import { InMemoryWebhookStorage } from '../../src/persistence/memory/in-memory-webhook-storage.js';
 import { ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
 import { startCallbackReceiver, type CallbackReceiver, type ReceivedCallback } from '../helpers/callback-receiver.js';
 import { expectAdminError, ISO, send, sleep, startRun, syncUntilFinished, until } from '../helpers/http.js';
@@ -458,34 +456,11 @@ describe('callbacks without keySecret', () => {
   });
 });
 
-/** A host's own stores (the in-memory fakes, on one database), which the module's SQL cannot join. */
-const hostDatabase = new InMemoryWebhookDatabase();
+/** A host's own storage, a class with its own dependencies (none here), bound by the module with useClass. */
 @Injectable()
-class HostUnitOfWork extends InMemoryUnitOfWork {
-  constructor() {
-    super(hostDatabase);
-  }
-}
-@Injectable()
-class HostInvocations extends InMemoryInvocationRepository {
-  constructor() {
-    super(hostDatabase);
-  }
-}
-@Injectable()
-class HostLedger extends InMemoryCreditLedger {
-  constructor() {
-    super(hostDatabase);
-  }
-}
-@Injectable()
-class HostAccounts extends InMemoryCreditAccounts {
-  constructor() {
-    super(hostDatabase);
-  }
-}
+class HostStorage extends InMemoryWebhookStorage {}
 
-describe("callbacks with the host's own stores (a replaced unit of work)", () => {
+describe("callbacks with the host's own storage (the storage extra)", () => {
   let t: WebhookTestApp;
   let receiver: CallbackReceiver;
 
@@ -496,12 +471,7 @@ describe("callbacks with the host's own stores (a replaced unit of work)", () =>
         accounts: { acct: { credits: 100 } },
         callbackAllowedHosts: ['127.0.0.1'],
         // Extras go into forRoot({...}) beside the options, as a host writes them.
-        ...({
-          unitOfWork: HostUnitOfWork,
-          invocationRepository: HostInvocations,
-          creditLedger: HostLedger,
-          creditAccounts: HostAccounts,
-        } satisfies WebhookTriggerModuleExtras as WebhookTriggerModuleOptions),
+        ...({ storage: HostStorage } satisfies WebhookTriggerModuleExtras as WebhookTriggerModuleOptions),
       },
     });
   });
@@ -510,12 +480,18 @@ describe("callbacks with the host's own stores (a replaced unit of work)", () =>
     await receiver.close();
   });
 
-  it("stores the completion right after the run is finished in the host's unit of work, and delivers it", async () => {
+  it("stores the completion with the run's final change in the host's storage, and delivers it", async () => {
     const trigger = await createTrigger(t, 'echo');
     const callback = await t.admin.setCallback(trigger.id, { url: `${receiver.origin}/host` });
     const id = await startRun(trigger, { from: 'host stores' });
     await until(() => receiver.received.length === 1, 5_000, 'the callback');
     const body = verifyWebhookSignature<Body>(callback!.secret!, receiver.received[0].headers, receiver.received[0].body);
     expect(body.data.invocation).toMatchObject({ id, status: 'succeeded', outputs: [{ title: 'from', message: 'host stores' }] });
+    // Everything went to the host's storage: the run, the callback and its delivery.
+    const storage = t.app.get<WebhookStorage, HostStorage>(WebhookStorage);
+    expect(storage).toBeInstanceOf(HostStorage);
+    expect((await storage.invocations.findById(id))?.status).toBe('succeeded');
+    await until(async () => (await storage.callbacks.listByInvocation(id))[0]?.status === 'delivered', 2_000, 'the delivery recorded');
+    expect(await storage.callbacks.listByInvocation(id)).toEqual([expect.objectContaining({ event: 'invocation.completed', attempts: 1 })]);
   });
 });

@@ -25,6 +25,8 @@ import {
   type WebhookTriggerOptionsFactory,
 } from '../../src/index.js';
 import { EchoBot } from '../fixtures/bots.js';
+import { WEBHOOK_DATA_SOURCE } from '../../src/persistence/typeorm/webhook-data-source.js';
+import { InMemoryWebhookStorage } from '../../src/persistence/memory/in-memory-webhook-storage.js';
 import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'webhook-config-'));
@@ -259,8 +261,7 @@ describe('bad options stop bootstrap with a message naming the field', () => {
   });
 });
 
-/** A host's own billing: only the ledger is replaced. */
-@Injectable()
+/** A host's own billing, in a storage of its own (the storage is replaced as a whole). */
 class FixedBudgetLedger extends CreditLedger {
   static balance = 1;
   async tryDebit(_accountId: string, amount: number): Promise<boolean> {
@@ -277,6 +278,10 @@ class FixedBudgetLedger extends CreditLedger {
   async setBalance(_accountId: string, credits: number): Promise<void> {
     FixedBudgetLedger.balance = credits;
   }
+}
+@Injectable()
+class BudgetStorage extends InMemoryWebhookStorage {
+  override readonly ledger = new FixedBudgetLedger();
 }
 
 /** Bots a host builds itself, registered without their class as the provider. */
@@ -334,10 +339,8 @@ describe('bots registered with useFactory and useValue', () => {
 });
 
 describe('replacement classes', () => {
-  it('a host CreditLedger is the one charged (402 once it says no)', async () => {
-    const app = await boot([
-      WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: dbFile() }, creditLedger: FixedBudgetLedger }),
-    ]);
+  it("a host storage's CreditLedger is the one charged (402 once it says no), and no database is opened", async () => {
+    const app = await boot([WebhookTriggerModule.forRoot({ storage: BudgetStorage })]);
     try {
       const url = await app.getUrl();
       const admin = app.get(WebhookTriggersAdmin);
@@ -354,6 +357,8 @@ describe('replacement classes', () => {
       expect(refused.status).toBe(402);
       expect(await refused.json()).toMatchObject({ success: false, statusCode: 402, error: 'Payment Required' });
       expect(await admin.listInvocations('echo')).toHaveLength(1);
+      // No DataSource exists: the host's storage is the only one.
+      expect(() => app.get(WEBHOOK_DATA_SOURCE)).toThrow();
     } finally {
       await app.close();
     }

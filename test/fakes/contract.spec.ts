@@ -10,11 +10,11 @@ import type { InvocationRecord, NewInvocation, TriggerRecord } from '../../src/p
 import { TriggerRepository } from '../../src/persistence/trigger.repository.js';
 import { WebhookUnitOfWork } from '../../src/persistence/unit-of-work.js';
 import { WebhookTriggerModule } from '../../src/webhook-trigger.module.js';
-import { InMemoryCreditAccounts, InMemoryCreditLedger } from './in-memory-credit-ledger.js';
-import { InMemoryWebhookDatabase } from './in-memory-database.js';
-import { InMemoryInvocationRepository } from './in-memory-invocation.repository.js';
-import { InMemoryTriggerRepository } from './in-memory-trigger.repository.js';
-import { InMemoryUnitOfWork } from './in-memory-unit-of-work.js';
+import { InMemoryCreditAccounts, InMemoryCreditLedger } from '../../src/persistence/memory/in-memory-credit-ledger.js';
+import { InMemoryWebhookDatabase } from '../../src/persistence/memory/in-memory-database.js';
+import { InMemoryInvocationRepository } from '../../src/persistence/memory/in-memory-invocation.repository.js';
+import { InMemoryTriggerRepository } from '../../src/persistence/memory/in-memory-trigger.repository.js';
+import { InMemoryUnitOfWork } from '../../src/persistence/memory/in-memory-unit-of-work.js';
 import { invocationHistoryContract } from './invocation-history.contract.js';
 
 /** One implementation of the store contracts, as the service and the executor see them. */

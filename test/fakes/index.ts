@@ -1,11 +1,6 @@
 // In-memory implementations of the module's contracts: fakes for unit tests, and reference
 // implementations a host can copy when it writes its own stores. test/fakes/contract.spec.ts runs the same
 // checks against them and the SQL stores.
-export { InMemoryWebhookDatabase, InMemoryTransaction } from './in-memory-database.js';
-export { InMemoryUnitOfWork } from './in-memory-unit-of-work.js';
-export { InMemoryTriggerRepository } from './in-memory-trigger.repository.js';
-export { InMemoryInvocationRepository } from './in-memory-invocation.repository.js';
-export { InMemoryCreditLedger, InMemoryCreditAccounts } from './in-memory-credit-ledger.js';
 export { RecordingBotRunner } from './recording-bot.runner.js';
 export { httpContext, expressRequest, fastifyRequest } from './http-context.js';
 export { createWebhookFakes, deferred, type WebhookFakes, type RecordedEvent, type BotMain } from './webhook-fakes.js';

@@ -8,16 +8,14 @@ import { newTriggerId } from '../../src/keys/ids.js';
 import { generateTriggerKey, hashTriggerKey } from '../../src/keys/trigger-keys.js';
 import { ShutdownState } from '../../src/lifecycle/shutdown.state.js';
 import { resolveWebhookTriggerOptions } from '../../src/options/resolve-options.js';
-import type { WebhookTriggerModuleExtras, WebhookTriggerModuleOptions } from '../../src/options/webhook-trigger-options.interface.js';
+import type { WebhookTriggerModuleOptions } from '../../src/options/webhook-trigger-options.interface.js';
+import type { ChosenExtras } from '../../src/options/resolve-options.js';
 import type { TriggerRecord } from '../../src/persistence/records.js';
 import { InvocationExecutor } from '../../src/runs/invocation.executor.js';
 import { InvocationService } from '../../src/invocations/invocation.service.js';
-import { TransactionalRunAcceptor } from '../../src/persistence/run-acceptor.js';
-import { InMemoryCreditAccounts, InMemoryCreditLedger } from './in-memory-credit-ledger.js';
-import { InMemoryWebhookDatabase } from './in-memory-database.js';
-import { InMemoryInvocationRepository } from './in-memory-invocation.repository.js';
-import { InMemoryTriggerRepository } from './in-memory-trigger.repository.js';
-import { InMemoryUnitOfWork } from './in-memory-unit-of-work.js';
+import { InMemoryWebhookStorage } from '../../src/persistence/memory/in-memory-webhook-storage.js';
+import { CallbackOutbox } from '../../src/deliveries/callback-outbox.js';
+import { RunFinisher } from '../../src/deliveries/run-finisher.js';
 import { RecordingBotRunner } from './recording-bot.runner.js';
 
 export type BotMain = (inputs: BotInputs, ctx: BotContext) => Promise<BotOutput[]>;
@@ -50,19 +48,15 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
 }
 
 /**
- * The module's parts on in-memory fakes, each built with `new` as a unit spec needs them: the stores on
- * one `InMemoryWebhookDatabase`, the real registry, bus, events (on a real EventEmitter2 that records
+ * The module's parts on the in-memory storage, each built with `new` as a unit spec needs them: the stores of
+ * one `InMemoryWebhookStorage`, the real registry, bus, events (on a real EventEmitter2 that records
  * every event), shutdown state and executor, and a `RecordingBotRunner` on that executor. Options are
  * resolved by the module's own `resolveWebhookTriggerOptions`, so they carry the real defaults.
  */
-export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, extras: WebhookTriggerModuleExtras = {}) {
+export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, extras: ChosenExtras = {}) {
   const resolved = resolveWebhookTriggerOptions(options, extras);
-  const database = new InMemoryWebhookDatabase();
-  const triggers = new InMemoryTriggerRepository(database);
-  const invocations = new InMemoryInvocationRepository(database);
-  const ledger = new InMemoryCreditLedger(database);
-  const accounts = new InMemoryCreditAccounts(database);
-  const unitOfWork = new InMemoryUnitOfWork(database);
+  const storage = new InMemoryWebhookStorage();
+  const { database, triggers, invocations, ledger, accounts, callbacks, unitOfWork } = storage;
   const registry = new WebhookBotRegistry();
   const bus = new InMemoryCompletionBus();
   const emitter = new EventEmitter2();
@@ -70,21 +64,11 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
   emitter.onAny((name, event) => void events.push({ name: String(name), event: event as InvocationEvent }));
   const invocationEvents = new InvocationEvents(bus, emitter);
   const shutdown = new ShutdownState();
-  const executor = new InvocationExecutor(invocations, registry, bus, invocationEvents, resolved);
+  const outbox = new CallbackOutbox(callbacks, unitOfWork, resolved, bus);
+  const finisher = new RunFinisher(outbox, bus, invocationEvents);
+  const executor = new InvocationExecutor(invocations, registry, bus, invocationEvents, resolved, outbox, finisher);
   const runner = new RecordingBotRunner(executor);
-  const service = new InvocationService(
-    unitOfWork,
-    invocations,
-    ledger,
-    new TransactionalRunAcceptor(unitOfWork, invocations, ledger, accounts),
-    registry,
-    runner,
-    invocationEvents,
-    executor,
-    bus,
-    shutdown,
-    resolved,
-  );
+  const service = new InvocationService(storage, registry, runner, invocationEvents, executor, shutdown, resolved, finisher);
 
   /** Registers a bot with the module's defaults for what it leaves out. */
   function addBot(bot: Partial<Omit<RegisteredBot, 'instance'>> & { id: string; main?: BotMain }): RegisteredBot {
@@ -121,7 +105,11 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
 
   return {
     options: resolved,
+    storage,
     database,
+    callbacks,
+    outbox,
+    finisher,
     triggers,
     invocations,
     ledger,

@@ -3,6 +3,9 @@ import { Client, types } from 'pg';
 import type { CapturedEvent } from './events.js';
 import { until } from './http.js';
 import type { TestTrigger, WebhookTestApp } from './webhook-app.js';
+import { WebhookStorage } from '../../src/persistence/webhook-storage.js';
+import { SqlWebhookStorage } from '../../src/persistence/sql/sql-webhook-storage.js';
+import type { SqlExecutor } from '../../src/persistence/sql/sql-executor.js';
 
 /** Where an app keeps its rows: a SQLite file or a PostgreSQL database. */
 export type TestStore = { type: 'better-sqlite3'; file: string } | { type: 'postgres'; url: string };
@@ -149,4 +152,11 @@ export function leasedRows(dbFile: string): LeasedRow[] {
         )
         .all() as LeasedRow[],
   );
+}
+
+/** The SQL executor under an app's module storage (its unit of work): for suites that count or break its statements. */
+export function sqlExecutorOf(app: { get(token: unknown): unknown }): SqlExecutor {
+  const storage = app.get(WebhookStorage);
+  if (!(storage instanceof SqlWebhookStorage)) throw new Error('This app does not use the module SQL storage');
+  return storage.unitOfWork;
 }

@@ -189,7 +189,11 @@ export async function startWebhookApp(makeAdapter: AdapterFactory, start: StartO
     const moduleRef = await Test.createTestingModule({
       imports: [
         ...(start.events ? [EventEmitterModule.forRoot()] : []),
-        WebhookTriggerModule.forRoot({ database: databaseOption(store), ...start.options }),
+        // A host storage (the `storage` extra among the options) opens no database.
+        WebhookTriggerModule.forRoot({
+          ...('storage' in (start.options ?? {}) ? {} : { database: databaseOption(store) }),
+          ...start.options,
+        }),
         ...(start.imports ?? []),
       ],
       controllers: start.controllers ?? [],

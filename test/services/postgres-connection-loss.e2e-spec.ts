@@ -11,8 +11,8 @@ import { Client } from 'pg';
 import { WebhookTriggerModule } from '../../src/index.js';
 import { httpStatusOf, isDatabaseUnavailable } from '../../src/errors/error-status.js';
 import { DatabaseConnectionLostError } from '../../src/errors/webhook-trigger.errors.js';
-import { SqlExecutor } from '../../src/persistence/sql/sql-executor.js';
 import { EchoBot } from '../fixtures/bots.js';
+import { sqlExecutorOf } from '../helpers/db.js';
 import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
 
 const baseUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
@@ -46,7 +46,7 @@ if (!baseUrl) {
       );
 
     it('killed between two statements: rejects with DatabaseConnectionLostError (503), not the released runner; the next unit works', async () => {
-      const executor = app.get(SqlExecutor);
+      const executor = sqlExecutorOf(app);
       const admin = new Client({ connectionString: db.url });
       await admin.connect();
       try {
@@ -69,7 +69,7 @@ if (!baseUrl) {
     });
 
     it('killed by its own statement: rejects with the lost connection (503 material); the next unit works', async () => {
-      const executor = app.get(SqlExecutor);
+      const executor = sqlExecutorOf(app);
       const thrown = await outcome(
         executor.run(async (tx) => {
           await executor.read('SELECT 1', [], tx);

@@ -4,10 +4,10 @@ import { Client } from 'pg';
 import { InvocationRepository, WebhookTriggerModule, WebhookTriggersAdmin } from '../../src/index.js';
 import { newInvocationId } from '../../src/keys/ids.js';
 import type { NewInvocation } from '../../src/persistence/records.js';
-import { RunAcceptor, type AcceptOutcome } from '../../src/persistence/run-acceptor.js';
-import { PostgresRunAcceptor } from '../../src/persistence/sql/postgres-run-acceptor.js';
-import { SqlExecutor } from '../../src/persistence/sql/sql-executor.js';
+import { WebhookStorage, type AcceptOutcome } from '../../src/persistence/webhook-storage.js';
+import { PostgresWebhookStorage } from '../../src/persistence/sql/sql-webhook-storage.js';
 import { EchoBot } from '../fixtures/bots.js';
+import { sqlExecutorOf } from '../helpers/db.js';
 import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
 
 const baseUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
@@ -45,12 +45,12 @@ if (!baseUrl) {
       await db?.drop();
     });
 
-    const acceptorOf = (app: INestApplication) => app.get(RunAcceptor);
+    const acceptorOf = (app: INestApplication) => app.get(WebhookStorage);
     const admin = () => nodes[0].get(WebhookTriggersAdmin);
 
     /** Counts the transactions an acceptor opens. */
     function countTransactions(app: INestApplication): { count: number } {
-      const executor = app.get(SqlExecutor);
+      const executor = sqlExecutorOf(app);
       const counter = { count: 0 };
       const run = executor.run.bind(executor);
       jest.spyOn(executor, 'run').mockImplementation((work) => {
@@ -85,7 +85,7 @@ if (!baseUrl) {
     afterEach(() => jest.restoreAllMocks());
 
     it('is the acceptor the module binds on PostgreSQL', () => {
-      expect(acceptorOf(nodes[0])).toBeInstanceOf(PostgresRunAcceptor);
+      expect(acceptorOf(nodes[0])).toBeInstanceOf(PostgresWebhookStorage);
     });
 
     it('an account one credit short of a whole batch: 10 credits, 11 requests at once → 10 accepted, the balance 0, never below', async () => {
@@ -121,7 +121,7 @@ if (!baseUrl) {
       await admin().setCredits('fast-a', 100);
       await admin().setCredits('fast-b', 100);
       const transactions = countTransactions(nodes[0]);
-      const writes = jest.spyOn(nodes[0].get(SqlExecutor), 'write');
+      const writes = jest.spyOn(sqlExecutorOf(nodes[0]), 'write');
       const runs = [...Array.from({ length: 12 }, () => run('fast-a')), ...Array.from({ length: 8 }, () => run('fast-b', { credits: 2 }))];
       const outcomes = await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
 
@@ -192,7 +192,7 @@ if (!baseUrl) {
       const runs = Array.from({ length: 20 }, () => run('claims'));
       await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
       const repository = nodes[0].get(InvocationRepository);
-      const writes = jest.spyOn(nodes[0].get(SqlExecutor), 'write');
+      const writes = jest.spyOn(sqlExecutorOf(nodes[0]), 'write');
       const at = new Date();
       const lease = new Date(at.getTime() + 30_000);
       // A run cancelled while queued is in the batch too: it never starts.
@@ -219,7 +219,7 @@ if (!baseUrl) {
       const repository = nodes[0].get(InvocationRepository);
       const at = new Date();
       await Promise.all(runs.map((r) => repository.markRunning(r.id, at, 'owner-a', new Date(at.getTime() + 30_000))));
-      const writes = jest.spyOn(nodes[0].get(SqlExecutor), 'write');
+      const writes = jest.spyOn(sqlExecutorOf(nodes[0]), 'write');
       const outcome = (i: number) => ({ finishedAt: new Date(), outputs: [{ title: 't', message: String(i) }], error: null });
       const stored = await Promise.all(
         runs.map((r, i) =>
@@ -248,7 +248,7 @@ if (!baseUrl) {
         // Ended elsewhere (a cancel on another node: no owner condition), as the service stores it.
         const ended = { finishedAt: new Date(), error: { message: 'ended elsewhere', code: terminal } };
         expect(await nodes[1].get(InvocationRepository).transition(runs[1].id, 'running', terminal, ended)).toBe(true);
-        const writes = jest.spyOn(nodes[0].get(SqlExecutor), 'write');
+        const writes = jest.spyOn(sqlExecutorOf(nodes[0]), 'write');
         const outcome = { finishedAt: new Date(), outputs: [{ title: 'late', message: 'result' }], error: null };
         const stored = await Promise.all(
           runs.map((r) => repository.transition(r.id, 'running', 'succeeded', outcome, { owner: 'owner-a' })),

@@ -1,5 +1,5 @@
 import type { NewInvocation } from '../records.js';
-import { RunAcceptor, type AcceptOutcome } from '../run-acceptor.js';
+import type { AcceptOutcome } from '../webhook-storage.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
 import { Batcher } from './batcher.js';
 import { text } from './sql-rows.js';
@@ -91,12 +91,10 @@ const ACCEPT_IF_AFFORDABLE =
  *   statement), COMMIT: four round trips for the batch.
  * Every answer comes after the COMMIT that holds it.
  */
-export class PostgresRunAcceptor extends RunAcceptor {
+export class PostgresRunAcceptor {
   private readonly batches = new Batcher<Pending, AcceptOutcome>((batch) => this.acceptBatch(batch));
 
-  constructor(private readonly db: SqlExecutor) {
-    super();
-  }
+  constructor(private readonly db: SqlExecutor) {}
 
   accept(run: NewInvocation, since: Date): Promise<AcceptOutcome> {
     return this.batches.push({ run, since: since.getTime() });

@@ -1,4 +1,3 @@
-import { Injectable } from '@nestjs/common';
 import type { AttemptResult, CallbackEvent, CallbackRecord, DeliveryRecord, DeliveryStatus } from '../records.js';
 import { CallbackStore, type NewCallback } from '../callback-store.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
@@ -53,7 +52,6 @@ function toDelivery(row: Record<string, unknown>): DeliveryRecord {
  * The callbacks' tables (migration WebhookTriggersCallbacks). Deliveries join a unit of work's
  * transaction (`tx`) so a run's terminal state and its `invocation.completed` delivery commit together.
  */
-@Injectable()
 export class SqlCallbackStore extends CallbackStore {
   constructor(private readonly db: SqlExecutor) {
     super();

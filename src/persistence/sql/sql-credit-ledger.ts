@@ -1,11 +1,9 @@
-import { Injectable } from '@nestjs/common';
 import { CreditAccounts } from '../credit-accounts.js';
 import { CreditLedger } from '../credit-ledger.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
 import { SqlExecutor } from './sql-executor.js';
 
 /** Billing on the `webhook_accounts` table. */
-@Injectable()
 export class SqlCreditLedger extends CreditLedger {
   constructor(private readonly db: SqlExecutor) {
     super();
@@ -27,7 +25,6 @@ export class SqlCreditLedger extends CreditLedger {
 }
 
 /** Balances on the `webhook_accounts` table, for the admin service. */
-@Injectable()
 export class SqlCreditAccounts extends CreditAccounts {
   constructor(private readonly db: SqlExecutor) {
     super();

@@ -1,4 +1,3 @@
-import { Injectable } from '@nestjs/common';
 import type { BotOutput } from '../../bots/bot.types.js';
 import { InvocationRepository, type HistoryQuery, type LostRun } from '../invocation.repository.js';
 import { IdempotencyKeyTakenError } from '../../errors/webhook-trigger.errors.js';
@@ -55,7 +54,6 @@ const isOutcome = (from: InvocationStatus, fields: InvocationTransition, owner: 
   'error' in fields &&
   !('startedAt' in fields);
 
-@Injectable()
 export class SqlInvocationRepository extends InvocationRepository {
   /** On PostgreSQL, claims and outcomes outside a transaction are grouped (SQLite's executor groups every commit). */
   private readonly grouped: PostgresRunWrites | null;

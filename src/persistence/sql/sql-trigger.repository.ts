@@ -1,10 +1,8 @@
-import { Injectable } from '@nestjs/common';
 import type { TriggerRecord } from '../records.js';
 import { TriggerRepository } from '../trigger.repository.js';
 import { TRIGGER_COLUMNS, toTrigger } from './sql-rows.js';
 import { SqlExecutor } from './sql-executor.js';
 
-@Injectable()
 export class SqlTriggerRepository extends TriggerRepository {
   constructor(private readonly db: SqlExecutor) {
     super();

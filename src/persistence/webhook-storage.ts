@@ -1,10 +1,11 @@
-import { Injectable } from '@nestjs/common';
 import { IdempotencyKeyTakenError, NotEnoughCreditsError } from '../errors/webhook-trigger.errors.js';
-import { CreditAccounts } from './credit-accounts.js';
-import { CreditLedger } from './credit-ledger.js';
-import { InvocationRepository } from './invocation.repository.js';
+import type { CallbackStore } from './callback-store.js';
+import type { CreditAccounts } from './credit-accounts.js';
+import type { CreditLedger } from './credit-ledger.js';
+import type { InvocationRepository } from './invocation.repository.js';
 import type { NewInvocation } from './records.js';
-import { WebhookUnitOfWork } from './unit-of-work.js';
+import type { TriggerRepository } from './trigger.repository.js';
+import type { WebhookUnitOfWork } from './unit-of-work.js';
 
 /** What the accept step decided for one run. Every answer is given after the COMMIT that holds it. */
 export type AcceptOutcome =
@@ -16,29 +17,27 @@ export type AcceptOutcome =
   | { kind: 'refused'; funded: boolean };
 
 /**
- * The accept step of a trigger request, as one atomic decision: the idempotency look-up, the `queued`
- * row and the debit commit together or not at all. `since`: an idempotency key used before it has
- * expired and is free again. Internal: the module picks the implementation for its stores.
+ * Where the module keeps everything: triggers, runs, credits, callbacks and their deliveries, with the unit
+ * of work that makes their changes commit together, and the accept step built on them. One part, replaced
+ * as a whole (the `storage` extra) or not at all: the module's SQL storage (SQLite, PostgreSQL) by default,
+ * `InMemoryWebhookStorage` for tests, or a host's own. Every implementation passes the same contract suites.
  */
-export abstract class RunAcceptor {
-  abstract accept(run: NewInvocation, since: Date): Promise<AcceptOutcome>;
-}
+export abstract class WebhookStorage {
+  abstract readonly triggers: TriggerRepository;
+  abstract readonly invocations: InvocationRepository;
+  /** Billing: debit at accept, refund on cancel. */
+  abstract readonly ledger: CreditLedger;
+  /** Balances as the admin reads and sets them. */
+  abstract readonly accounts: CreditAccounts;
+  abstract readonly callbacks: CallbackStore;
+  /** The transaction every store's `tx` parameter joins. */
+  abstract readonly unitOfWork: WebhookUnitOfWork;
 
-/**
- * One unit of work per request, through the store contracts, so it holds for any stores a host brings
- * (on the module's SQLite file the units of one tick already share a commit: `SqliteExecutor`).
- */
-@Injectable()
-export class TransactionalRunAcceptor extends RunAcceptor {
-  constructor(
-    private readonly unitOfWork: WebhookUnitOfWork,
-    private readonly invocations: InvocationRepository,
-    private readonly ledger: CreditLedger,
-    private readonly accounts: CreditAccounts,
-  ) {
-    super();
-  }
-
+  /**
+   * The accept step of a trigger request, as one atomic decision: the idempotency look-up, the `queued` row and
+   * the debit commit together or not at all. `since`: an idempotency key used before it has expired and is free
+   * again. This one is a unit of work per request through the stores; a storage may batch (PostgreSQL does).
+   */
   async accept(run: NewInvocation, since: Date): Promise<AcceptOutcome> {
     const key = run.idempotencyKey;
     try {

@@ -1,5 +1,5 @@
-import type { TriggerRecord } from '../../src/persistence/records.js';
-import { TriggerRepository } from '../../src/persistence/trigger.repository.js';
+import type { TriggerRecord } from '../records.js';
+import { TriggerRepository } from '../trigger.repository.js';
 import { copyOf, type InMemoryWebhookDatabase, type StoredTrigger } from './in-memory-database.js';
 
 /** A copy without the store's own fields, so callers can never change the stored trigger by accident. */

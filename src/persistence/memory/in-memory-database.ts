@@ -1,5 +1,5 @@
-import type { InvocationRecord, TriggerRecord } from '../../src/persistence/records.js';
-import type { WebhookTransaction } from '../../src/persistence/unit-of-work.js';
+import type { CallbackRecord, DeliveryRecord, InvocationRecord, TriggerRecord } from '../records.js';
+import type { WebhookTransaction } from '../unit-of-work.js';
 
 /**
  * A deep copy of a record (plain objects, arrays, Dates), so no caller shares an object with the store.
@@ -24,6 +24,12 @@ export interface StoredInvocation extends InvocationRecord {
 /** A trigger as the store keeps it: deleting one only marks it, its runs stay in history. */
 export interface StoredTrigger extends TriggerRecord {
   deletedAt: Date | null;
+}
+
+/** A delivery as the store keeps it: the record plus the sender's claim. */
+export interface StoredDelivery extends DeliveryRecord {
+  owner: string | null;
+  leaseExpiresAt: Date | null;
 }
 
 /**
@@ -80,6 +86,9 @@ export class InMemoryWebhookDatabase {
   readonly invocations = new Map<string, StoredInvocation>();
   /** Credits per account id; an account exists once it has an entry. */
   readonly balances = new Map<string, number>();
+  /** Callbacks per trigger id. */
+  readonly callbacks = new Map<string, CallbackRecord>();
+  readonly deliveries = new Map<string, StoredDelivery>();
   private tail: Promise<unknown> = Promise.resolve();
 
   /** Runs `fn` once every unit and write queued before it is done. */

@@ -1,8 +1,8 @@
-import type { WebhookTransaction } from '../../src/persistence/unit-of-work.js';
+import type { WebhookTransaction } from '../unit-of-work.js';
 import { InMemoryCreditAccounts, InMemoryCreditLedger } from './in-memory-credit-ledger.js';
 import { InMemoryWebhookDatabase } from './in-memory-database.js';
 import { InMemoryUnitOfWork } from './in-memory-unit-of-work.js';
-import { deferred } from './webhook-fakes.js';
+import { deferred } from '../../../test/fakes/webhook-fakes.js';
 
 /** What the fakes promise beyond the shared contract checks (test/fakes/contract.spec.ts). */
 describe('InMemoryWebhookDatabase', () => {

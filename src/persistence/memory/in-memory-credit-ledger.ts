@@ -1,6 +1,6 @@
-import { CreditAccounts } from '../../src/persistence/credit-accounts.js';
-import { CreditLedger } from '../../src/persistence/credit-ledger.js';
-import type { WebhookTransaction } from '../../src/persistence/unit-of-work.js';
+import { CreditAccounts } from '../credit-accounts.js';
+import { CreditLedger } from '../credit-ledger.js';
+import type { WebhookTransaction } from '../unit-of-work.js';
 import type { InMemoryWebhookDatabase } from './in-memory-database.js';
 
 /**

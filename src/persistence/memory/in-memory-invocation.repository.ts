@@ -1,14 +1,14 @@
-import type { BotOutput } from '../../src/bots/bot.types.js';
-import { IdempotencyKeyTakenError } from '../../src/errors/webhook-trigger.errors.js';
-import { InvocationRepository, type HistoryQuery, type LostRun } from '../../src/persistence/invocation.repository.js';
+import type { BotOutput } from '../../bots/bot.types.js';
+import { IdempotencyKeyTakenError } from '../../errors/webhook-trigger.errors.js';
+import { InvocationRepository, type HistoryQuery, type LostRun } from '../invocation.repository.js';
 import {
   TERMINAL_STATUSES,
   type InvocationRecord,
   type InvocationStatus,
   type InvocationTransition,
   type NewInvocation,
-} from '../../src/persistence/records.js';
-import type { WebhookTransaction } from '../../src/persistence/unit-of-work.js';
+} from '../records.js';
+import type { WebhookTransaction } from '../unit-of-work.js';
 import { copyOf, type InMemoryTransaction, type InMemoryWebhookDatabase, type StoredInvocation } from './in-memory-database.js';
 
 /** The fields a state change may write; any other key of `fields` is ignored, as the SQL store does. */

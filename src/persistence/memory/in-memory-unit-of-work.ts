@@ -1,4 +1,4 @@
-import { WebhookUnitOfWork, type WebhookTransaction } from '../../src/persistence/unit-of-work.js';
+import { WebhookUnitOfWork, type WebhookTransaction } from '../unit-of-work.js';
 import { InMemoryTransaction, InMemoryWebhookDatabase } from './in-memory-database.js';
 
 /**

@@ -1,0 +1,51 @@
+import type { Type } from '@nestjs/common';
+import type { CompletionBus } from './completion/completion-bus.js';
+import type { WebhookTriggerExtraName } from './options/resolve-options.js';
+import type { WebhookStorage } from './persistence/webhook-storage.js';
+import type { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
+import type { BotRunner } from './runs/bot-runner.js';
+
+/**
+ * Wiring decided when the module is imported (also on `forRootAsync`), because Nest must know which
+ * classes to instantiate before any async options exist. Checked at bootstrap together with the options.
+ */
+export interface WebhookTriggerModuleExtras {
+  /** Register the module globally. @default false */
+  isGlobal?: boolean;
+  /**
+   * Use the PostgreSQL DataSource your `TypeOrmModule.forRoot()` registered under this name (`'default'`
+   * for the unnamed one) instead of opening one. It must list `WEBHOOK_TRIGGER_ENTITIES` in `entities` and
+   * run `WEBHOOK_TRIGGER_MIGRATIONS`. A SQLite DataSource is refused: the module's SQLite writes need the
+   * connection to themselves (use the `database` option instead).
+   * @default undefined (the module opens its own database: see the `database` option)
+   */
+  dataSourceName?: string;
+  /**
+   * Replace where everything is kept (triggers, runs, credits, callbacks and deliveries, their unit of work and
+   * the accept step), as a whole: a class extending `WebhookStorage` (bound with useClass), or an instance,
+   * e.g. `new InMemoryWebhookStorage()` in tests. With it, the module opens no database.
+   * @default the SQL storage on the module's DataSource (the `database` option, or `dataSourceName`)
+   */
+  storage?: Type<WebhookStorage> | WebhookStorage;
+  /**
+   * Replace where runs execute, e.g. `BullMqBotRunner` (from `nestjs-webhook-triggers/redis`; needs the
+   * `redis` option and `bullmq`) to run bots on worker processes; see the `role` option.
+   * @default InProcessBotRunner (in this process)
+   */
+  runner?: Type<BotRunner>;
+  /**
+   * Replace the cluster's message bus (finished runs for waiting sync requests, run changes, emitted outputs,
+   * trigger changes), e.g. `RedisCompletionBus`. @default InMemoryCompletionBus
+   */
+  completionBus?: Type<CompletionBus>;
+  /**
+   * Replace where rate limits are counted, e.g. `RedisRateLimitStorage` (needs the `redis` option) so the
+   * limits hold across all API processes together. @default InMemoryRateLimitStorage (in process)
+   */
+  rateLimitStorage?: Type<RateLimitStorage>;
+}
+
+// The checks in options/ know the extras by name only; the two lists must agree.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const namesAgree: Same<keyof WebhookTriggerModuleExtras, WebhookTriggerExtraName> = true;
+void namesAgree;
