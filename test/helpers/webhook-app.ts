@@ -8,7 +8,12 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WebhookTriggerModule, WebhookTriggersAdmin, type WebhookTriggerModuleOptions } from '../../src/index.js';
+import {
+  WebhookTriggerModule,
+  WebhookTriggersAdmin,
+  type WebhookTriggerModuleExtras,
+  type WebhookTriggerModuleOptions,
+} from '../../src/index.js';
 import { BadOutputsBot, EchoBot, FailBot, SlowBot } from '../fixtures/bots.js';
 import { LIFECYCLE_BOTS } from '../fixtures/lifecycle-bots.js';
 import type { TestStore } from './db.js';
@@ -151,6 +156,8 @@ export interface WebhookTestApp {
 export interface StartOptions {
   /** Module options; `database` defaults to a fresh database of `database` (SQLite unless told). */
   options?: WebhookTriggerModuleOptions;
+  /** The module's extras, e.g. `rateLimitStorage: rateLimitStorageOn(clock)` (test/fakes/manual-clock.ts). */
+  extras?: WebhookTriggerModuleExtras;
   /** Which database a fresh one is made on, and dropped on close. @default SQLite */
   database?: TestDatabase;
   /** Open this database (e.g. one a closed app left behind) instead of a fresh one; it is not dropped on close. */
@@ -189,7 +196,7 @@ export async function startWebhookApp(makeAdapter: AdapterFactory, start: StartO
     const moduleRef = await Test.createTestingModule({
       imports: [
         ...(start.events ? [EventEmitterModule.forRoot()] : []),
-        WebhookTriggerModule.forRoot({ database: databaseOption(store), ...start.options }),
+        WebhookTriggerModule.forRoot({ database: databaseOption(store), ...start.options, ...start.extras }),
         ...(start.imports ?? []),
       ],
       controllers: start.controllers ?? [],
