@@ -183,5 +183,6 @@ export const LOG_EVENT_STREAM_READ_FAILED = (invocationId: string, error: string
   `Run event stream of ${invocationId} ended: could not read the run (${error})`;
 export const LOG_DATABASE_LOST = (reason: string) => `The database connection was lost during a webhook request: ${reason}`;
 export const LOG_UNEXPECTED_ERROR = 'Unexpected error in the webhook API';
+export const LOG_CLIENT_GONE = (method: string, url: string) => `${method} ${url}: the client went away before its request was read`;
 export const LOG_BACKLOG_FULL = (max: number, refusals: number) =>
   `Backlog full (maxQueuedRuns: ${max}): ${refusals} trigger(s) answered 503 since the last such warning; bots are not keeping up with accepts`;
