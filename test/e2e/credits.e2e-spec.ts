@@ -3,7 +3,7 @@ import { NOT_ENOUGH_CREDITS } from '../../src/errors/webhook-trigger.messages.js
 import { WebhookBot, WebhookBotHost, type BotOutput } from '../../src/index.js';
 import { expectNothingStored, storedCredits, storedInvocations } from '../helpers/db.js';
 import { captureEvents, type CapturedEvent } from '../helpers/events.js';
-import { expectError, sleep, startRun, syncInvocation, triggerBot } from '../helpers/http.js';
+import { expectError, startRun, syncInvocation, triggerBot } from '../helpers/http.js';
 import {
   UNTHROTTLED,
   createTrigger,
@@ -55,7 +55,10 @@ describeOnEveryAdapterAndDatabase('credits', ({ makeAdapter, database }) => {
       // The caller learns why, never the internal account id behind the trigger.
       expect(res.body.message).toBe(NOT_ENOUGH_CREDITS(1));
       expect(res.body.message).not.toMatch(/acct/);
-      await sleep(50); // a run, had one been dispatched, would have started by now
+      // A run accepted after the refusal goes through to its end; the refused one left nothing, not even later.
+      const later = await createTrigger(t, 'echo', 'after the refusal');
+      await t.admin.setCredits(ACCOUNT, 1);
+      expect((await syncInvocation(later, await startRun(later, { b: 1 }))).body.success).toBe(true);
       await expectNothingStored(t, events, trigger, ACCOUNT, 0);
       expect((await t.admin.listInvocations('echo', 1000)).filter((i) => i.triggerId === trigger.id)).toEqual([]);
       expect(await t.admin.getCredits(ACCOUNT)).toEqual({ id: ACCOUNT, credits: 0 });

@@ -30,6 +30,7 @@ import {
   syncInvocation,
   syncUntilFinished,
   triggerBot,
+  until,
 } from '../helpers/http.js';
 import {
   UNTHROTTLED,
@@ -227,7 +228,10 @@ describeOnEveryAdapter('lifecycle', ({ makeAdapter }) => {
       const behindStart = botLog.started.find((s) => s.invocationId === behind)!;
       expect(behindStart.at).toBeGreaterThanOrEqual(signal.at);
       expect(behindStart.at - signal.at).toBeLessThan(150); // freed by the cancel, not by the time limit or the bot's 4 s
-      await sleep(300); // past the stubborn bot's 200 ms limit
+      // A run of the same bot started after it times out at its own 200 ms limit, later than the cancelled
+      // run's limit would have: by then a time-out of the cancelled run would have been stored.
+      const later = await startRun(stubborn, { ms: 250 });
+      expect((await syncUntilFinished(stubborn, later)).body).toMatchObject({ success: false, status: 'timed_out' });
       expect(eventsOf(events, ignoring).map((e) => e.name)).toEqual([
         WEBHOOK_EVENTS.queued,
         WEBHOOK_EVENTS.started,
@@ -532,7 +536,19 @@ describe('recovery respects leases (repository level, real SQLite)', () => {
     const plain = await insertRunning('lease-plain', future);
     const retry = await insertRunning('lease-retry', future);
     expect(await recovery.recoverExpired()).toBe(0);
-    await sleep(500); // ~5 background sweeps at runLeaseMs / 3 = 100 ms
+    // Five background sweeps (every runLeaseMs / 3 = 100 ms) run to their end, each counted as it ends.
+    const recoverExpired = recovery.recoverExpired.bind(recovery);
+    let sweeps = 0;
+    const counted = jest.spyOn(recovery, 'recoverExpired').mockImplementation(async () => {
+      const recovered = await recoverExpired();
+      sweeps++;
+      return recovered;
+    });
+    try {
+      await until(() => sweeps >= 5, 3_000, 'five background sweeps');
+    } finally {
+      counted.mockRestore();
+    }
     expect(await recovery.recoverExpired()).toBe(0);
     for (const id of [plain, retry]) {
       expect(row(id)).toMatchObject({ status: 'running', owner: 'other-host:4242:deadbeef', lease_expires_at: future, finished_at: null });
