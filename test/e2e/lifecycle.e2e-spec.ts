@@ -44,6 +44,8 @@ import {
   type WebhookTestApp,
   LIFECYCLE_APP,
   ONE_RUN_SLOT_APP,
+  TIGHT_LIMITS_APP,
+  describeApp,
 } from '../helpers/webhook-app.js';
 
 const ACCOUNT = 'acct';
@@ -141,13 +143,10 @@ describeOnEveryAdapterAndDatabase('lifecycle', ({ makeAdapter, database }) => {
 });
 
 describeOnEveryAdapter('lifecycle', ({ makeAdapter }) => {
-  describe('with room for 16 runs and a 1 s idempotency TTL', () => {
+  describe('with the lifecycle app (64 run slots, a 1 s idempotency TTL)', () => {
+    const shared = describeApp({ makeAdapter }, LIFECYCLE_APP, { account: ACCOUNT });
     let t: WebhookTestApp;
-    beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, LIFECYCLE_APP);
-    });
-    afterAll(() => t.close());
-    beforeEach(() => t.admin.setCredits(ACCOUNT, 1000));
+    beforeAll(() => (t = shared.app));
 
     it('stops a bot at its own timeoutMs: the run ends timed_out with code timeout', async () => {
       const limited = await createTrigger(t, 'limited', 'time limit');
@@ -361,20 +360,9 @@ describeOnEveryAdapter('lifecycle', ({ makeAdapter }) => {
   });
 
   describe('with failedKeyLimit 3 per minute, 4 requests per trigger per minute and historyRetentionDays 0', () => {
+    const shared = describeApp({ makeAdapter }, TIGHT_LIMITS_APP, { account: ACCOUNT });
     let t: WebhookTestApp;
-    beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, {
-        options: {
-          rateLimits: { perTrigger: { limit: 4, ttlMs: 60_000 }, perAccount: { limit: 1_000, ttlMs: 60_000 } },
-          failedKeyLimit: { limit: 3, ttlMs: 60_000 },
-          historyRetentionDays: 0,
-          shutdownGraceMs: 200,
-        },
-        providers: LIFECYCLE_BOTS,
-      });
-      await t.admin.setCredits(ACCOUNT, 1000);
-    });
-    afterAll(() => t.close());
+    beforeAll(() => (t = shared.app));
 
     it('keeps every run when historyRetentionDays is 0', async () => {
       const echo = await createTrigger(t, 'echo', 'kept forever');

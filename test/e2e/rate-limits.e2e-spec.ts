@@ -6,7 +6,7 @@ import type { LoggerService } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { INVALID_KEY, RATE_LIMITED, TOO_MANY_FAILED_KEYS } from '../../src/errors/webhook-trigger.messages.js';
 import { ManualClock, rateLimitStorageOn } from '../fakes/manual-clock.js';
-import { LIFECYCLE_BOTS } from '../fixtures/lifecycle-bots.js';
+import {} from '../fixtures/lifecycle-bots.js';
 import { creditsRow, invocationRows, storedCredits, storedInvocations } from '../helpers/db.js';
 import { cancelRun, expectError, getStatus, sleep, startRun, syncInvocation, triggerBot, type HttpResult } from '../helpers/http.js';
 import {
@@ -15,6 +15,8 @@ import {
   describeOnEveryAdapterAndDatabase,
   startWebhookApp,
   type WebhookTestApp,
+  TIGHT_LIMITS_APP,
+  describeApp,
 } from '../helpers/webhook-app.js';
 
 const ACCOUNT = 'acct';
@@ -208,22 +210,10 @@ describeOnEveryAdapter('rate limits', ({ makeAdapter }) => {
   });
 
   describe('with failedKeyLimit 3 per minute, 4 requests per trigger per minute and historyRetentionDays 0', () => {
-    let t: WebhookTestApp;
     const logs = new RecordingLogger();
-    beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, {
-        options: {
-          rateLimits: { perTrigger: { limit: 4, ttlMs: 60_000 }, perAccount: { limit: 1_000, ttlMs: 60_000 } },
-          failedKeyLimit: { limit: 3, ttlMs: 60_000 },
-          historyRetentionDays: 0,
-          shutdownGraceMs: 200,
-        },
-        providers: LIFECYCLE_BOTS,
-        logger: logs,
-      });
-      await t.admin.setCredits(ACCOUNT, 1000);
-    });
-    afterAll(() => t.close());
+    const shared = describeApp({ makeAdapter }, { ...TIGHT_LIMITS_APP, logger: logs }, { account: ACCOUNT });
+    let t: WebhookTestApp;
+    beforeAll(() => (t = shared.app));
 
     it('counts status requests toward the per-trigger limit, like sync', async () => {
       const echo = await createTrigger(t, 'echo', 'counted');

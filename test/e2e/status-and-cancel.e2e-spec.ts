@@ -34,20 +34,17 @@ import {
   type WebhookTestApp,
   LIFECYCLE_APP,
   ONE_RUN_SLOT_APP,
+  describeApp,
 } from '../helpers/webhook-app.js';
 
 const ACCOUNT = 'acct';
 
 describeOnEveryAdapter('status and cancel', ({ makeAdapter }) => {
-  describe('with room for 16 runs and a 1 s idempotency TTL', () => {
+  describe('with the lifecycle app (64 run slots, a 1 s idempotency TTL)', () => {
+    const shared = describeApp({ makeAdapter }, LIFECYCLE_APP, { account: ACCOUNT });
     let t: WebhookTestApp;
     let events: CapturedEvent[];
-    beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, LIFECYCLE_APP);
-      events = captureEvents(t);
-    });
-    afterAll(() => t.close());
-    beforeEach(() => t.admin.setCredits(ACCOUNT, 1000));
+    beforeAll(() => ({ app: t, events } = shared));
 
     describe('GET /webhooks/:triggerId/trigger/invocation/:invocationId', () => {
       it('answers at once with the state while queued or running, and the outputs once succeeded', async () => {
