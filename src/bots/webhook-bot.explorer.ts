@@ -1,7 +1,14 @@
 import { Inject, Injectable, type OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, Reflector } from '@nestjs/core';
 import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
-import { BOT_NOT_EXTENDING_BASE, DUPLICATE_BOT_ID, INVALID_OPTION } from '../errors/webhook-trigger.messages.js';
+import {
+  BOT_CREDITS_INVALID,
+  BOT_ID_INVALID,
+  BOT_NOT_EXTENDING_BASE,
+  BOT_TIMEOUT_INVALID,
+  DUPLICATE_BOT_ID,
+  INVALID_OPTION,
+} from '../errors/webhook-trigger.messages.js';
 import { BOT_DEFAULTS, MAX_TIMER_MS } from '../options/defaults.js';
 import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
@@ -40,12 +47,12 @@ export class WebhookBotExplorer implements OnModuleInit {
       const invalid = (field: string, problem: string) =>
         new WebhookConfigurationError(INVALID_OPTION(`@WebhookBot(${className}).${field}`, problem));
       if (!(instance instanceof WebhookBotHost)) throw new WebhookConfigurationError(BOT_NOT_EXTENDING_BASE(className));
-      if (typeof meta.id !== 'string' || !BOT_ID.test(meta.id)) throw invalid('id', 'use 1–200 letters, digits, ".", "_" or "-"');
+      if (typeof meta.id !== 'string' || !BOT_ID.test(meta.id)) throw invalid('id', BOT_ID_INVALID);
       const credits = meta.credits ?? BOT_DEFAULTS.credits;
-      if (!Number.isInteger(credits) || credits < 0) throw invalid('credits', 'expected a whole number ≥ 0');
+      if (!Number.isInteger(credits) || credits < 0) throw invalid('credits', BOT_CREDITS_INVALID);
       const timeoutMs = meta.timeoutMs ?? this.options.botTimeoutMs;
       if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_TIMER_MS) {
-        throw invalid('timeoutMs', `expected a whole number of milliseconds from 1 to ${MAX_TIMER_MS}`);
+        throw invalid('timeoutMs', BOT_TIMEOUT_INVALID(MAX_TIMER_MS));
       }
       const previous = owners.get(meta.id);
       if (previous) throw new WebhookConfigurationError(DUPLICATE_BOT_ID(meta.id, previous, className));

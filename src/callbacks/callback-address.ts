@@ -1,5 +1,14 @@
 import { BlockList, isIP } from 'node:net';
-import { CALLBACK_URL_INVALID } from '../errors/webhook-trigger.messages.js';
+import {
+  CALLBACK_URL_ADDRESS_REFUSED,
+  CALLBACK_URL_CREDENTIALS,
+  CALLBACK_URL_LOOPBACK_NAME,
+  CALLBACK_URL_NO_HOST,
+  CALLBACK_URL_NOT_ABSOLUTE,
+  CALLBACK_URL_REQUIRED,
+  CALLBACK_URL_SCHEME,
+  CALLBACK_URL_TOO_LONG,
+} from '../errors/webhook-trigger.messages.js';
 
 // Which addresses a callback may reach (SSRF protection): only public unicast ones. Everything below is refused
 // unless the host is named in allowedHosts. Ranges from the IANA special-purpose registries (RFC 6890 and after).
@@ -113,27 +122,27 @@ export const CALLBACK_URL_MAX_LENGTH = 2048;
  * not resolved here: the sender checks every address it resolves to, at each delivery.
  */
 export function checkCallbackUrl(url: unknown, allowedHosts?: readonly string[]): string | null {
-  if (typeof url !== 'string' || url.trim() === '') return CALLBACK_URL_INVALID('a URL is required');
-  if (url.length > CALLBACK_URL_MAX_LENGTH) return CALLBACK_URL_INVALID(`longer than ${CALLBACK_URL_MAX_LENGTH} characters`);
+  if (typeof url !== 'string' || url.trim() === '') return CALLBACK_URL_REQUIRED;
+  if (url.length > CALLBACK_URL_MAX_LENGTH) return CALLBACK_URL_TOO_LONG(CALLBACK_URL_MAX_LENGTH);
   let parsed: URL;
   try {
     parsed = new URL(url);
   } catch {
-    return CALLBACK_URL_INVALID('not an absolute URL');
+    return CALLBACK_URL_NOT_ABSOLUTE;
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    return CALLBACK_URL_INVALID(`the scheme must be http or https, not ${parsed.protocol.replace(/:$/, '')}`);
+    return CALLBACK_URL_SCHEME(parsed.protocol.replace(/:$/, ''));
   }
-  if (parsed.username || parsed.password) return CALLBACK_URL_INVALID('credentials in the URL are not allowed');
+  if (parsed.username || parsed.password) return CALLBACK_URL_CREDENTIALS;
   const host = urlHost(parsed);
-  if (!host) return CALLBACK_URL_INVALID('the host is missing');
+  if (!host) return CALLBACK_URL_NO_HOST;
   if (isAllowedHost(host, allowedHosts)) return null;
   if (host === 'localhost' || host.endsWith('.localhost')) {
-    return CALLBACK_URL_INVALID(`"${host}" is a loopback name; add it to allowedHosts to allow it`);
+    return CALLBACK_URL_LOOPBACK_NAME(host);
   }
   if (isIP(host)) {
     const kind = refusedAddressKind(host);
-    if (kind) return CALLBACK_URL_INVALID(`${host} is a ${kind} address; add it to allowedHosts to allow it`);
+    if (kind) return CALLBACK_URL_ADDRESS_REFUSED(host, kind);
   }
   return null;
 }

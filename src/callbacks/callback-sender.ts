@@ -9,6 +9,9 @@ import {
   CALLBACK_REDIRECT,
   CALLBACK_STATUS,
   CALLBACK_TIMEOUT,
+  CALLBACK_NO_ADDRESS,
+  CALLBACK_NO_ADDRESS_OF_FAMILY,
+  CALLBACK_UNEXPECTED_LOOKUP,
 } from '../errors/webhook-trigger.messages.js';
 import { checkCallbackUrl, isAllowedHost, refusedAddressKind, urlHost } from './callback-address.js';
 
@@ -63,7 +66,7 @@ class RefusedError extends Error {}
  * rebinding attack is dressed up).
  */
 export function checkResolvedAddresses(host: string, addresses: readonly LookupAddress[], allowed: boolean): LookupAddress[] {
-  if (addresses.length === 0) throw Object.assign(new Error(`${host} resolved to no address`), { code: 'ENOTFOUND' });
+  if (addresses.length === 0) throw Object.assign(new Error(CALLBACK_NO_ADDRESS(host)), { code: 'ENOTFOUND' });
   if (!allowed) {
     for (const { address } of addresses) {
       const kind = refusedAddressKind(address);
@@ -82,7 +85,7 @@ export function pinnedLookup(host: string, addresses: readonly LookupAddress[], 
   return (hostname, options, callback) => {
     let checked: LookupAddress[];
     try {
-      if (hostname.toLowerCase() !== host) throw new RefusedError(CALLBACK_NETWORK(`unexpected lookup of ${hostname}`));
+      if (hostname.toLowerCase() !== host) throw new RefusedError(CALLBACK_UNEXPECTED_LOOKUP(hostname));
       checked = checkResolvedAddresses(host, addresses, allowed);
     } catch (error) {
       callback(error as NodeJS.ErrnoException, '', 0);
@@ -91,7 +94,7 @@ export function pinnedLookup(host: string, addresses: readonly LookupAddress[], 
     const family = options.family === 4 || options.family === 6 ? options.family : 0;
     const usable = family ? checked.filter((a) => a.family === family) : checked;
     if (usable.length === 0) {
-      const error: NodeJS.ErrnoException = new Error(`${hostname} has no IPv${family} address`);
+      const error: NodeJS.ErrnoException = new Error(CALLBACK_NO_ADDRESS_OF_FAMILY(hostname, family));
       error.code = 'ENOTFOUND';
       callback(error, '', 0);
       return;

@@ -1,42 +1,53 @@
-import { DEFAULT_CALLBACK_RETRY_SCHEDULE_MS, nextAttemptDelay } from './retry-schedule.js';
+import { DEFAULT_CALLBACK_RETRY_SCHEDULE_MS, RETRY_JITTER, nextAttemptDelay } from './retry-schedule.js';
 
 const mid = () => 0.5; // no jitter
-const low = () => 0; // -20%
-const high = () => 0.999999; // just under +20%
+const low = () => 0; // the most jitter down
+const high = () => 0.999999; // just under the most jitter up
 
+// The schedule's values are written once, in retry-schedule.ts (the docs are checked against the option's default
+// by src/options/defaults-docs.spec.ts); these specs say when the next attempt of a delivery comes.
 describe('nextAttemptDelay', () => {
-  it('follows the Standard Webhooks schedule: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h', () => {
-    expect(DEFAULT_CALLBACK_RETRY_SCHEDULE_MS).toEqual([0, 5e3, 3e5, 18e5, 72e5, 18e6, 36e6, 36e6]);
-    const delays = [1, 2, 3, 4, 5, 6, 7].map((n) => nextAttemptDelay(n, undefined, undefined, mid));
-    expect(delays).toEqual([5e3, 3e5, 18e5, 72e5, 18e6, 36e6, 36e6]);
+  const schedule = [0, 1_000, 60_000];
+
+  it('waits, after each failed attempt, the delay the schedule gives the next one', () => {
+    expect(nextAttemptDelay(1, schedule, undefined, mid)).toBe(1_000);
+    expect(nextAttemptDelay(2, schedule, undefined, mid)).toBe(60_000);
   });
 
-  it('gives up (null) once every attempt of the schedule was made', () => {
-    expect(nextAttemptDelay(8, undefined, undefined, mid)).toBeNull();
-    expect(nextAttemptDelay(2, [0, 100], undefined, mid)).toBeNull();
-    expect(nextAttemptDelay(8, undefined, 60)).toBeNull();
+  it('gives up (null) once every attempt of the schedule was made, whatever the receiver asks', () => {
+    expect(nextAttemptDelay(3, schedule, undefined, mid)).toBeNull();
+    expect(nextAttemptDelay(3, schedule, 60)).toBeNull();
+    expect(nextAttemptDelay(1, [0], undefined, mid)).toBeNull();
   });
 
-  it('adds up to ±20% jitter, and spreads the delays', () => {
-    expect(nextAttemptDelay(1, undefined, undefined, low)).toBe(4000);
-    expect(nextAttemptDelay(1, undefined, undefined, high)).toBe(6000);
-    const seen = new Set(Array.from({ length: 50 }, () => nextAttemptDelay(2)));
+  it('without a schedule of its own, follows the default: a first attempt at once, then delays that never shrink', () => {
+    expect(DEFAULT_CALLBACK_RETRY_SCHEDULE_MS[0]).toBe(0);
+    DEFAULT_CALLBACK_RETRY_SCHEDULE_MS.forEach((delay, i) => {
+      if (i === 0) return;
+      expect(delay).toBeGreaterThanOrEqual(DEFAULT_CALLBACK_RETRY_SCHEDULE_MS[i - 1]);
+      expect(nextAttemptDelay(i, undefined, undefined, mid)).toBe(delay);
+    });
+    expect(nextAttemptDelay(DEFAULT_CALLBACK_RETRY_SCHEDULE_MS.length, undefined, undefined, mid)).toBeNull();
+  });
+
+  it('moves each delay by up to the jitter either way, and spreads the delays of many deliveries', () => {
+    expect(nextAttemptDelay(1, schedule, undefined, low)).toBe(1_000 * (1 - RETRY_JITTER));
+    expect(nextAttemptDelay(1, schedule, undefined, high)).toBe(1_000 * (1 + RETRY_JITTER));
+    const seen = new Set(Array.from({ length: 50 }, () => nextAttemptDelay(2, schedule)));
     expect(seen.size).toBeGreaterThan(10);
     for (const delay of seen) {
-      expect(delay).toBeGreaterThanOrEqual(240_000);
-      expect(delay).toBeLessThanOrEqual(360_000);
+      expect(delay).toBeGreaterThanOrEqual(60_000 * (1 - RETRY_JITTER));
+      expect(delay).toBeLessThanOrEqual(60_000 * (1 + RETRY_JITTER));
     }
   });
 
-  it('honours Retry-After: the later of it and the schedule', () => {
-    expect(nextAttemptDelay(1, undefined, 60, mid)).toBe(60_000);
-    expect(nextAttemptDelay(2, undefined, 60, mid)).toBe(300_000);
-    expect(nextAttemptDelay(1, undefined, 0, mid)).toBe(5_000);
+  it("honours the receiver's Retry-After: the later of it and the schedule's delay", () => {
+    expect(nextAttemptDelay(1, schedule, 30, mid)).toBe(30_000);
+    expect(nextAttemptDelay(2, schedule, 30, mid)).toBe(60_000);
+    expect(nextAttemptDelay(1, schedule, 0, mid)).toBe(1_000);
   });
 
-  it('takes a schedule of its own (the sample app sets short ones) and refuses a bad attempt count', () => {
-    expect(nextAttemptDelay(1, [0, 50, 100], undefined, mid)).toBe(50);
-    expect(nextAttemptDelay(2, [0, 50, 100], undefined, mid)).toBe(100);
-    expect(() => nextAttemptDelay(0)).toThrow(RangeError);
+  it('refuses an attempt count that is not a whole number from 1', () => {
+    for (const bad of [0, -1, 1.5]) expect(() => nextAttemptDelay(bad, schedule)).toThrow(RangeError);
   });
 });

@@ -1,3 +1,5 @@
+import { RETRY_ATTEMPTS_INVALID } from '../errors/webhook-trigger.messages.js';
+
 /**
  * When each attempt of a delivery is made, as delays in ms from the previous failure: the Standard Webhooks
  * schedule (immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), eight attempts over about a day.
@@ -27,8 +29,7 @@ export function nextAttemptDelay(
   retryAfterSec?: number,
   random: () => number = Math.random,
 ): number | null {
-  if (!Number.isInteger(attemptsMade) || attemptsMade < 1)
-    throw new RangeError(`attemptsMade must be an integer >= 1, not ${attemptsMade}`);
+  if (!Number.isInteger(attemptsMade) || attemptsMade < 1) throw new RangeError(RETRY_ATTEMPTS_INVALID(attemptsMade));
   const base = schedule[attemptsMade];
   if (base === undefined) return null;
   const jittered = Math.round(base * (1 + RETRY_JITTER * (2 * random() - 1)));

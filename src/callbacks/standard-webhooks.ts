@@ -12,6 +12,7 @@ import {
   WEBHOOK_TIMESTAMP_INVALID,
   WEBHOOK_TIMESTAMP_TOO_NEW,
   WEBHOOK_TIMESTAMP_TOO_OLD,
+  CALLBACK_SECRET_SIZE,
 } from '../errors/webhook-trigger.messages.js';
 
 // Standard Webhooks 1.0, symmetric scheme (spec/standard-webhooks.md in standard-webhooks/standard-webhooks):
@@ -46,7 +47,7 @@ export interface StandardWebhookHeaders {
 /** A new signing secret: `whsec_` + base64 of `bytes` random bytes (24 to 64; 32 by default). */
 export function generateCallbackSecret(bytes = 32): string {
   if (!Number.isInteger(bytes) || bytes < SECRET_BYTES_MIN || bytes > SECRET_BYTES_MAX) {
-    throw new RangeError(`A callback secret has ${SECRET_BYTES_MIN} to ${SECRET_BYTES_MAX} bytes, not ${bytes}`);
+    throw new RangeError(CALLBACK_SECRET_SIZE(SECRET_BYTES_MIN, SECRET_BYTES_MAX, bytes));
   }
   return CALLBACK_SECRET_PREFIX + randomBytes(bytes).toString('base64');
 }

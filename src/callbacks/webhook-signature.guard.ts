@@ -2,7 +2,7 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable, mixin, typ
 import { ModuleRef } from '@nestjs/core';
 import type { IncomingHttpHeaders } from 'node:http';
 import { WebhookConfigurationError, WebhookVerificationError } from '../errors/webhook-trigger.errors.js';
-import { WEBHOOK_BODY_UNREADABLE, WEBHOOK_RAW_BODY_MISSING } from '../errors/webhook-trigger.messages.js';
+import { SIGNATURE_TOLERANCE_INVALID, WEBHOOK_BODY_UNREADABLE, WEBHOOK_RAW_BODY_MISSING } from '../errors/webhook-trigger.messages.js';
 import { verifyWebhookSignature, type WebhookSecrets } from './standard-webhooks.js';
 
 /** The secret(s) a guard checks against, or a function giving them on each request (from config, a vault…). */
@@ -73,7 +73,7 @@ export abstract class WebhookSignatureGuard implements CanActivate {
   static withSecret(source: WebhookSecretSource, options: WebhookSignatureGuardOptions = {}): Type<CanActivate> {
     const toleranceSec = options.toleranceSec ?? 300;
     if (!Number.isFinite(toleranceSec) || toleranceSec < 0) {
-      throw new RangeError(`WebhookSignatureGuard: toleranceSec must be a number of seconds >= 0, not ${toleranceSec}`);
+      throw new RangeError(SIGNATURE_TOLERANCE_INVALID(toleranceSec));
     }
 
     @Injectable()

@@ -72,6 +72,34 @@ export const UNKNOWN_INVOCATION_ID = (id: string) => `Invocation "${id}" does no
 export const INVALID_OPTION = (field: string, problem: string) => `WebhookTriggerModule: invalid option "${field}": ${problem}`;
 export const UNKNOWN_OPTION = (field: string, suggestion: string | undefined) =>
   `WebhookTriggerModule: unknown option "${field}"${suggestion ? `; did you mean "${suggestion}"?` : ''}`;
+// What is wrong with an option or a @WebhookBot() field: the `problem` of INVALID_OPTION (`got` is the value as JSON)
+export const EXPECTED_WHOLE_NUMBER = (min: number, max: number, got: string) => `expected a whole number from ${min} to ${max}, got ${got}`;
+export const EXPECTED_NON_EMPTY_STRING = (got: string) => `expected a non-empty string, got ${got}`;
+export const EXPECTED_BOOLEAN = (got: string) => `expected true or false, got ${got}`;
+export const EXPECTED_SHAPE = (shape: string) => `expected ${shape}`;
+export const EXPECTED_ONE_OF = (values: readonly string[], got: string) => `expected one of ${values.join(', ')}, got ${got}`;
+export const DATABASE_TYPE_INVALID = (got: string) => `expected "better-sqlite3" or "postgres", got ${got}`;
+export const REDIS_URL_INVALID = (got: string) => `expected redis:// or rediss://, got ${got}`;
+export const ACCOUNTS_INVALID = 'expected { [accountId]: { credits } }';
+export const ACCOUNT_ID_INVALID = (got: string) => `account ids are 1–200 characters without control characters, got ${got}`;
+export const NOT_ABSOLUTE_URL = (got: string) => `not an absolute URL: ${got}`;
+export const ALLOWED_HOSTS_NOT_LIST = (got: string) => `expected an array of host names or IP addresses, got ${got}`;
+export const ALLOWED_HOST_INVALID = (got: string) => `expected a host name or IP address (no scheme, port or path), got ${got}`;
+export const RETRY_SCHEDULE_INVALID = (got: string) => `expected 1 to 100 delays in ms, got ${got}`;
+export const KEY_SECRET_TOO_SHORT = 'expected a string of at least 16 characters';
+export const EXTRA_NOT_CLASS = 'expected a class (it is bound with useClass)';
+export const EXTRA_NEEDS_REDIS = (className: string, extra: string) =>
+  `${className} (the "${extra}" extra) needs the "redis" option, e.g. redis: { url: 'redis://127.0.0.1:6379' }`;
+export const DATA_SOURCE_AND_DATABASE = 'set either "dataSourceName" (the host\'s DataSource) or "database", not both';
+export const MIGRATIONS_RUN_WITH_DATA_SOURCE =
+  'applies to the module\'s own database only; with "dataSourceName" your DataSource runs WEBHOOK_TRIGGER_MIGRATIONS (migrationsRun: true there)';
+export const STORAGE_NOT_CLASS = 'expected a WebhookStorage class or instance';
+export const STORAGE_REPLACES_SQL = 'applies to the module\'s SQL storage only, and the "storage" extra replaces it';
+export const API_ROLE_RUNS_NOTHING =
+  "'api' means this process never runs bots, but the in-process runner runs them here; choose runner: BullMqBotRunner (workers elsewhere), or role 'all'";
+export const BOT_ID_INVALID = 'use 1–200 letters, digits, ".", "_" or "-"';
+export const BOT_CREDITS_INVALID = 'expected a whole number ≥ 0';
+export const BOT_TIMEOUT_INVALID = (max: number) => `expected a whole number of milliseconds from 1 to ${max}`;
 export const DUPLICATE_BOT_ID = (id: string, a: string, b: string) =>
   `@WebhookBot id "${id}" is used by both ${a} and ${b}; bot ids must be unique`;
 export const BOT_NOT_EXTENDING_BASE = (name: string) =>
@@ -113,6 +141,16 @@ export const WEBHOOK_BODY_NOT_JSON = 'The webhook signature is valid but the bod
 export const WEBHOOK_RAW_BODY_MISSING =
   'WebhookSignatureGuard needs the raw request body to verify the signature, and req.rawBody is not set: create the app with NestFactory.create(AppModule, { rawBody: true }) (Express or Fastify), or give this route a raw body parser';
 export const CALLBACK_URL_INVALID = (problem: string) => `Invalid callback URL: ${problem}`;
+export const CALLBACK_URL_REQUIRED = CALLBACK_URL_INVALID('a URL is required');
+export const CALLBACK_URL_TOO_LONG = (max: number) => CALLBACK_URL_INVALID(`longer than ${max} characters`);
+export const CALLBACK_URL_NOT_ABSOLUTE = CALLBACK_URL_INVALID('not an absolute URL');
+export const CALLBACK_URL_SCHEME = (scheme: string) => CALLBACK_URL_INVALID(`the scheme must be http or https, not ${scheme}`);
+export const CALLBACK_URL_CREDENTIALS = CALLBACK_URL_INVALID('credentials in the URL are not allowed');
+export const CALLBACK_URL_NO_HOST = CALLBACK_URL_INVALID('the host is missing');
+export const CALLBACK_URL_LOOPBACK_NAME = (host: string) =>
+  CALLBACK_URL_INVALID(`"${host}" is a loopback name; add it to allowedHosts to allow it`);
+export const CALLBACK_URL_ADDRESS_REFUSED = (host: string, kind: string) =>
+  CALLBACK_URL_INVALID(`${host} is a ${kind} address; add it to allowedHosts to allow it`);
 export const CALLBACK_ADDRESS_REFUSED = (host: string, address: string, kind: string) =>
   `The callback host "${host}" ${host === address ? 'is' : `resolves to ${address}, which is`} a ${kind} address; only public addresses are called unless the host is in allowedHosts`;
 export const CALLBACK_TIMEOUT = (ms: number) => `The callback receiver did not answer within ${ms} ms`;
@@ -121,6 +159,15 @@ export const CALLBACK_REDIRECT = (status: number, location: string | undefined) 
 export const CALLBACK_STATUS = (status: number) => `The callback receiver answered ${status}`;
 export const CALLBACK_GONE = 'The callback receiver answered 410 Gone: it wants no more callbacks';
 export const CALLBACK_NETWORK = (reason: string) => `The callback could not be delivered: ${reason}`;
+export const CALLBACK_NO_ADDRESS = (host: string) => `${host} resolved to no address`;
+export const CALLBACK_NO_ADDRESS_OF_FAMILY = (host: string, family: number) => `${host} has no IPv${family} address`;
+export const CALLBACK_UNEXPECTED_LOOKUP = (host: string) => CALLBACK_NETWORK(`unexpected lookup of ${host}`);
+// Misuse of the callback helpers a receiver calls (RangeError: a programming error, not a request's)
+export const CALLBACK_SECRET_SIZE = (min: number, max: number, bytes: number) =>
+  `A callback secret has ${min} to ${max} bytes, not ${bytes}`;
+export const SIGNATURE_TOLERANCE_INVALID = (toleranceSec: number) =>
+  `WebhookSignatureGuard: toleranceSec must be a number of seconds >= 0, not ${toleranceSec}`;
+export const RETRY_ATTEMPTS_INVALID = (attemptsMade: number) => `attemptsMade must be an integer >= 1, not ${attemptsMade}`;
 export const WEBHOOK_BODY_UNREADABLE = (type: string | undefined) =>
   `The webhook body (Content-Type ${type ? `"${type.slice(0, 100)}"` : 'missing'}) was not read raw, so its signature cannot be checked; webhooks are sent as application/json`;
 export const BOT_NOT_PROVIDED = (className: string, botId: string) =>
@@ -130,3 +177,12 @@ export const NO_BOTS =
 export const FIRST_TRIGGER = (botIds: string[]) =>
   `WebhookTriggerModule: no triggers yet. Create one in the admin screens (WebhookTriggerAdminModule: a bot's Settings → Bot Triggers → Add Trigger) ` +
   `or in code: await app.get(WebhookTriggersAdmin).createTrigger('${botIds[0]}', { name: 'my trigger' }) answers its URL and key (bots: ${botIds.join(', ')})`;
+
+// Log lines of the webhook API (for the host's operators)
+export const LOG_EVENT_STREAM_READ_FAILED = (invocationId: string, error: string) =>
+  `Run event stream of ${invocationId} ended: could not read the run (${error})`;
+export const LOG_DATABASE_LOST = (reason: string) => `The database connection was lost during a webhook request: ${reason}`;
+export const LOG_UNEXPECTED_ERROR = 'Unexpected error in the webhook API';
+export const LOG_CLIENT_GONE = (method: string, url: string) => `${method} ${url}: the client went away before its request was read`;
+export const LOG_BACKLOG_FULL = (max: number, refusals: number) =>
+  `Backlog full (maxQueuedRuns: ${max}): ${refusals} trigger(s) answered 503 since the last such warning; bots are not keeping up with accepts`;

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy, Optional } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { TooManyEventStreamsError, ShuttingDownError, UnknownInvocationError } from '../errors/webhook-trigger.errors.js';
+import { LOG_EVENT_STREAM_READ_FAILED } from '../errors/webhook-trigger.messages.js';
 import { InvocationChanges, type RunWatch } from '../invocations/invocation-changes.js';
 import { InvocationService } from '../invocations/invocation.service.js';
 import { ShutdownState } from '../lifecycle/shutdown.state.js';
@@ -114,7 +115,7 @@ export class RunEventStreams implements OnModuleDestroy {
         } while (again);
       } catch (error) {
         // The client resumes with Last-Event-ID, here or on another node.
-        this.logger.warn(`Run event stream of ${invocationId} ended: could not read the run (${String(error)})`);
+        this.logger.warn(LOG_EVENT_STREAM_READ_FAILED(invocationId, String(error)));
         finish();
       } finally {
         reading = false;

@@ -4,15 +4,19 @@ import { generateTriggerKey, hashTriggerKey } from '../keys/trigger-keys.js';
 import { resolveWebhookTriggerOptions } from '../options/resolve-options.js';
 import type { WebhookTriggerModuleOptions } from '../options/webhook-trigger-options.interface.js';
 import type { TriggerRecord } from '../persistence/records.js';
-import { InMemoryRateLimitStorage } from '../rate-limits/in-memory-rate-limit.storage.js';
+import type { InMemoryRateLimitStorage } from '../rate-limits/in-memory-rate-limit.storage.js';
 import type { AdmissionRequest } from '../rate-limits/rate-limit.storage.js';
 import { expressRequest, fastifyRequest, httpContext } from '../../test/fakes/http-context.js';
 import { InMemoryWebhookDatabase } from '../persistence/memory/in-memory-database.js';
 import { InMemoryTriggerRepository } from '../persistence/memory/in-memory-trigger.repository.js';
+import { ManualClock, rateLimitStorageOn } from '../../test/fakes/manual-clock.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
 
-/** The in-process storage, counting the calls a request makes to it. */
-class CountingStorage extends InMemoryRateLimitStorage {
+/** The windows' time: it moves when a test moves it. */
+const clock = new ManualClock(Date.parse('2026-01-01T00:00:00Z'));
+
+/** The in-process storage on that clock, counting the calls a request makes to it. */
+class CountingStorage extends rateLimitStorageOn(clock) {
   calls: string[] = [];
   override increment(...args: Parameters<InMemoryRateLimitStorage['increment']>) {
     this.calls.push('increment');
@@ -102,27 +106,29 @@ describe('TriggerKeyGuard: rate limits per trigger and per account', () => {
     expect(await call(a)).toBeInstanceOf(RateLimitedError);
   });
 
-  it('lets requests through again once the window has passed', async () => {
-    await setUp({ rateLimits: { perTrigger: { limit: 1, ttlMs: 100 }, perAccount: { limit: 100, ttlMs: 60_000 } } });
+  it('lets requests through again once the window has passed, not a millisecond before', async () => {
+    await setUp({ rateLimits: { perTrigger: { limit: 1, ttlMs: 10_000 }, perAccount: { limit: 100, ttlMs: 60_000 } } });
     const a = await addTrigger('acct');
     expect(await call(a)).toBe(true);
     expect(await call(a)).toBeInstanceOf(RateLimitedError);
-    await new Promise((resolve) => setTimeout(resolve, 120));
+    clock.advance(9_999);
+    expect(await call(a)).toMatchObject({ message: RATE_LIMITED('trigger'), retryAfterSeconds: 1 });
+    clock.advance(1);
     expect(await call(a)).toBe(true);
   });
 
   it("a refusal by the account does not count in the trigger's own limit (nor the reverse)", async () => {
-    await setUp({ rateLimits: { perTrigger: { limit: 2, ttlMs: 60_000 }, perAccount: { limit: 3, ttlMs: 200 } } });
+    await setUp({ rateLimits: { perTrigger: { limit: 2, ttlMs: 60_000 }, perAccount: { limit: 3, ttlMs: 10_000 } } });
     const a = await addTrigger('acct');
     const b = await addTrigger('acct');
     expect([await call(b), await call(b), await call(a)]).toEqual([true, true, true]); // the account is full
     for (let i = 0; i < 5; i++) expect(await call(a)).toMatchObject({ message: RATE_LIMITED('account') });
-    await new Promise((resolve) => setTimeout(resolve, 220)); // the account's window frees
+    clock.advance(10_000); // the account's window frees
     // a was counted once: it has one more of its 2, then its own limit refuses (and not the account's).
     expect(await call(a)).toBe(true);
     const refused = await call(a);
     expect(refused).toMatchObject({ message: RATE_LIMITED('trigger') });
-    expect((refused as RateLimitedError).retryAfterSeconds).toBeGreaterThanOrEqual(59);
+    expect((refused as RateLimitedError).retryAfterSeconds).toBe(50); // a's first hit, 10 s ago, leaves in 50 s
     expect(await call(b)).toMatchObject({ message: RATE_LIMITED('trigger') });
     // Those two refusals by the triggers did not count in the account: it holds a's one hit, so two more fit.
     const c = await addTrigger('acct');
@@ -134,14 +140,14 @@ describe('TriggerKeyGuard: rate limits per trigger and per account', () => {
   it('answers too many failed keys (429, its Retry-After) before the limits, counting nothing in them', async () => {
     await setUp({
       rateLimits: { perTrigger: { limit: 1, ttlMs: 60_000 }, perAccount: { limit: 1, ttlMs: 60_000 } },
-      failedKeyLimit: { limit: 2, ttlMs: 300 },
+      failedKeyLimit: { limit: 2, ttlMs: 30_000 },
     });
     const a = await addTrigger('acct');
     for (let i = 0; i < 2; i++) expect(await call(a, 'whk_wrong', expressRequest, '198.51.100.9')).toBeInstanceOf(InvalidKeyError);
     const refused = await call(a, undefined, expressRequest, '198.51.100.9');
     expect(refused).toBeInstanceOf(RateLimitedError);
-    expect(refused).toMatchObject({ message: TOO_MANY_FAILED_KEYS, retryAfterSeconds: 1 });
-    await new Promise((resolve) => setTimeout(resolve, 320));
+    expect(refused).toMatchObject({ message: TOO_MANY_FAILED_KEYS, retryAfterSeconds: 30 });
+    clock.advance(30_000);
     expect(await call(a, undefined, expressRequest, '198.51.100.9')).toBe(true); // the limits were untouched
   });
 

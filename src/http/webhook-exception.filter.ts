@@ -3,7 +3,13 @@ import { HttpAdapterHost } from '@nestjs/core';
 import { STATUS_CODES } from 'node:http';
 import { httpStatusOf, isDatabaseUnavailable, retryAfterOf } from '../errors/error-status.js';
 import { ClientGoneError, SyncTimeoutError } from '../errors/webhook-trigger.errors.js';
-import { DATABASE_UNAVAILABLE, INTERNAL_ERROR } from '../errors/webhook-trigger.messages.js';
+import {
+  DATABASE_UNAVAILABLE,
+  INTERNAL_ERROR,
+  LOG_CLIENT_GONE,
+  LOG_DATABASE_LOST,
+  LOG_UNEXPECTED_ERROR,
+} from '../errors/webhook-trigger.messages.js';
 import { LOG_CONTEXT } from '../options/module.constants.js';
 import { rawRequestOf } from './http.types.js';
 
@@ -39,7 +45,7 @@ export class WebhookExceptionFilter implements ExceptionFilter {
     const response = host.switchToHttp().getResponse<unknown>();
     const raw = rawRequestOf(host.switchToHttp().getRequest<unknown>());
     if (exception instanceof ClientGoneError) {
-      this.logger.debug(`${raw.method} ${raw.url}: the client went away before its request was read`);
+      this.logger.debug(LOG_CLIENT_GONE(String(raw.method), String(raw.url)));
       return;
     }
     const [status, message] = this.describe(exception);
@@ -56,10 +62,10 @@ export class WebhookExceptionFilter implements ExceptionFilter {
     if (status !== undefined) return [status, (exception as Error).message];
     if (exception instanceof HttpException) return [exception.getStatus(), messageOf(exception)];
     if (isDatabaseUnavailable(exception)) {
-      this.logger.warn(`The database connection was lost during a webhook request: ${(exception as Error).message}`);
+      this.logger.warn(LOG_DATABASE_LOST((exception as Error).message));
       return [HttpStatus.SERVICE_UNAVAILABLE, DATABASE_UNAVAILABLE];
     }
-    this.logger.error('Unexpected error in the webhook API', exception instanceof Error ? exception.stack : String(exception));
+    this.logger.error(LOG_UNEXPECTED_ERROR, exception instanceof Error ? exception.stack : String(exception));
     return [HttpStatus.INTERNAL_SERVER_ERROR, INTERNAL_ERROR];
   }
 }

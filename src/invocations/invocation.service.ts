@@ -18,6 +18,7 @@ import {
   NotEnoughCreditsError,
   ShuttingDownError,
 } from '../errors/webhook-trigger.errors.js';
+import { LOG_BACKLOG_FULL } from '../errors/webhook-trigger.messages.js';
 import { InvocationExecutor } from '../runs/invocation.executor.js';
 import { RunStop } from '../runs/run-stop.reasons.js';
 import { ShutdownState } from '../lifecycle/shutdown.state.js';
@@ -190,9 +191,7 @@ export class InvocationService {
     this.backlogRefusals++;
     const now = performance.now();
     if (now - this.backlogLoggedAt >= BACKLOG_LOG_EVERY_MS) {
-      this.logger.warn(
-        `Backlog full (maxQueuedRuns: ${max}): ${this.backlogRefusals} trigger(s) answered 503 since the last such warning; bots are not keeping up with accepts`,
-      );
+      this.logger.warn(LOG_BACKLOG_FULL(max, this.backlogRefusals));
       this.backlogRefusals = 0;
       this.backlogLoggedAt = now;
     }

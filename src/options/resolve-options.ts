@@ -1,4 +1,28 @@
-import { INVALID_OPTION, UNKNOWN_OPTION } from '../errors/webhook-trigger.messages.js';
+import {
+  ACCOUNT_ID_INVALID,
+  ACCOUNTS_INVALID,
+  ALLOWED_HOST_INVALID,
+  ALLOWED_HOSTS_NOT_LIST,
+  API_ROLE_RUNS_NOTHING,
+  DATA_SOURCE_AND_DATABASE,
+  DATABASE_TYPE_INVALID,
+  EXPECTED_BOOLEAN,
+  EXPECTED_NON_EMPTY_STRING,
+  EXPECTED_ONE_OF,
+  EXPECTED_SHAPE,
+  EXPECTED_WHOLE_NUMBER,
+  EXTRA_NEEDS_REDIS,
+  EXTRA_NOT_CLASS,
+  INVALID_OPTION,
+  KEY_SECRET_TOO_SHORT,
+  MIGRATIONS_RUN_WITH_DATA_SOURCE,
+  NOT_ABSOLUTE_URL,
+  REDIS_URL_INVALID,
+  RETRY_SCHEDULE_INVALID,
+  STORAGE_NOT_CLASS,
+  STORAGE_REPLACES_SQL,
+  UNKNOWN_OPTION,
+} from '../errors/webhook-trigger.messages.js';
 import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
 import { ACCOUNT_ID_PATTERN } from '../keys/ids.js';
 import { DEFAULTS, MAX_TIMER_MS, REDIS_DEFAULTS } from './defaults.js';
@@ -14,31 +38,31 @@ const shown = (value: unknown) => JSON.stringify(value) ?? String(value);
 
 function positiveInt(field: string, value: unknown, max = Number.MAX_SAFE_INTEGER): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max) {
-    throw invalid(field, `expected a whole number from 1 to ${max}, got ${shown(value)}`);
+    throw invalid(field, EXPECTED_WHOLE_NUMBER(1, max, shown(value)));
   }
   return value;
 }
 
 function wholeNumber(field: string, value: unknown, max: number): number {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > max) {
-    throw invalid(field, `expected a whole number from 0 to ${max}, got ${shown(value)}`);
+    throw invalid(field, EXPECTED_WHOLE_NUMBER(0, max, shown(value)));
   }
   return value;
 }
 
 function nonEmptyString(field: string, value: unknown): string {
-  if (typeof value !== 'string' || value.trim() === '') throw invalid(field, `expected a non-empty string, got ${shown(value)}`);
+  if (typeof value !== 'string' || value.trim() === '') throw invalid(field, EXPECTED_NON_EMPTY_STRING(shown(value)));
   return value;
 }
 
 function boolean(field: string, value: unknown): boolean {
-  if (typeof value !== 'boolean') throw invalid(field, `expected true or false, got ${shown(value)}`);
+  if (typeof value !== 'boolean') throw invalid(field, EXPECTED_BOOLEAN(shown(value)));
   return value;
 }
 
 /** An object whose keys are all among `known`; an unknown one stops startup with the nearest known name. */
 function object(field: string, value: unknown, known: readonly string[], expected: string): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(field, `expected ${expected}`);
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid(field, EXPECTED_SHAPE(expected));
   for (const key of Object.keys(value)) {
     if (!known.includes(key)) {
       const path = field === '' ? key : `${field}.${key}`;
@@ -79,7 +103,7 @@ function rateLimit(field: string, value: unknown, fallback: WebhookRateLimit): W
 
 const ROLES: readonly WebhookTriggerRole[] = ['all', 'api', 'worker'];
 function role(value: unknown): WebhookTriggerRole {
-  if (!ROLES.includes(value as WebhookTriggerRole)) throw invalid('role', `expected one of ${ROLES.join(', ')}, got ${shown(value)}`);
+  if (!ROLES.includes(value as WebhookTriggerRole)) throw invalid('role', EXPECTED_ONE_OF(ROLES, shown(value)));
   return value as WebhookTriggerRole;
 }
 
@@ -94,25 +118,23 @@ function database(value: unknown): ResolvedWebhookTriggerOptions['database'] {
     const d = object('database', value, ['type', 'url'], '{ type, url }');
     return { type, url: nonEmptyString('database.url', d.url) };
   }
-  throw invalid('database.type', `expected "better-sqlite3" or "postgres", got ${shown(type)}`);
+  throw invalid('database.type', DATABASE_TYPE_INVALID(shown(type)));
 }
 
 function redis(value: unknown): ResolvedWebhookTriggerOptions['redis'] {
   if (value === undefined) return undefined;
   const r = object('redis', value, ['url', 'keyPrefix'], '{ url, keyPrefix? }');
   const url = nonEmptyString('redis.url', r.url);
-  if (!/^rediss?:\/\//.test(url)) throw invalid('redis.url', `expected redis:// or rediss://, got ${shown(url)}`);
+  if (!/^rediss?:\/\//.test(url)) throw invalid('redis.url', REDIS_URL_INVALID(shown(url)));
   return { url, keyPrefix: r.keyPrefix === undefined ? REDIS_DEFAULTS.keyPrefix : nonEmptyString('redis.keyPrefix', r.keyPrefix) };
 }
 
 function accounts(value: unknown): Record<string, { credits: number }> {
   if (value === undefined) return {};
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
-    throw invalid('accounts', 'expected { [accountId]: { credits } }');
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw invalid('accounts', ACCOUNTS_INVALID);
   const result: Record<string, { credits: number }> = {};
   for (const [id, account] of Object.entries(value)) {
-    if (!ACCOUNT_ID_PATTERN.test(id))
-      throw invalid('accounts', `account ids are 1–200 characters without control characters, got ${shown(id)}`);
+    if (!ACCOUNT_ID_PATTERN.test(id)) throw invalid('accounts', ACCOUNT_ID_INVALID(shown(id)));
     const a = object(`accounts.${id}`, account, ['credits'], '{ credits }');
     result[id] = { credits: wholeNumber(`accounts.${id}.credits`, a.credits, Number.MAX_SAFE_INTEGER) };
   }
@@ -124,18 +146,17 @@ function absoluteUrl(field: string, value: unknown): string {
   try {
     new URL(url);
   } catch {
-    throw invalid(field, `not an absolute URL: ${shown(url)}`);
+    throw invalid(field, NOT_ABSOLUTE_URL(shown(url)));
   }
   return url.replace(/\/+$/, '');
 }
 
 function hostList(value: unknown): readonly string[] {
   if (value === undefined) return [];
-  if (!Array.isArray(value)) throw invalid('callbackAllowedHosts', `expected an array of host names or IP addresses, got ${shown(value)}`);
+  if (!Array.isArray(value)) throw invalid('callbackAllowedHosts', ALLOWED_HOSTS_NOT_LIST(shown(value)));
   return value.map((host: unknown, i) => {
     const name = nonEmptyString(`callbackAllowedHosts[${i}]`, host).trim();
-    if (/[\s/@?#]/.test(name))
-      throw invalid(`callbackAllowedHosts[${i}]`, `expected a host name or IP address (no scheme, port or path), got ${shown(host)}`);
+    if (/[\s/@?#]/.test(name)) throw invalid(`callbackAllowedHosts[${i}]`, ALLOWED_HOST_INVALID(shown(host)));
     return name;
   });
 }
@@ -143,7 +164,7 @@ function hostList(value: unknown): readonly string[] {
 function retrySchedule(value: unknown): readonly number[] {
   if (value === undefined) return [...DEFAULTS.callbackRetryScheduleMs];
   if (!Array.isArray(value) || value.length === 0 || value.length > 100) {
-    throw invalid('callbackRetryScheduleMs', `expected 1 to 100 delays in ms, got ${shown(value)}`);
+    throw invalid('callbackRetryScheduleMs', RETRY_SCHEDULE_INVALID(shown(value)));
   }
   return value.map((ms: unknown, i) => wholeNumber(`callbackRetryScheduleMs[${i}]`, ms, MAX_TIMER_MS));
 }
@@ -182,42 +203,25 @@ function checkWiring(options: ResolvedWebhookTriggerOptions, raw: Record<string,
     if (part === undefined) continue;
     // A storage may also be an instance (a test's in-memory one); every other part is bound with useClass.
     if (typeof part !== 'function' && !(name === 'storage' && typeof part === 'object' && part !== null)) {
-      throw invalid(
-        name,
-        name === 'storage' ? 'expected a WebhookStorage class or instance' : 'expected a class (it is bound with useClass)',
-      );
+      throw invalid(name, name === 'storage' ? STORAGE_NOT_CLASS : EXTRA_NOT_CLASS);
     }
     const declared = (typeof part === 'function' ? part : part.constructor) as PartClass & { name: string };
-    if (declared.requiresRedis && !options.redis) {
-      throw invalid(
-        'redis',
-        `${declared.name} (the "${name}" extra) needs the "redis" option, e.g. redis: { url: 'redis://127.0.0.1:6379' }`,
-      );
-    }
+    if (declared.requiresRedis && !options.redis) throw invalid('redis', EXTRA_NEEDS_REDIS(declared.name, name));
   }
   if (extras.storage !== undefined) {
     for (const name of ['dataSourceName', 'database', 'migrationsRun'] as const) {
-      if ((name === 'dataSourceName' ? extras.dataSourceName : raw[name]) !== undefined) {
-        throw invalid(name, 'applies to the module\'s SQL storage only, and the "storage" extra replaces it');
-      }
+      if ((name === 'dataSourceName' ? extras.dataSourceName : raw[name]) !== undefined) throw invalid(name, STORAGE_REPLACES_SQL);
     }
   }
   if (extras.dataSourceName !== undefined) {
     nonEmptyString('dataSourceName', extras.dataSourceName);
-    if (raw.database !== undefined)
-      throw invalid('database', 'set either "dataSourceName" (the host\'s DataSource) or "database", not both');
+    if (raw.database !== undefined) throw invalid('database', DATA_SOURCE_AND_DATABASE);
     if (raw.migrationsRun !== undefined) {
-      throw invalid(
-        'migrationsRun',
-        'applies to the module\'s own database only; with "dataSourceName" your DataSource runs WEBHOOK_TRIGGER_MIGRATIONS (migrationsRun: true there)',
-      );
+      throw invalid('migrationsRun', MIGRATIONS_RUN_WITH_DATA_SOURCE);
     }
   }
   if (options.role === 'api' && !(extras.runner as PartClass | undefined)?.durable) {
-    throw invalid(
-      'role',
-      "'api' means this process never runs bots, but the in-process runner runs them here; choose runner: BullMqBotRunner (workers elsewhere), or role 'all'",
-    );
+    throw invalid('role', API_ROLE_RUNS_NOTHING);
   }
 }
 
@@ -231,7 +235,7 @@ export function resolveWebhookTriggerOptions(
 ): ResolvedWebhookTriggerOptions {
   const o = object('', raw ?? {}, OPTION_NAMES, 'an options object');
   if (o.keySecret !== undefined && (typeof o.keySecret !== 'string' || o.keySecret.length < 16)) {
-    throw invalid('keySecret', 'expected a string of at least 16 characters');
+    throw invalid('keySecret', KEY_SECRET_TOO_SHORT);
   }
   const limits =
     o.rateLimits === undefined ? {} : object('rateLimits', o.rateLimits, ['perTrigger', 'perAccount'], '{ perTrigger?, perAccount? }');

@@ -1,23 +1,20 @@
+import { ManualClock, rateLimitStorageOn } from '../../test/fakes/manual-clock.js';
 import { InMemoryRateLimitStorage } from './in-memory-rate-limit.storage.js';
 
 describe('InMemoryRateLimitStorage', () => {
   let storage: InMemoryRateLimitStorage;
-  let now: number;
+  let clock: ManualClock;
   /** One request at time `t` (ms): true when accepted. */
   const hit = async (t: number, key = 'k', ttl = 1000, limit = 2) => {
-    now = t;
+    clock.set(t);
     return !(await storage.increment(key, ttl, limit)).isBlocked;
   };
 
   beforeEach(() => {
-    now = 0;
-    jest.spyOn(Date, 'now').mockImplementation(() => now);
-    storage = new InMemoryRateLimitStorage();
+    clock = new ManualClock();
+    storage = new (rateLimitStorageOn(clock))();
   });
-  afterEach(() => {
-    storage.onModuleDestroy();
-    jest.restoreAllMocks();
-  });
+  afterEach(() => storage.onModuleDestroy());
 
   it('accepts exactly `limit` requests in a window', async () => {
     const results = [];
@@ -45,30 +42,30 @@ describe('InMemoryRateLimitStorage', () => {
   });
 
   it('reports how many whole seconds to wait (Retry-After), at least 1', async () => {
-    now = 0;
+    clock.set(0);
     await storage.increment('k', 60_000, 1);
-    now = 1_000;
+    clock.set(1_000);
     const blocked = await storage.increment('k', 60_000, 1);
     expect(blocked).toMatchObject({ isBlocked: true, timeToBlockExpire: 59, totalHits: 2 });
-    now = 59_500;
+    clock.set(59_500);
     expect((await storage.increment('k', 60_000, 1)).timeToBlockExpire).toBe(1);
-    now = 59_999;
+    clock.set(59_999);
     expect((await storage.increment('k', 60_000, 1)).timeToBlockExpire).toBe(1);
-    now = 60_000;
+    clock.set(60_000);
     expect(await storage.increment('k', 60_000, 1)).toMatchObject({ isBlocked: false, totalHits: 1, timeToBlockExpire: 0 });
   });
 
   it('checkFailures counts only failures and, once `limit` are in the window, refuses without counting', async () => {
-    now = 0;
+    clock.set(0);
     expect(await storage.checkFailures('k', 60_000, 2, false)).toBe(0); // a right key counts nothing
     expect(await storage.checkFailures('k', 60_000, 2, true)).toBe(0);
-    now = 1_000;
+    clock.set(1_000);
     expect(await storage.checkFailures('k', 60_000, 2, false)).toBe(0);
     expect(await storage.checkFailures('k', 60_000, 2, true)).toBe(0); // the second failure: still answered
-    now = 30_500;
+    clock.set(30_500);
     expect(await storage.checkFailures('k', 60_000, 2, false)).toBe(30); // full: even a right key waits
     expect(await storage.checkFailures('k', 60_000, 2, true)).toBe(30); // and a refused one is not counted
-    now = 60_000;
+    clock.set(60_000);
     expect(await storage.checkFailures('k', 60_000, 2, true)).toBe(0); // the failure at 0 left the window
     expect(await storage.checkFailures('k', 60_000, 2, true)).toBe(1); // full again until 61_000
   });
@@ -87,19 +84,19 @@ describe('InMemoryRateLimitStorage', () => {
     ];
 
     it('counts a hit in every limit when all accept', async () => {
-      now = 0;
+      clock.set(0);
       expect(await storage.admit({ failures, limits: limits() })).toEqual({ refusedBy: null, retryAfterSeconds: 0 });
       expect((await storage.increment('trigger:a', 10_000, 5)).totalHits).toBe(2);
       expect((await storage.increment('account:x', 1_000, 3)).totalHits).toBe(2);
     });
 
     it("a refusal by the account counts nothing in the trigger's limit, and the reverse", async () => {
-      now = 0;
+      clock.set(0);
       for (let i = 0; i < 3; i++) expect((await storage.admit({ limits: limits() })).refusedBy).toBeNull();
-      now = 400;
+      clock.set(400);
       for (let i = 0; i < 10; i++)
         expect(await storage.admit({ limits: limits() })).toEqual({ refusedBy: 'account', retryAfterSeconds: 1 });
-      now = 1_000; // the account's window frees; the trigger holds exactly its 3 accepted hits
+      clock.set(1_000); // the account's window frees; the trigger holds exactly its 3 accepted hits
       expect((await storage.admit({ limits: limits() })).refusedBy).toBeNull();
       expect((await storage.admit({ limits: limits() })).refusedBy).toBeNull();
       expect(await storage.admit({ limits: limits() })).toEqual({ refusedBy: 'trigger', retryAfterSeconds: 9 });
@@ -113,15 +110,15 @@ describe('InMemoryRateLimitStorage', () => {
         { name: 'trigger', key: 'trigger:long', ttl: 120_000, limit: 2 },
         { name: 'account', key: 'account:long', ttl: 120_000, limit: 3 },
       ];
-      now = 0;
+      clock.set(0);
       await storage.checkFailures(failures.key, failures.ttl, failures.limit, true);
       expect((await storage.admit({ failures, limits: long })).refusedBy).toBeNull(); // one failure: still admitted
-      now = 20_000;
+      clock.set(20_000);
       await storage.checkFailures(failures.key, failures.ttl, failures.limit, true);
-      now = 30_500;
+      clock.set(30_500);
       for (let i = 0; i < 5; i++)
         expect(await storage.admit({ failures, limits: long })).toEqual({ refusedBy: 'failures', retryAfterSeconds: 30 });
-      now = 60_000; // the failure at 0 has left; the limits hold only the hit at 0
+      clock.set(60_000); // the failure at 0 has left; the limits hold only the hit at 0
       expect((await storage.admit({ failures, limits: long })).refusedBy).toBeNull();
       expect(await storage.admit({ failures, limits: long })).toEqual({ refusedBy: 'trigger', retryAfterSeconds: 60 });
       expect((await storage.admit({ limits: [long[1]] })).refusedBy).toBeNull(); // the account's third

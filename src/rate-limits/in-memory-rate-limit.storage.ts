@@ -1,4 +1,5 @@
 import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { type Clock, SYSTEM_CLOCK } from '../time/clock.js';
 import { type Admission, type AdmissionRequest, RateLimitStorage, type RateLimitRecord } from './rate-limit.storage.js';
 
 /**
@@ -21,6 +22,12 @@ interface Window {
 @Injectable()
 export class InMemoryRateLimitStorage extends RateLimitStorage implements OnModuleDestroy {
   private readonly windows = new Map<string, Window>();
+  /**
+   * Where the windows read the time. The module builds this class without arguments (the `rateLimitStorage`
+   * extra is bound with useClass), so the clock is a field a subclass sets, not a constructor parameter:
+   * tests use a subclass on a clock they move (test/fakes/manual-clock.ts).
+   */
+  protected readonly clock: Clock = SYSTEM_CLOCK;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor() {
@@ -67,7 +74,7 @@ export class InMemoryRateLimitStorage extends RateLimitStorage implements OnModu
    * after recording the hit when `record` is true.
    */
   private hit(key: string, ttl: number, limit: number, record: boolean): number {
-    const now = Date.now();
+    const now = this.clock.now();
     let w = this.windows.get(key);
     if (!w || w.limit !== limit || w.ttl !== ttl) {
       if (!record) return 0;
@@ -88,7 +95,7 @@ export class InMemoryRateLimitStorage extends RateLimitStorage implements OnModu
   }
 
   /** Drops keys whose newest hit has left its window. */
-  private sweep(now = Date.now()): void {
+  private sweep(now = this.clock.now()): void {
     for (const [key, w] of this.windows) {
       const newest = w.hits.length === w.limit ? w.hits[(w.next + w.limit - 1) % w.limit] : w.hits[w.hits.length - 1];
       if (now - newest >= w.ttl) this.windows.delete(key);

@@ -26,7 +26,7 @@ import { EmitBot } from '../fixtures/bots.js';
 import { InMemoryWebhookStorage } from '../../src/persistence/memory/in-memory-webhook-storage.js';
 import { ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
 import { startCallbackReceiver, type CallbackReceiver, type ReceivedCallback } from '../helpers/callback-receiver.js';
-import { expectAdminError, ISO, send, sleep, startRun, syncUntilFinished, until } from '../helpers/http.js';
+import { expectAdminError, ISO, send, startRun, syncUntilFinished, until } from '../helpers/http.js';
 import {
   createTrigger,
   describeOnEveryAdapterAndDatabase,
@@ -141,12 +141,12 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
 
     it('removes the callback with its trigger, and a pending delivery is then not sent', async () => {
       const { trigger } = await withCallback('slow');
-      await startRun(trigger, { ms: 300 });
+      const id = await startRun(trigger, { ms: 300 });
       expect((await del(`/triggers/${trigger.id}`)).status).toBe(204);
-      await sleep(600);
+      // A delivery is stored with the run's final change, so once the run is finished there is one or never will be.
+      await until(async () => (await t.admin.getInvocation(id))?.finishedAt != null, 3_000, 'the run to finish');
+      expect(await t.admin.listInvocationDeliveries(id)).toEqual([]); // the callback was gone: no delivery was stored
       expect(receiver.received).toHaveLength(0);
-      const [logged] = await t.admin.listInvocationDeliveries((await t.admin.listInvocations('slow', 1))[0].id);
-      expect(logged).toBeUndefined(); // the run finished after the callback was gone: no delivery was stored
     });
 
     it('answers 404 for an unknown trigger and 400 for a bad URL, a private address not allowed, or bad events', async () => {
@@ -357,12 +357,18 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
       });
       expect(disabled).toContainEqual(expect.objectContaining({ triggerId: trigger.id, consecutiveFailures: 0 }));
       expect((await deliveries(trigger.id))[0]).toMatchObject({ status: 'failed', attempts: 1, responseStatus: 410, nextAttemptAt: null });
-      await syncUntilFinished(trigger, await startRun(trigger));
-      await sleep(300);
-      expect(receiver.received).toHaveLength(1); // a disabled callback gets no delivery
-      // Setting it again enables it.
+      const whileDisabled = await startRun(trigger);
+      await syncUntilFinished(trigger, whileDisabled);
+      // A disabled callback gets no delivery: none was stored with the run's final change, so none can be sent.
+      expect(await t.admin.listInvocationDeliveries(whileDisabled)).toEqual([]);
+      expect(receiver.received).toHaveLength(1);
+      // Setting it again enables it: the next run's delivery is the only one that arrives.
       receiver.respond((res) => res.writeHead(200).end());
       expect((await put(`/triggers/${trigger.id}/callback`, { url: `${receiver.origin}/hooks/runs` })).body.enabled).toBe(true);
+      const enabledAgain = await startRun(trigger);
+      await until(() => receiver.received.length === 2, 5_000, 'the delivery of the run after re-enabling');
+      expect(receiver.received[1].body.toString()).toContain(enabledAgain);
+      expect(receiver.received[1].body.toString()).not.toContain(whileDisabled);
     });
 
     it('disables the callback after callbackDisableAfterFailures deliveries in a row failed every attempt', async () => {

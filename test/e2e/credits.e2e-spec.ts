@@ -2,15 +2,9 @@
 import { NOT_ENOUGH_CREDITS } from '../../src/errors/webhook-trigger.messages.js';
 import { WebhookBot, WebhookBotHost, type BotOutput } from '../../src/index.js';
 import { expectNothingStored, storedCredits, storedInvocations } from '../helpers/db.js';
-import { captureEvents, type CapturedEvent } from '../helpers/events.js';
-import { expectError, sleep, startRun, syncInvocation, triggerBot } from '../helpers/http.js';
-import {
-  UNTHROTTLED,
-  createTrigger,
-  describeOnEveryAdapterAndDatabase,
-  startWebhookApp,
-  type WebhookTestApp,
-} from '../helpers/webhook-app.js';
+import { type CapturedEvent } from '../helpers/events.js';
+import { expectError, startRun, syncInvocation, triggerBot } from '../helpers/http.js';
+import { createTrigger, describeOnEveryAdapterAndDatabase, type WebhookTestApp, ROOMY_APP, describeApp } from '../helpers/webhook-app.js';
 
 /** A bot whose account has no credits row at all. */
 @WebhookBot({ id: 'ghost', accountId: 'ghost-account' })
@@ -32,20 +26,10 @@ const ACCOUNT = 'acct';
 
 describeOnEveryAdapterAndDatabase('credits', ({ makeAdapter, database }) => {
   describe('with a roomy configuration', () => {
+    const shared = describeApp({ makeAdapter, database }, ROOMY_APP, { account: ACCOUNT, providers: [GhostAccountBot, FreeBot] });
     let t: WebhookTestApp;
     let events: CapturedEvent[];
-
-    beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, {
-        database,
-        options: { rateLimits: UNTHROTTLED },
-        events: true,
-        providers: [GhostAccountBot, FreeBot],
-      });
-      events = captureEvents(t);
-    });
-    afterAll(() => t.close());
-    beforeEach(() => t.admin.setCredits(ACCOUNT, 1000));
+    beforeAll(() => ({ app: t, events } = shared));
 
     it('answers 402 when the account has fewer credits than the bot costs: nothing is stored and nothing runs', async () => {
       const trigger = await createTrigger(t, 'echo', 'broke');
@@ -55,7 +39,10 @@ describeOnEveryAdapterAndDatabase('credits', ({ makeAdapter, database }) => {
       // The caller learns why, never the internal account id behind the trigger.
       expect(res.body.message).toBe(NOT_ENOUGH_CREDITS(1));
       expect(res.body.message).not.toMatch(/acct/);
-      await sleep(50); // a run, had one been dispatched, would have started by now
+      // A run accepted after the refusal goes through to its end; the refused one left nothing, not even later.
+      const later = await createTrigger(t, 'echo', 'after the refusal');
+      await t.admin.setCredits(ACCOUNT, 1);
+      expect((await syncInvocation(later, await startRun(later, { b: 1 }))).body.success).toBe(true);
       await expectNothingStored(t, events, trigger, ACCOUNT, 0);
       expect((await t.admin.listInvocations('echo', 1000)).filter((i) => i.triggerId === trigger.id)).toEqual([]);
       expect(await t.admin.getCredits(ACCOUNT)).toEqual({ id: ACCOUNT, credits: 0 });

@@ -5,34 +5,31 @@
 import type { InvocationView } from '../../src/index.js';
 import { WEBHOOK_EVENTS } from '../../src/index.js';
 import { rowOf, storedInvocations, untilStored } from '../helpers/db.js';
-import { captureEvents, eventsOf, historyEntry, type CapturedEvent } from '../helpers/events.js';
+import { eventsOf, historyEntry, type CapturedEvent } from '../helpers/events.js';
 import { CANCELLED_ERROR, TIMEOUT_ERROR, cancelRun, sleep, startRun, syncInvocation, until } from '../helpers/http.js';
 import {
-  UNTHROTTLED,
   createTrigger,
   describeOnEveryAdapter,
   describeOnEveryAdapterAndDatabase,
-  startWebhookApp,
   type TestTrigger,
   type WebhookTestApp,
   LIFECYCLE_APP,
+  ROOMY_APP,
+  describeApp,
 } from '../helpers/webhook-app.js';
 
 const ACCOUNT = 'acct';
 
 describeOnEveryAdapterAndDatabase('events and history', ({ makeAdapter, database }) => {
   describe('with a roomy configuration', () => {
+    const shared = describeApp({ makeAdapter, database }, ROOMY_APP, { account: ACCOUNT });
     let t: WebhookTestApp;
     let events: CapturedEvent[];
     let echo: TestTrigger;
-
     beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, { database, options: { rateLimits: UNTHROTTLED }, events: true });
-      events = captureEvents(t);
+      ({ app: t, events } = shared);
       echo = await createTrigger(t, 'echo');
     });
-    afterAll(() => t.close());
-    beforeEach(() => t.admin.setCredits(ACCOUNT, 1000));
 
     it('emits queued, started, succeeded in order with the invocation, trigger, bot and account', async () => {
       const id = await startRun(echo, { a: 1 });
@@ -104,15 +101,11 @@ describeOnEveryAdapterAndDatabase('events and history', ({ makeAdapter, database
 });
 
 describeOnEveryAdapter('events and history', ({ makeAdapter }) => {
-  describe('with room for 16 runs and a 1 s idempotency TTL', () => {
+  describe('with the lifecycle app (64 run slots, a 1 s idempotency TTL)', () => {
+    const shared = describeApp({ makeAdapter }, LIFECYCLE_APP, { account: ACCOUNT });
     let t: WebhookTestApp;
     let events: CapturedEvent[];
-    beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, LIFECYCLE_APP);
-      events = captureEvents(t);
-    });
-    afterAll(() => t.close());
-    beforeEach(() => t.admin.setCredits(ACCOUNT, 1000));
+    beforeAll(() => ({ app: t, events } = shared));
 
     it('stores succeeded, failed, cancelled and timed_out runs with their start and finish times', async () => {
       const echo = await createTrigger(t, 'echo', 'states');

@@ -2,31 +2,26 @@
 import { WEBHOOK_EVENTS } from '../../src/index.js';
 import { IDEMPOTENCY_KEY_REUSED } from '../../src/errors/webhook-trigger.messages.js';
 import { creditsRow, expectNothingStored, invocationRows, storedCredits, storedInvocations } from '../helpers/db.js';
-import { captureEvents, type CapturedEvent } from '../helpers/events.js';
+import { type CapturedEvent } from '../helpers/events.js';
 import { expectError, sleep, startRun, syncInvocation, triggerBot, until } from '../helpers/http.js';
 import {
-  UNTHROTTLED,
   createTrigger,
   describeOnEveryAdapter,
   describeOnEveryAdapterAndDatabase,
-  startWebhookApp,
   type WebhookTestApp,
   LIFECYCLE_APP,
+  ROOMY_APP,
+  describeApp,
 } from '../helpers/webhook-app.js';
 
 const ACCOUNT = 'acct';
 
 describeOnEveryAdapterAndDatabase('idempotency', ({ makeAdapter, database }) => {
   describe('with a roomy configuration', () => {
+    const shared = describeApp({ makeAdapter, database }, ROOMY_APP, { account: ACCOUNT });
     let t: WebhookTestApp;
     let events: CapturedEvent[];
-
-    beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, { database, options: { rateLimits: UNTHROTTLED }, events: true });
-      events = captureEvents(t);
-    });
-    afterAll(() => t.close());
-    beforeEach(() => t.admin.setCredits(ACCOUNT, 1000));
+    beforeAll(() => ({ app: t, events } = shared));
 
     it('returns the first invocation for a repeated key on the same trigger: one charge, one row, one run', async () => {
       const trigger = await createTrigger(t, 'echo', 'idempotent');
@@ -89,13 +84,10 @@ describeOnEveryAdapterAndDatabase('idempotency', ({ makeAdapter, database }) => 
 });
 
 describeOnEveryAdapter('idempotency', ({ makeAdapter }) => {
-  describe('with room for 16 runs and a 1 s idempotency TTL', () => {
+  describe('with the lifecycle app (64 run slots, a 1 s idempotency TTL)', () => {
+    const shared = describeApp({ makeAdapter }, LIFECYCLE_APP, { account: ACCOUNT });
     let t: WebhookTestApp;
-    beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, LIFECYCLE_APP);
-    });
-    afterAll(() => t.close());
-    beforeEach(() => t.admin.setCredits(ACCOUNT, 1000));
+    beforeAll(() => (t = shared.app));
 
     it('refuses the same key with another body (422, nothing charged) and starts a new run once the key has expired', async () => {
       const echo = await createTrigger(t, 'echo', 'idem ttl');

@@ -30,6 +30,7 @@ import {
   syncInvocation,
   syncUntilFinished,
   triggerBot,
+  until,
 } from '../helpers/http.js';
 import {
   UNTHROTTLED,
@@ -43,6 +44,8 @@ import {
   type WebhookTestApp,
   LIFECYCLE_APP,
   ONE_RUN_SLOT_APP,
+  TIGHT_LIMITS_APP,
+  describeApp,
 } from '../helpers/webhook-app.js';
 
 const ACCOUNT = 'acct';
@@ -140,13 +143,10 @@ describeOnEveryAdapterAndDatabase('lifecycle', ({ makeAdapter, database }) => {
 });
 
 describeOnEveryAdapter('lifecycle', ({ makeAdapter }) => {
-  describe('with room for 16 runs and a 1 s idempotency TTL', () => {
+  describe('with the lifecycle app (64 run slots, a 1 s idempotency TTL)', () => {
+    const shared = describeApp({ makeAdapter }, LIFECYCLE_APP, { account: ACCOUNT });
     let t: WebhookTestApp;
-    beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, LIFECYCLE_APP);
-    });
-    afterAll(() => t.close());
-    beforeEach(() => t.admin.setCredits(ACCOUNT, 1000));
+    beforeAll(() => (t = shared.app));
 
     it('stops a bot at its own timeoutMs: the run ends timed_out with code timeout', async () => {
       const limited = await createTrigger(t, 'limited', 'time limit');
@@ -227,7 +227,10 @@ describeOnEveryAdapter('lifecycle', ({ makeAdapter }) => {
       const behindStart = botLog.started.find((s) => s.invocationId === behind)!;
       expect(behindStart.at).toBeGreaterThanOrEqual(signal.at);
       expect(behindStart.at - signal.at).toBeLessThan(150); // freed by the cancel, not by the time limit or the bot's 4 s
-      await sleep(300); // past the stubborn bot's 200 ms limit
+      // A run of the same bot started after it times out at its own 200 ms limit, later than the cancelled
+      // run's limit would have: by then a time-out of the cancelled run would have been stored.
+      const later = await startRun(stubborn, { ms: 250 });
+      expect((await syncUntilFinished(stubborn, later)).body).toMatchObject({ success: false, status: 'timed_out' });
       expect(eventsOf(events, ignoring).map((e) => e.name)).toEqual([
         WEBHOOK_EVENTS.queued,
         WEBHOOK_EVENTS.started,
@@ -357,20 +360,9 @@ describeOnEveryAdapter('lifecycle', ({ makeAdapter }) => {
   });
 
   describe('with failedKeyLimit 3 per minute, 4 requests per trigger per minute and historyRetentionDays 0', () => {
+    const shared = describeApp({ makeAdapter }, TIGHT_LIMITS_APP, { account: ACCOUNT });
     let t: WebhookTestApp;
-    beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, {
-        options: {
-          rateLimits: { perTrigger: { limit: 4, ttlMs: 60_000 }, perAccount: { limit: 1_000, ttlMs: 60_000 } },
-          failedKeyLimit: { limit: 3, ttlMs: 60_000 },
-          historyRetentionDays: 0,
-          shutdownGraceMs: 200,
-        },
-        providers: LIFECYCLE_BOTS,
-      });
-      await t.admin.setCredits(ACCOUNT, 1000);
-    });
-    afterAll(() => t.close());
+    beforeAll(() => (t = shared.app));
 
     it('keeps every run when historyRetentionDays is 0', async () => {
       const echo = await createTrigger(t, 'echo', 'kept forever');
@@ -532,7 +524,19 @@ describe('recovery respects leases (repository level, real SQLite)', () => {
     const plain = await insertRunning('lease-plain', future);
     const retry = await insertRunning('lease-retry', future);
     expect(await recovery.recoverExpired()).toBe(0);
-    await sleep(500); // ~5 background sweeps at runLeaseMs / 3 = 100 ms
+    // Five background sweeps (every runLeaseMs / 3 = 100 ms) run to their end, each counted as it ends.
+    const recoverExpired = recovery.recoverExpired.bind(recovery);
+    let sweeps = 0;
+    const counted = jest.spyOn(recovery, 'recoverExpired').mockImplementation(async () => {
+      const recovered = await recoverExpired();
+      sweeps++;
+      return recovered;
+    });
+    try {
+      await until(() => sweeps >= 5, 3_000, 'five background sweeps');
+    } finally {
+      counted.mockRestore();
+    }
     expect(await recovery.recoverExpired()).toBe(0);
     for (const id of [plain, retry]) {
       expect(row(id)).toMatchObject({ status: 'running', owner: 'other-host:4242:deadbeef', lease_expires_at: future, finished_at: null });

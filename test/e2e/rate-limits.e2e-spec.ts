@@ -5,7 +5,8 @@
 import type { LoggerService } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { INVALID_KEY, RATE_LIMITED, TOO_MANY_FAILED_KEYS } from '../../src/errors/webhook-trigger.messages.js';
-import { LIFECYCLE_BOTS } from '../fixtures/lifecycle-bots.js';
+import { ManualClock, rateLimitStorageOn } from '../fakes/manual-clock.js';
+import {} from '../fixtures/lifecycle-bots.js';
 import { creditsRow, invocationRows, storedCredits, storedInvocations } from '../helpers/db.js';
 import { cancelRun, expectError, getStatus, sleep, startRun, syncInvocation, triggerBot, type HttpResult } from '../helpers/http.js';
 import {
@@ -14,6 +15,8 @@ import {
   describeOnEveryAdapterAndDatabase,
   startWebhookApp,
   type WebhookTestApp,
+  TIGHT_LIMITS_APP,
+  describeApp,
 } from '../helpers/webhook-app.js';
 
 const ACCOUNT = 'acct';
@@ -126,6 +129,52 @@ describeOnEveryAdapterAndDatabase('rate limits', ({ makeAdapter, database }) => 
 });
 
 describeOnEveryAdapter('rate limits', ({ makeAdapter }) => {
+  describe('on a clock the test moves (perAccount 3 per minute, failedKeyLimit 2 per minute)', () => {
+    // The windows of a minute pass at once: the storage reads a clock the test moves (the real-time case is above).
+    const clock = new ManualClock(Date.parse('2026-01-01T00:00:00Z'));
+    let t: WebhookTestApp;
+    beforeAll(async () => {
+      t = await startWebhookApp(makeAdapter, {
+        options: { rateLimits: { perAccount: { limit: 3, ttlMs: 60_000 } }, failedKeyLimit: { limit: 2, ttlMs: 60_000 } },
+        extras: { rateLimitStorage: rateLimitStorageOn(clock) },
+      });
+      await t.admin.setCredits(ACCOUNT, 1000);
+    });
+    afterAll(() => t.close());
+
+    it("refuses the account's 4th request until the first one leaves its window, with Retry-After counting down", async () => {
+      const a = await createTrigger(t, 'echo', 'moved clock A');
+      const b = await createTrigger(t, 'echo', 'moved clock B');
+      expect((await triggerBot(a, { n: 1 })).status).toBe(200);
+      clock.advance(20_000);
+      expect((await triggerBot(b, { n: 2 })).status).toBe(200);
+      expect((await triggerBot(a, { n: 3 })).status).toBe(200);
+      const refused = await triggerBot(b, { n: 4 });
+      expectError(refused, 429);
+      expect(refused.body.message).toBe(RATE_LIMITED('account'));
+      expect(refused.headers.get('retry-after')).toBe('40');
+      clock.advance(39_999);
+      expect((await triggerBot(b, { n: 5 })).headers.get('retry-after')).toBe('1');
+      clock.advance(1); // the request at 0 has left the window; the two at 20 s have not
+      expect((await triggerBot(b, { n: 6 })).status).toBe(200);
+      expectError(await triggerBot(a, { n: 7 }), 429);
+      expect(await storedInvocations(t.store, a.id)).toHaveLength(2);
+      expect(await storedInvocations(t.store, b.id)).toHaveLength(2);
+    });
+
+    it('answers an IP with too many wrong keys 429 for the rest of the minute, then takes its right key again', async () => {
+      const trigger = await createTrigger(t, 'echo', 'moved clock keys');
+      for (let i = 0; i < 2; i++) expectError(await triggerBot(trigger, {}, { key: 'whk_wrong' }), 401);
+      clock.advance(59_000);
+      const refused = await triggerBot(trigger, {});
+      expectError(refused, 429);
+      expect(refused.body.message).toBe(TOO_MANY_FAILED_KEYS);
+      expect(refused.headers.get('retry-after')).toBe('1');
+      clock.advance(1_000);
+      expect((await triggerBot(trigger, {})).status).toBe(200);
+    });
+  });
+
   describe('with perTrigger 2 per 30 s and perAccount 3 per minute', () => {
     let t: WebhookTestApp;
     beforeAll(async () => {
@@ -161,22 +210,10 @@ describeOnEveryAdapter('rate limits', ({ makeAdapter }) => {
   });
 
   describe('with failedKeyLimit 3 per minute, 4 requests per trigger per minute and historyRetentionDays 0', () => {
-    let t: WebhookTestApp;
     const logs = new RecordingLogger();
-    beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, {
-        options: {
-          rateLimits: { perTrigger: { limit: 4, ttlMs: 60_000 }, perAccount: { limit: 1_000, ttlMs: 60_000 } },
-          failedKeyLimit: { limit: 3, ttlMs: 60_000 },
-          historyRetentionDays: 0,
-          shutdownGraceMs: 200,
-        },
-        providers: LIFECYCLE_BOTS,
-        logger: logs,
-      });
-      await t.admin.setCredits(ACCOUNT, 1000);
-    });
-    afterAll(() => t.close());
+    const shared = describeApp({ makeAdapter }, { ...TIGHT_LIMITS_APP, logger: logs }, { account: ACCOUNT });
+    let t: WebhookTestApp;
+    beforeAll(() => (t = shared.app));
 
     it('counts status requests toward the per-trigger limit, like sync', async () => {
       const echo = await createTrigger(t, 'echo', 'counted');

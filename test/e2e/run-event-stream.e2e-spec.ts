@@ -172,7 +172,8 @@ describeOnEveryAdapterAndDatabase('run event stream', ({ makeAdapter, database }
       s.close();
     }
     await syncInvocation(emit, id);
-    await sleep(100);
+    // A drop would be logged when its stream is let go: wait until every one was, then nothing was logged.
+    await eventually('the dropped streams released', 2000, () => (t.app.get(RunEventStreams).count === 0 ? true : undefined));
     expect(errors).toEqual([]);
   });
 

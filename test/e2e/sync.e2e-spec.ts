@@ -27,21 +27,21 @@ import {
   type WebhookTestApp,
   LIFECYCLE_APP,
   ONE_RUN_SLOT_APP,
+  ROOMY_APP,
+  describeApp,
 } from '../helpers/webhook-app.js';
 
 const ACCOUNT = 'acct';
 
 describeOnEveryAdapterAndDatabase('sync', ({ makeAdapter, database }) => {
   describe('with a roomy configuration', () => {
+    const shared = describeApp({ makeAdapter, database }, ROOMY_APP, { account: ACCOUNT });
     let t: WebhookTestApp;
     let echo: TestTrigger;
-
     beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, { database, options: { rateLimits: UNTHROTTLED }, events: true });
+      t = shared.app;
       echo = await createTrigger(t, 'echo');
     });
-    afterAll(() => t.close());
-    beforeEach(() => t.admin.setCredits(ACCOUNT, 1000));
 
     it('answers 200 with exactly the outputs of a successful run', async () => {
       const id = await startRun(echo, { greeting: 'hello', n: 42, nested: { a: [1] } });
@@ -186,13 +186,10 @@ describeOnEveryAdapterAndDatabase('sync', ({ makeAdapter, database }) => {
 });
 
 describeOnEveryAdapter('sync', ({ makeAdapter }) => {
-  describe('with room for 16 runs and a 1 s idempotency TTL', () => {
+  describe('with the lifecycle app (64 run slots, a 1 s idempotency TTL)', () => {
+    const shared = describeApp({ makeAdapter }, LIFECYCLE_APP, { account: ACCOUNT });
     let t: WebhookTestApp;
-    beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, LIFECYCLE_APP);
-    });
-    afterAll(() => t.close());
-    beforeEach(() => t.admin.setCredits(ACCOUNT, 1000));
+    beforeAll(() => (t = shared.app));
 
     it('waits the given seconds, then answers 408 with the run’s status', async () => {
       const slow = await createTrigger(t, 'abortable', 'wait 1 s');

@@ -4,7 +4,7 @@
  */
 import { BODY_MALFORMED, BODY_NOT_OBJECT, INVALID_KEY, MISSING_KEY } from '../../src/errors/webhook-trigger.messages.js';
 import { expectNothingStored, storedCredits, storedInvocations } from '../helpers/db.js';
-import { captureEvents, historyEntry, type CapturedEvent } from '../helpers/events.js';
+import { historyEntry, type CapturedEvent } from '../helpers/events.js';
 import { expectError, rawRequest, startRun, syncInvocation, triggerBot } from '../helpers/http.js';
 import {
   UNTHROTTLED,
@@ -13,23 +13,22 @@ import {
   startWebhookApp,
   type TestTrigger,
   type WebhookTestApp,
+  ROOMY_APP,
+  describeApp,
 } from '../helpers/webhook-app.js';
 
 const ACCOUNT = 'acct';
 
 describeOnEveryAdapterAndDatabase('trigger and body', ({ adapterName, makeAdapter, database }) => {
   describe('with a roomy configuration', () => {
+    const shared = describeApp({ makeAdapter, database }, ROOMY_APP, { account: ACCOUNT });
     let t: WebhookTestApp;
     let events: CapturedEvent[];
     let echo: TestTrigger;
-
     beforeAll(async () => {
-      t = await startWebhookApp(makeAdapter, { database, options: { rateLimits: UNTHROTTLED }, events: true });
-      events = captureEvents(t);
+      ({ app: t, events } = shared);
       echo = await createTrigger(t, 'echo');
     });
-    afterAll(() => t.close());
-    beforeEach(() => t.admin.setCredits(ACCOUNT, 1000));
 
     describe('POST /webhooks/:triggerId/trigger', () => {
       it('answers 200 with an invocation id, charges the account and runs the bot with the body as inputs', async () => {

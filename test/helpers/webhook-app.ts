@@ -8,10 +8,16 @@ import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { WebhookTriggerModule, WebhookTriggersAdmin, type WebhookTriggerModuleOptions } from '../../src/index.js';
+import {
+  WebhookTriggerModule,
+  WebhookTriggersAdmin,
+  type WebhookTriggerModuleExtras,
+  type WebhookTriggerModuleOptions,
+} from '../../src/index.js';
 import { BadOutputsBot, EchoBot, FailBot, SlowBot } from '../fixtures/bots.js';
 import { LIFECYCLE_BOTS } from '../fixtures/lifecycle-bots.js';
 import type { TestStore } from './db.js';
+import { captureEvents, type CapturedEvent } from './events.js';
 import { createScratchDatabase, serviceUrl } from './services.js';
 
 export type AdapterName = 'express' | 'fastify';
@@ -119,9 +125,65 @@ export const UNTHROTTLED: WebhookTriggerModuleOptions['rateLimits'] = {
   perAccount: { limit: 100_000, ttlMs: 60_000 },
 };
 
+/** The app most HTTP suites share ("a roomy configuration"): never throttled, the module's events on, the fixture bots. */
+export const ROOMY_APP: StartOptions = { options: { rateLimits: UNTHROTTLED }, events: true };
+
+/**
+ * Tight limits and no history retention: 3 wrong keys per minute per IP, 4 requests per trigger per minute,
+ * `historyRetentionDays: 0`, a 200 ms shutdown grace, the lifecycle bots (the rate-limit and lifecycle suites).
+ */
+export const TIGHT_LIMITS_APP: StartOptions = {
+  options: {
+    rateLimits: { perTrigger: { limit: 4, ttlMs: 60_000 }, perAccount: { limit: 1_000, ttlMs: 60_000 } },
+    failedKeyLimit: { limit: 3, ttlMs: 60_000 },
+    historyRetentionDays: 0,
+    shutdownGraceMs: 200,
+  },
+  providers: LIFECYCLE_BOTS,
+};
+
+/** The app of one describe block, and the module events it emitted (empty unless `events` is on). */
+export interface DescribeApp {
+  readonly app: WebhookTestApp;
+  readonly events: CapturedEvent[];
+}
+
+/**
+ * Starts an app for the describe block it is called in: in its `beforeAll` (on `row`'s adapter and database,
+ * `start` as for `startWebhookApp`, `providers` added to the preset's), closed in its `afterAll`, and `account`
+ * given `credits` before each test (before the block's own `beforeEach`).
+ */
+export function describeApp(
+  row: Pick<AppMatrixRow, 'makeAdapter'> & Partial<Pick<AppMatrixRow, 'database'>>,
+  start: StartOptions,
+  { providers = [], account = 'acct', credits = 1000 }: { providers?: Provider[]; account?: string; credits?: number } = {},
+): DescribeApp {
+  let app: WebhookTestApp | undefined;
+  let events: CapturedEvent[] = [];
+  beforeAll(async () => {
+    app = await startWebhookApp(row.makeAdapter, {
+      ...start,
+      database: row.database ?? start.database,
+      providers: [...(start.providers ?? []), ...providers],
+    });
+    if (start.events) events = captureEvents(app);
+  });
+  afterAll(() => app?.close());
+  beforeEach(() => app!.admin.setCredits(account, credits));
+  return {
+    get app() {
+      if (!app) throw new Error('The app starts in beforeAll: read it inside a hook or a test');
+      return app;
+    },
+    get events() {
+      return events;
+    },
+  };
+}
+
 /**
  * The app the lifecycle-minded suites share (sync, status and cancel, idempotency, events, lifecycle): room
- * for 16 runs, a 1 s idempotency TTL, a 200 ms shutdown grace, the lifecycle bots, events on.
+ * for 64 runs (the default), a 1 s idempotency TTL, a 200 ms shutdown grace, the lifecycle bots, events on.
  */
 export const LIFECYCLE_APP: StartOptions = {
   options: { rateLimits: UNTHROTTLED, idempotencyTtlMs: 1_000, shutdownGraceMs: 200, failedKeyLimit: { limit: 1_000, ttlMs: 60_000 } },
@@ -151,6 +213,8 @@ export interface WebhookTestApp {
 export interface StartOptions {
   /** Module options; `database` defaults to a fresh database of `database` (SQLite unless told). */
   options?: WebhookTriggerModuleOptions;
+  /** The module's extras, e.g. `rateLimitStorage: rateLimitStorageOn(clock)` (test/fakes/manual-clock.ts). */
+  extras?: WebhookTriggerModuleExtras;
   /** Which database a fresh one is made on, and dropped on close. @default SQLite */
   database?: TestDatabase;
   /** Open this database (e.g. one a closed app left behind) instead of a fresh one; it is not dropped on close. */
@@ -189,10 +253,11 @@ export async function startWebhookApp(makeAdapter: AdapterFactory, start: StartO
     const moduleRef = await Test.createTestingModule({
       imports: [
         ...(start.events ? [EventEmitterModule.forRoot()] : []),
-        // A host storage (the `storage` extra among the options) opens no database.
+        // A host storage (the `storage` extra) opens no database.
         WebhookTriggerModule.forRoot({
-          ...('storage' in (start.options ?? {}) ? {} : { database: databaseOption(store) }),
+          ...('storage' in { ...start.options, ...start.extras } ? {} : { database: databaseOption(store) }),
           ...start.options,
+          ...start.extras,
         }),
         ...(start.imports ?? []),
       ],
