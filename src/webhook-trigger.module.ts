@@ -1,6 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { WebhookTriggersAdmin } from './admin/webhook-triggers.admin.js';
+import { ADMIN_SERVICE_PROVIDERS, WebhookTriggersAdmin } from './admin/webhook-triggers.admin.js';
 import { CallbackOutbox, CallbackSecrets } from './deliveries/callback-outbox.js';
 import { CallbackDeliveries } from './lifecycle/callback-deliveries.js';
 import { SqlCallbackStore } from './persistence/sql/sql-callback.store.js';
@@ -68,7 +68,7 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     TriggerKeyGuard,
     HostThrottlerOptOut,
     WebhookBodyCapture,
-    WebhookTriggersAdmin,
+    ...ADMIN_SERVICE_PROVIDERS,
     { provide: CallbackStore, useClass: SqlCallbackStore },
     CallbackSecrets,
     CallbackOutbox,

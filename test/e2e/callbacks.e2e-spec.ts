@@ -147,7 +147,7 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
       expect((await del(`/triggers/${trigger.id}`)).status).toBe(204);
       await sleep(600);
       expect(receiver.received).toHaveLength(0);
-      const [logged] = await t.admin.listInvocationDeliveries((await t.admin.listInvocations('slow', 1))[0].id);
+      const [logged] = await t.admin.listInvocationDeliveries((await t.admin.listInvocations('slow', { limit: 1 }))[0].id);
       expect(logged).toBeUndefined(); // the run finished after the callback was gone: no delivery was stored
     });
 

@@ -57,7 +57,7 @@ describeOnEveryAdapterAndDatabase('credits', ({ makeAdapter, database }) => {
       expect(res.body.message).not.toMatch(/acct/);
       await sleep(50); // a run, had one been dispatched, would have started by now
       await expectNothingStored(t, events, trigger, ACCOUNT, 0);
-      expect((await t.admin.listInvocations('echo', 1000)).filter((i) => i.triggerId === trigger.id)).toEqual([]);
+      expect((await t.admin.listInvocations('echo', { limit: 1000 })).filter((i) => i.triggerId === trigger.id)).toEqual([]);
       expect(await t.admin.getCredits(ACCOUNT)).toEqual({ id: ACCOUNT, credits: 0 });
     });
 
