@@ -59,6 +59,7 @@ export type {
   CallbackView,
   CallbackInput,
   DeliveryView,
+  AccountCredits,
 } from './admin/admin-views.js';
 export { WebhookTriggerAdminModule } from './admin/webhook-trigger-admin.module.js';
 export { requestOrigin } from './admin/request-origin.js';

@@ -1,6 +1,6 @@
 import { type DynamicModule, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { WebhookTriggersAdmin } from './admin/webhook-triggers.admin.js';
+import { ADMIN_SERVICE_PROVIDERS, WebhookTriggersAdmin } from './admin/webhook-triggers.admin.js';
 import { CallbackOutbox, CallbackSecrets } from './deliveries/callback-outbox.js';
 import { CallbackDeliveries } from './lifecycle/callback-deliveries.js';
 import { RunFinisher } from './deliveries/run-finisher.js';
@@ -68,7 +68,7 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     TriggerKeyGuard,
     HostThrottlerOptOut,
     WebhookBodyCapture,
-    WebhookTriggersAdmin,
+    ...ADMIN_SERVICE_PROVIDERS,
     CallbackSecrets,
     CallbackOutbox,
     RunFinisher,

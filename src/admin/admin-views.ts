@@ -150,3 +150,9 @@ export interface CreateTriggerInput {
   /** Only `webhook` exists. @default 'webhook' */
   type?: string;
 }
+
+/** An account's balance as the admin reads and sets it. */
+export interface AccountCredits {
+  id: string;
+  credits: number;
+}

@@ -22,7 +22,7 @@ import type { Observable } from 'rxjs';
 import { ADMIN_NO_GUARDS } from '../errors/webhook-trigger.messages.js';
 import { LOG_CONTEXT } from '../options/module.constants.js';
 import { AdminApiController } from './admin-api.controller.js';
-import { AdminBackend } from './admin-backend.js';
+import { AdminServiceLookup } from './admin-service-lookup.js';
 import { AdminChangeGuard } from './admin-change.guard.js';
 import { AdminErrorFilter } from './admin-error.filter.js';
 import { AdminEventStreams } from './admin-event-streams.js';
@@ -117,7 +117,7 @@ export class WebhookTriggerAdminModule {
       providers: [
         settings,
         { provide: ADMIN_MOUNT, useValue: mount },
-        AdminBackend,
+        AdminServiceLookup,
         AdminEventStreams,
         AdminChangeGuard,
         AdminNoStoreInterceptor,

@@ -67,6 +67,11 @@ export const ADMIN_NO_GUARDS = (path: string) =>
 export const ADMIN_WITHOUT_MODULE =
   'WebhookTriggerAdminModule needs WebhookTriggerModule.forRoot() (or forRootAsync()) in the same application';
 export const UNKNOWN_INVOCATION_ID = (id: string) => `Invocation "${id}" does not exist`;
+export const UNKNOWN_ACCOUNT = (id: string) => `No account ${id.slice(0, 200)}`;
+export const UNKNOWN_DELIVERY = (id: string) => `No delivery ${id.slice(0, 200)}`;
+/** 404 for a trigger without a callback (or an unknown trigger). */
+export const NO_CALLBACK = (triggerId: string) => `No callback on trigger ${triggerId.slice(0, 200)}`;
+export const ADMIN_BODY_NOT_OBJECT = 'Send a JSON object with Content-Type: application/json';
 
 // Startup
 export const INVALID_OPTION = (field: string, problem: string) => `WebhookTriggerModule: invalid option "${field}": ${problem}`;

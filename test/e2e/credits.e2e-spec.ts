@@ -44,7 +44,7 @@ describeOnEveryAdapterAndDatabase('credits', ({ makeAdapter, database }) => {
       await t.admin.setCredits(ACCOUNT, 1);
       expect((await syncInvocation(later, await startRun(later, { b: 1 }))).body.success).toBe(true);
       await expectNothingStored(t, events, trigger, ACCOUNT, 0);
-      expect((await t.admin.listInvocations('echo', 1000)).filter((i) => i.triggerId === trigger.id)).toEqual([]);
+      expect((await t.admin.listInvocations('echo', { limit: 1000 })).filter((i) => i.triggerId === trigger.id)).toEqual([]);
       expect(await t.admin.getCredits(ACCOUNT)).toEqual({ id: ACCOUNT, credits: 0 });
     });
 

@@ -54,7 +54,7 @@ describeOnEveryAdapterAndDatabase('emitted outputs', ({ makeAdapter, database })
     const expected = [step(1), step(2), step(3), { title: 'returned', message: '3' }];
     expect((await syncInvocation(emit, id)).body).toEqual({ success: true, outputs: expected });
     expect((await getStatus(emit, id)).body).toMatchObject({ success: true, invocation: { status: 'succeeded' }, outputs: expected });
-    expect((await t.admin.listInvocations('emit', 10)).find((i) => i.id === id)).toMatchObject({ outputs: expected });
+    expect((await t.admin.listInvocations('emit', { limit: 10 })).find((i) => i.id === id)).toMatchObject({ outputs: expected });
     expect((await t.admin.getInvocation(id))?.outputs).toEqual(expected);
   });
 

@@ -71,7 +71,7 @@ describeOnEveryAdapterAndDatabase('output limits', ({ makeAdapter, database }) =
     const small = await triggerBot(big, { size: 10 });
     const large = await triggerBot(big, { size: LISTED_OUTPUTS_MAX + 100 });
     for (const r of [small, large]) expect((await syncInvocation(big, r.body.invocation.id)).body.success).toBe(true);
-    const list = await t.admin.listInvocations('big', 50);
+    const list = await t.admin.listInvocations('big', { limit: 50 });
     const listedSmall = list.find((i) => i.id === small.body.invocation.id)!;
     const listedLarge = list.find((i) => i.id === large.body.invocation.id)!;
     expect(listedSmall).toMatchObject({ outputs: [{ title: 'big', message: 'x'.repeat(10) }], outputsTruncated: false });

@@ -17,7 +17,7 @@ export function captureEvents(t: WebhookTestApp): CapturedEvent[] {
 
 /** A run as the admin history shows it. */
 export async function historyEntry(t: WebhookTestApp, botId: string, invocationId: string): Promise<InvocationView | undefined> {
-  return (await t.admin.listInvocations(botId, 1000)).find((i) => i.id === invocationId);
+  return (await t.admin.listInvocations(botId, { limit: 1000 })).find((i) => i.id === invocationId);
 }
 
 /** The events of one run, in the order they were emitted. */

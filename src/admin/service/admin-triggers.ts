@@ -1,0 +1,140 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { WebhookBotRegistry } from '../../bots/webhook-bot.registry.js';
+import { CompletionBus } from '../../completion/completion-bus.js';
+import { WebhookAdminInputError } from '../../errors/webhook-trigger.errors.js';
+import { BAD_TRIGGER_NAME, TRIGGER_TYPE_UNSUPPORTED, UNKNOWN_BOT } from '../../errors/webhook-trigger.messages.js';
+import { newTriggerId, PLAIN_TEXT_200, TRIGGER_ID_PATTERN } from '../../keys/ids.js';
+import { generateTriggerKey, hashTriggerKey, TriggerKeyCipher } from '../../keys/trigger-keys.js';
+import { RESOLVED_OPTIONS } from '../../options/module.constants.js';
+import type { ResolvedWebhookTriggerOptions } from '../../options/webhook-trigger-options.interface.js';
+import { CallbackStore } from '../../persistence/callback-store.js';
+import { CreditAccounts } from '../../persistence/credit-accounts.js';
+import { InvocationRepository } from '../../persistence/invocation.repository.js';
+import type { TriggerRecord } from '../../persistence/records.js';
+import { TriggerRepository } from '../../persistence/trigger.repository.js';
+import {
+  type BotSummary,
+  type BotView,
+  type CreateTriggerInput,
+  RECENT_RUNS_CAP,
+  type TriggerListItem,
+  type TriggerView,
+  type TriggerWithKey,
+} from '../admin-views.js';
+import { TriggerUrls } from './trigger-urls.js';
+
+/** The admin's bots and their triggers: create, list, view, rotate the key, delete. Behind `WebhookTriggersAdmin`. */
+@Injectable()
+export class AdminTriggers {
+  private readonly cipher: TriggerKeyCipher | null;
+
+  constructor(
+    private readonly registry: WebhookBotRegistry,
+    private readonly triggers: TriggerRepository,
+    private readonly invocations: InvocationRepository,
+    private readonly accounts: CreditAccounts,
+    private readonly callbacks: CallbackStore,
+    private readonly bus: CompletionBus,
+    private readonly urls: TriggerUrls,
+    @Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions,
+  ) {
+    this.cipher = options.keySecret ? new TriggerKeyCipher(options.keySecret) : null;
+  }
+
+  listBots(): BotView[] {
+    return this.registry.list().map(({ id, name, accountId, credits }) => ({ id, name, accountId, credits }));
+  }
+
+  /** True when this app has a bot of that id. */
+  hasBot(botId: string): boolean {
+    return this.registry.get(botId) !== undefined;
+  }
+
+  async listBotSummaries(): Promise<BotSummary[]> {
+    return Promise.all(this.listBots().map((bot) => this.summarize(bot)));
+  }
+
+  async getBotSummary(botId: string): Promise<BotSummary | null> {
+    const bot = this.listBots().find((b) => b.id === botId);
+    return bot ? this.summarize(bot) : null;
+  }
+
+  private async summarize(bot: BotView): Promise<BotSummary> {
+    const since = new Date(Date.now() - 24 * 60 * 60 * 1000);
+    const [accountCredits, triggers, runsLast24h] = await Promise.all([
+      this.accounts.getBalance(bot.accountId),
+      this.triggers.listByBot(bot.id),
+      this.invocations.countByBotSince(bot.id, since, RECENT_RUNS_CAP),
+    ]);
+    return { ...bot, accountCredits, triggers: triggers.length, runsLast24h };
+  }
+
+  async createTrigger(botId: string, input: CreateTriggerInput, origin?: string): Promise<TriggerWithKey> {
+    const bot = this.registry.get(botId);
+    if (!bot) throw new WebhookAdminInputError(UNKNOWN_BOT(String(botId).slice(0, 200)));
+    const type = input?.type ?? 'webhook';
+    if (type !== 'webhook') throw new WebhookAdminInputError(TRIGGER_TYPE_UNSUPPORTED(String(type).slice(0, 200)));
+    const name = typeof input?.name === 'string' ? input.name.trim() : '';
+    if (!PLAIN_TEXT_200.test(name)) throw new WebhookAdminInputError(BAD_TRIGGER_NAME);
+    const key = generateTriggerKey();
+    const record: TriggerRecord = {
+      id: newTriggerId(),
+      botId,
+      accountId: bot.accountId,
+      name,
+      type: 'webhook',
+      keyHash: hashTriggerKey(key),
+      keyCiphertext: this.cipher?.encrypt(key) ?? null,
+      createdAt: new Date(),
+    };
+    await this.triggers.create(record);
+    // Trigger caches keep no misses, so nothing needs it yet; said anyway, so every trigger write is heard.
+    await this.bus.announceTriggerChanged(record.id);
+    return { ...this.view(record, origin), key };
+  }
+
+  async listTriggers(botId: string, origin?: string): Promise<TriggerListItem[]> {
+    if (!this.hasBot(botId)) return [];
+    const triggers = await this.triggers.listByBot(botId);
+    const lastUsed = await this.invocations.lastUsedAt(triggers.map((t) => t.id));
+    return triggers.map((t) => ({ ...this.view(t, origin), lastUsedAt: lastUsed.get(t.id) ?? null }));
+  }
+
+  async viewTrigger(triggerId: string, origin?: string): Promise<TriggerWithKey | null> {
+    const trigger = TRIGGER_ID_PATTERN.test(triggerId) ? await this.triggers.findActive(triggerId) : null;
+    if (!trigger) return null;
+    const key = trigger.keyCiphertext && this.cipher ? this.cipher.decrypt(trigger.keyCiphertext) : null;
+    return { ...this.view(trigger, origin), key };
+  }
+
+  async rotateKey(triggerId: string, origin?: string): Promise<TriggerWithKey | null> {
+    if (!TRIGGER_ID_PATTERN.test(triggerId)) return null;
+    const key = generateTriggerKey();
+    if (!(await this.triggers.replaceKey(triggerId, hashTriggerKey(key), this.cipher?.encrypt(key) ?? null))) return null;
+    // Before answering: every node's trigger cache drops the old key (docs/scaling.md).
+    await this.bus.announceTriggerChanged(triggerId);
+    const trigger = await this.triggers.findActive(triggerId);
+    return trigger ? { ...this.view(trigger, origin), key } : null;
+  }
+
+  async deleteTrigger(triggerId: string): Promise<boolean> {
+    if (!TRIGGER_ID_PATTERN.test(triggerId) || !(await this.triggers.delete(triggerId))) return false;
+    // Its callback goes with it: deliveries still pending are not sent.
+    await this.callbacks.deleteCallback(triggerId);
+    await this.bus.announceTriggerChanged(triggerId);
+    return true;
+  }
+
+  /** The one place a trigger record becomes a view. */
+  private view(t: TriggerRecord, origin: string | undefined): TriggerView {
+    return {
+      id: t.id,
+      name: t.name,
+      type: t.type,
+      botId: t.botId,
+      accountId: t.accountId,
+      url: this.urls.triggerUrl(t.id, origin),
+      createdAt: t.createdAt,
+    };
+  }
+}

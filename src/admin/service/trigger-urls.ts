@@ -1,0 +1,35 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
+import { WEBHOOKS_PATH } from '../../http/webhook-routes.js';
+import { RESOLVED_OPTIONS } from '../../options/module.constants.js';
+import type { ResolvedWebhookTriggerOptions } from '../../options/webhook-trigger-options.interface.js';
+
+/** The URL a caller triggers a trigger at, as the admin shows it. */
+@Injectable()
+export class TriggerUrls {
+  constructor(
+    private readonly appConfig: ApplicationConfig,
+    private readonly adapterHost: HttpAdapterHost,
+    @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+  ) {}
+
+  /**
+   * `{base}/{global prefix}/webhooks/{id}/trigger`. The base is `publicBaseUrl` when set; else `origin`
+   * (the viewer's, see `requestOrigin`); else this app's own address once it listens.
+   */
+  triggerUrl(triggerId: string, origin?: string): string {
+    // Read at each call: the host calls setGlobalPrefix() after the module's providers are built.
+    const prefix = this.appConfig.getGlobalPrefix().replace(/^\/+|\/+$/g, '');
+    const base = this.options.publicBaseUrl ?? origin ?? this.ownOrigin();
+    return `${base}${prefix ? `/${prefix}` : ''}/${WEBHOOKS_PATH}/${triggerId}/trigger`;
+  }
+
+  /** `http://localhost:<port>` of the HTTP server; port 3000 before it listens (or in an app without HTTP). */
+  private ownOrigin(): string {
+    // An application context (NestFactory.createApplicationContext) has no HTTP adapter.
+    const server = this.adapterHost.httpAdapter?.getHttpServer() as { address?: () => unknown } | undefined;
+    const address = typeof server?.address === 'function' ? server.address() : null;
+    const port = typeof address === 'object' && address !== null ? (address as { port?: unknown }).port : undefined;
+    return `http://localhost:${typeof port === 'number' ? port : 3000}`;
+  }
+}
