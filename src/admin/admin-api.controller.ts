@@ -8,6 +8,20 @@ import { AdminBackend } from './admin-backend.js';
 import { AdminEventStreams } from './admin-event-streams.js';
 import { requestOrigin } from './request-origin.js';
 import { ADMIN_SETTINGS, type ResolvedAdminSettings } from './admin-options.js';
+import type {
+  AdminAccount,
+  AdminBot,
+  AdminCallback,
+  AdminDelivery,
+  AdminRun,
+  CreatedTrigger,
+  ListedRun,
+  ListedTrigger,
+  Redelivery,
+  ReplayedRun,
+  RotatedKey,
+  ViewedTrigger,
+} from './admin-api-answers.js';
 import type { BotSummary, CallbackView, HistoryFilter, TriggerWithKey } from './admin-views.js';
 
 type QueryValue = string | string[] | undefined;
@@ -24,17 +38,17 @@ export class AdminApiController {
   ) {}
 
   @Get('bots')
-  async listBots() {
+  async listBots(): Promise<AdminBot[]> {
     return (await this.backend.admin.listBotSummaries()).map(botJson);
   }
 
   @Get('bots/:botId')
-  async getBot(@Param('botId') botId: string) {
+  async getBot(@Param('botId') botId: string): Promise<AdminBot> {
     return botJson(found(await this.backend.admin.getBotSummary(botId), UNKNOWN_BOT(botId)));
   }
 
   @Get('bots/:botId/triggers')
-  async listTriggers(@Param('botId') botId: string, @Req() request: unknown) {
+  async listTriggers(@Param('botId') botId: string, @Req() request: unknown): Promise<ListedTrigger[]> {
     this.requireBot(botId);
     return (await this.backend.admin.listTriggers(botId)).map(({ id, name, type, createdAt, lastUsedAt }) => ({
       id,
@@ -48,7 +62,7 @@ export class AdminApiController {
 
   @Post('bots/:botId/triggers')
   @HttpCode(201)
-  async createTrigger(@Param('botId') botId: string, @Body() body: unknown, @Req() request: unknown) {
+  async createTrigger(@Param('botId') botId: string, @Body() body: unknown, @Req() request: unknown): Promise<CreatedTrigger> {
     this.requireBot(botId);
     const { name, type } = requireObject(body);
     const created = await this.backend.admin.createTrigger(botId, { name: name as string, type: type as string | undefined });
@@ -56,7 +70,7 @@ export class AdminApiController {
   }
 
   @Get('triggers/:triggerId')
-  async viewTrigger(@Param('triggerId') triggerId: string, @Req() request: unknown) {
+  async viewTrigger(@Param('triggerId') triggerId: string, @Req() request: unknown): Promise<ViewedTrigger> {
     const viewed = found(await this.backend.admin.viewTrigger(triggerId), UNKNOWN_TRIGGER(triggerId));
     const trigger = withKey({ ...viewed, url: this.urlFor(viewed.id, request) });
     // The trigger's view shows its callback: with it here, the screens never ask for one that is not there (a 404).
@@ -66,7 +80,7 @@ export class AdminApiController {
 
   @Post('triggers/:triggerId/rotate-key')
   @HttpCode(200)
-  async rotateKey(@Param('triggerId') triggerId: string, @Req() request: unknown) {
+  async rotateKey(@Param('triggerId') triggerId: string, @Req() request: unknown): Promise<RotatedKey> {
     const { id, key } = found(await this.backend.admin.rotateKey(triggerId), UNKNOWN_TRIGGER(triggerId));
     return { id, url: this.urlFor(id, request), key };
   }
@@ -83,12 +97,12 @@ export class AdminApiController {
   }
 
   @Get('triggers/:triggerId/callback')
-  async getCallback(@Param('triggerId') triggerId: string) {
+  async getCallback(@Param('triggerId') triggerId: string): Promise<AdminCallback> {
     return callbackJson(found(await this.backend.admin.getCallback(triggerId), NO_CALLBACK(triggerId)));
   }
 
   @Put('triggers/:triggerId/callback')
-  async setCallback(@Param('triggerId') triggerId: string, @Body() body: unknown) {
+  async setCallback(@Param('triggerId') triggerId: string, @Body() body: unknown): Promise<AdminCallback> {
     const { url, events } = requireObject(body);
     const set = await this.backend.admin.setCallback(triggerId, { url: url as string, events: events as string[] | undefined });
     return callbackJson(found(set, UNKNOWN_TRIGGER(triggerId)));
@@ -102,29 +116,29 @@ export class AdminApiController {
 
   @Post('triggers/:triggerId/callback/rotate-secret')
   @HttpCode(200)
-  async rotateCallbackSecret(@Param('triggerId') triggerId: string) {
+  async rotateCallbackSecret(@Param('triggerId') triggerId: string): Promise<AdminCallback> {
     return callbackJson(found(await this.backend.admin.rotateCallbackSecret(triggerId), NO_CALLBACK(triggerId)));
   }
 
   @Get('triggers/:triggerId/deliveries')
-  async listDeliveries(@Param('triggerId') triggerId: string) {
+  async listDeliveries(@Param('triggerId') triggerId: string): Promise<AdminDelivery[]> {
     return found(await this.backend.admin.listDeliveries(triggerId), UNKNOWN_TRIGGER(triggerId));
   }
 
   @Get('invocations/:invocationId/deliveries')
-  async listInvocationDeliveries(@Param('invocationId') id: string) {
+  async listInvocationDeliveries(@Param('invocationId') id: string): Promise<AdminDelivery[]> {
     return this.backend.admin.listInvocationDeliveries(id);
   }
 
   @Post('deliveries/:deliveryId/redeliver')
   @HttpCode(202)
-  async redeliver(@Param('deliveryId') deliveryId: string) {
+  async redeliver(@Param('deliveryId') deliveryId: string): Promise<Redelivery> {
     if (!(await this.backend.admin.redeliver(deliveryId))) throw new WebhookAdminNotFoundError(`No delivery ${deliveryId.slice(0, 200)}`);
     return { id: deliveryId, status: 'pending' };
   }
 
   @Get('bots/:botId/invocations')
-  async listInvocations(@Param('botId') botId: string, @Query() query: Record<string, QueryValue>) {
+  async listInvocations(@Param('botId') botId: string, @Query() query: Record<string, QueryValue>): Promise<ListedRun[]> {
     this.requireBot(botId);
     return (await this.backend.admin.listInvocations(botId, historyFilter(query))).map((run) => {
       const { botId: _bot, ...listed } = run;
@@ -133,30 +147,30 @@ export class AdminApiController {
   }
 
   @Get('invocations/:invocationId')
-  async getInvocation(@Param('invocationId') id: string) {
+  async getInvocation(@Param('invocationId') id: string): Promise<AdminRun> {
     return found(await this.backend.admin.getInvocationDetail(id, this.settings), UNKNOWN_INVOCATION_ID(id));
   }
 
   @Post('invocations/:invocationId/cancel')
   @HttpCode(200)
-  async cancelInvocation(@Param('invocationId') id: string) {
+  async cancelInvocation(@Param('invocationId') id: string): Promise<AdminRun> {
     return found(await this.backend.admin.cancelInvocation(id, this.settings), UNKNOWN_INVOCATION_ID(id));
   }
 
   @Post('invocations/:invocationId/replay')
   @HttpCode(201)
-  async replayInvocation(@Param('invocationId') id: string, @Body() body: unknown) {
+  async replayInvocation(@Param('invocationId') id: string, @Body() body: unknown): Promise<ReplayedRun> {
     const { inputs } = body === undefined || body === null || body === '' ? {} : requireObject(body);
     return found(await this.backend.admin.replayInvocation(id, inputs), UNKNOWN_INVOCATION_ID(id));
   }
 
   @Get('accounts/:accountId')
-  async getAccount(@Param('accountId') accountId: string) {
+  async getAccount(@Param('accountId') accountId: string): Promise<AdminAccount> {
     return found(await this.backend.admin.getCredits(accountId), `No account ${accountId.slice(0, 200)}`);
   }
 
   @Put('accounts/:accountId/credits')
-  async setCredits(@Param('accountId') accountId: string, @Body() body: unknown) {
+  async setCredits(@Param('accountId') accountId: string, @Body() body: unknown): Promise<AdminAccount> {
     const { credits } = requireObject(body);
     return this.backend.admin.setCredits(accountId, credits as number);
   }
@@ -172,18 +186,18 @@ export class AdminApiController {
   }
 }
 
-function botJson({ id, name, accountId, credits, accountCredits, triggers, runsLast24h }: BotSummary) {
+function botJson({ id, name, accountId, credits, accountCredits, triggers, runsLast24h }: BotSummary): AdminBot {
   return { id, name, accountId, creditsPerRun: credits, accountCredits, triggers, runsLast24h };
 }
 
-function withKey({ id, name, type, botId, url, key, createdAt }: TriggerWithKey) {
+function withKey({ id, name, type, botId, url, key, createdAt }: TriggerWithKey): CreatedTrigger {
   return { id, name, type, botId, url, key, createdAt };
 }
 
 /** 404 for a trigger without a callback (or an unknown trigger). */
 const NO_CALLBACK = (triggerId: string) => `No callback on trigger ${triggerId.slice(0, 200)}`;
 
-function callbackJson({ url, events, secret, enabled, consecutiveFailures, disabledReason }: CallbackView) {
+function callbackJson({ url, events, secret, enabled, consecutiveFailures, disabledReason }: CallbackView): AdminCallback {
   return { url, events, secret, enabled, consecutiveFailures, disabledReason };
 }
 

@@ -1,0 +1,95 @@
+import type { RunChange } from '../completion/completion-bus.js';
+import type { CallbackEvent, InvocationStatus } from '../persistence/records.js';
+import type {
+  BotSummary,
+  CallbackView,
+  DeliveryView,
+  InvocationDetail,
+  InvocationView,
+  TriggerListItem,
+  TriggerWithKey,
+} from './admin-views.js';
+
+// What each admin API route answers. The controller's methods return the server-side shapes (Dates as Date);
+// the screens (admin-ui/, `// @ts-check`) read `Json<…>` of them, which is what JSON.stringify makes of them.
+
+/** A value as it arrives over JSON: every Date an ISO string, recursively. */
+export type Json<T> = T extends Date ? string : T extends (infer U)[] ? Json<U>[] : T extends object ? { [K in keyof T]: Json<T[K]> } : T;
+
+/** `GET api/bots` (a list) and `GET api/bots/:botId`: `credits` is named `creditsPerRun` over HTTP. */
+export type AdminBot = Omit<BotSummary, 'credits'> & { creditsPerRun: BotSummary['credits'] };
+
+/** `GET api/bots/:botId/triggers`, one element (no keys). */
+export type ListedTrigger = Pick<TriggerListItem, 'id' | 'name' | 'type' | 'url' | 'createdAt' | 'lastUsedAt'>;
+
+/** `POST api/bots/:botId/triggers`: the trigger with its key. */
+export type CreatedTrigger = Pick<TriggerWithKey, 'id' | 'name' | 'type' | 'botId' | 'url' | 'key' | 'createdAt'>;
+
+/** `GET api/triggers/:triggerId`: the trigger with its key (null without `keySecret`) and its callback. */
+export type ViewedTrigger = CreatedTrigger & { callback: AdminCallback | null };
+
+/** `POST api/triggers/:triggerId/rotate-key`. */
+export type RotatedKey = Pick<TriggerWithKey, 'id' | 'url' | 'key'>;
+
+/** `GET`, `PUT` `api/triggers/:triggerId/callback` and `POST …/callback/rotate-secret`. */
+export type AdminCallback = Pick<CallbackView, 'url' | 'events' | 'secret' | 'enabled' | 'consecutiveFailures' | 'disabledReason'>;
+
+/** `GET api/triggers/:triggerId/deliveries` and `GET api/invocations/:invocationId/deliveries`, one element. */
+export type AdminDelivery = DeliveryView;
+
+/** `POST api/deliveries/:deliveryId/redeliver`. */
+export interface Redelivery {
+  id: string;
+  status: 'pending';
+}
+
+/** `GET api/bots/:botId/invocations`, one element: the bot's id is the route's. */
+export type ListedRun = Omit<InvocationView, 'botId'>;
+
+/** `GET api/invocations/:invocationId` and `POST …/cancel`. */
+export type AdminRun = InvocationDetail;
+
+/** `POST api/invocations/:invocationId/replay`: the new run. */
+export interface ReplayedRun {
+  id: string;
+}
+
+/** `GET api/accounts/:accountId` and `PUT …/credits`. */
+export interface AdminAccount {
+  id: string;
+  credits: number;
+}
+
+/** The data of an `invocation` event on `GET api/events` (a run changed state, or stored an output). */
+export type RunEvent = RunChange;
+
+/** What the screens' page carries (`<html data-config>`, JSON): the server's own lists, so the screens copy none. */
+export interface AdminPageConfig {
+  /** Every run status, in the order of a run's life (the History filter lists them). */
+  statuses: InvocationStatus[];
+  /** The statuses a run leaves (queued, running): a run in one is followed live and may be cancelled. */
+  activeStatuses: InvocationStatus[];
+  /** Every event a callback may send; `alwaysSentEvent` among them. */
+  callbackEvents: CallbackEvent[];
+  /** The event every callback sends. */
+  alwaysSentEvent: CallbackEvent;
+  /** Runs per History page (`limit` of `GET api/bots/:botId/invocations`). */
+  historyPageSize: number;
+  /** Most runs the bots list counts per bot (`runsLast24h` stops there). */
+  recentRunsCap: number;
+}
+
+/** The answers as the screens read them. */
+export type AdminBotAnswer = Json<AdminBot>;
+export type ListedTriggerAnswer = Json<ListedTrigger>;
+export type CreatedTriggerAnswer = Json<CreatedTrigger>;
+export type ViewedTriggerAnswer = Json<ViewedTrigger>;
+export type RotatedKeyAnswer = Json<RotatedKey>;
+export type AdminCallbackAnswer = Json<AdminCallback>;
+export type AdminDeliveryAnswer = Json<AdminDelivery>;
+export type RedeliveryAnswer = Json<Redelivery>;
+export type ListedRunAnswer = Json<ListedRun>;
+export type AdminRunAnswer = Json<AdminRun>;
+export type ReplayedRunAnswer = Json<ReplayedRun>;
+export type AdminAccountAnswer = Json<AdminAccount>;
+export type RunEventAnswer = Json<RunEvent>;
