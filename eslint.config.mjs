@@ -1,7 +1,8 @@
 // ESLint 9 flat config: typescript-eslint's type-checked rules for the library (src), its tests (test),
 // the sample app (sample-app/src), the benchmark harness (bench) and the soak (soak). Each .ts file is checked with the
 // nearest tsconfig.json (projectService): the root one for src and test, sample-app/, bench/ and soak/ for theirs.
-// admin-ui/ is plain browser JavaScript (ES modules), checked with the recommended rules only.
+// admin-ui/ is browser JavaScript (ES modules, `// @ts-check`: tsconfig.admin-ui.json type-checks it), linted with
+// the recommended rules; its unit specs (admin-ui/*.spec.ts) with the type-checked ones.
 // Formatting is Prettier's job (`npm run lint:format`); eslint-config-prettier turns off clashing rules.
 import eslint from '@eslint/js';
 import { defineConfig, globalIgnores } from 'eslint/config';
@@ -88,6 +89,17 @@ export default defineConfig(
     files: ['admin-ui/**/*.js'],
     extends: [eslint.configs.recommended, tseslint.configs.disableTypeChecked],
     languageOptions: { ecmaVersion: 'latest', sourceType: 'module', globals: { ...globals.browser } },
+  },
+  {
+    // The screens' unit specs: type-checked with the screens' own tsconfig (they import the ES modules).
+    files: ['admin-ui/**/*.spec.ts'],
+    extends: [eslint.configs.recommended, tseslint.configs.recommendedTypeChecked],
+    languageOptions: {
+      globals: { ...globals.node },
+      parserOptions: { project: './tsconfig.admin-ui.json', tsconfigRootDir: import.meta.dirname },
+    },
+    // Jest's asymmetric matchers (`expect.stringContaining`) are typed `any`, as in the tests above.
+    rules: { '@typescript-eslint/no-unsafe-assignment': 'off' },
   },
   prettier,
 );

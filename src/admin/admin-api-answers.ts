@@ -1,37 +1,128 @@
+import type { RunChange } from '../completion/completion-bus.js';
 import { WebhookAdminNotFoundError } from '../errors/webhook-trigger.errors.js';
-import type { BotSummary, InvocationView, TriggerListItem, TriggerWithKey } from './admin-views.js';
+import type { CallbackEvent, InvocationStatus } from '../persistence/records.js';
+import type {
+  BotSummary,
+  CallbackView,
+  DeliveryView,
+  InvocationDetail,
+  InvocationView,
+  TriggerListItem,
+  TriggerWithKey,
+} from './admin-views.js';
 
-// How the admin API answers with the service's views, where its JSON differs from them: the one place each
-// answer is shaped. Views the API sends as they are (runs in detail, callbacks, deliveries, credits) pass
-// through untouched.
+// What each admin API route answers, and the one place each answer is shaped from the service's views (views the
+// API sends as they are pass through). The controller's methods return the server-side shapes (Dates as Date);
+// the screens (admin-ui/, `// @ts-check`) read `Json<…>` of them, which is what JSON.stringify makes of them.
+
+/** A value as it arrives over JSON: every Date an ISO string, recursively. */
+export type Json<T> = T extends Date ? string : T extends (infer U)[] ? Json<U>[] : T extends object ? { [K in keyof T]: Json<T[K]> } : T;
+
+/** `GET api/bots` (a list) and `GET api/bots/:botId`: `credits` is named `creditsPerRun` over HTTP. */
+export type AdminBot = Omit<BotSummary, 'credits'> & { creditsPerRun: BotSummary['credits'] };
+
+/** `GET api/bots/:botId/triggers`, one element (no keys). */
+export type ListedTrigger = Pick<TriggerListItem, 'id' | 'name' | 'type' | 'url' | 'createdAt' | 'lastUsedAt'>;
+
+/** `POST api/bots/:botId/triggers`: the trigger with its key. */
+export type CreatedTrigger = Pick<TriggerWithKey, 'id' | 'name' | 'type' | 'botId' | 'url' | 'key' | 'createdAt'>;
+
+/** `GET api/triggers/:triggerId`: the trigger with its key (null without `keySecret`) and its callback. */
+export type ViewedTrigger = CreatedTrigger & { callback: AdminCallback | null };
+
+/** `POST api/triggers/:triggerId/rotate-key`. */
+export type RotatedKey = Pick<TriggerWithKey, 'id' | 'url' | 'key'>;
+
+/** `GET`, `PUT` `api/triggers/:triggerId/callback` and `POST …/callback/rotate-secret`. */
+export type AdminCallback = Pick<CallbackView, 'url' | 'events' | 'secret' | 'enabled' | 'consecutiveFailures' | 'disabledReason'>;
+
+/** `GET api/triggers/:triggerId/deliveries` and `GET api/invocations/:invocationId/deliveries`, one element. */
+export type AdminDelivery = DeliveryView;
+
+/** `POST api/deliveries/:deliveryId/redeliver`. */
+export interface Redelivery {
+  id: string;
+  status: 'pending';
+}
+
+/** `GET api/bots/:botId/invocations`, one element: the bot's id is the route's. */
+export type ListedRun = Omit<InvocationView, 'botId'>;
+
+/** `GET api/invocations/:invocationId` and `POST …/cancel`. */
+export type AdminRun = InvocationDetail;
+
+/** `POST api/invocations/:invocationId/replay`: the new run. */
+export interface ReplayedRun {
+  id: string;
+}
+
+/** `GET api/accounts/:accountId` and `PUT …/credits`. */
+export interface AdminAccount {
+  id: string;
+  credits: number;
+}
+
+/** The data of an `invocation` event on `GET api/events` (a run changed state, or stored an output). */
+export type RunEvent = RunChange;
+
+/** What the screens' page carries (`<html data-config>`, JSON): the server's own lists, so the screens copy none. */
+export interface AdminPageConfig {
+  /** Every run status, in the order of a run's life (the History filter lists them). */
+  statuses: InvocationStatus[];
+  /** The statuses a run leaves (queued, running): a run in one is followed live and may be cancelled. */
+  activeStatuses: InvocationStatus[];
+  /** Every event a callback may send; `alwaysSentEvent` among them. */
+  callbackEvents: CallbackEvent[];
+  /** The event every callback sends. */
+  alwaysSentEvent: CallbackEvent;
+  /** Runs per History page (`limit` of `GET api/bots/:botId/invocations`). */
+  historyPageSize: number;
+  /** Most runs the bots list counts per bot (`runsLast24h` stops there). */
+  recentRunsCap: number;
+}
+
+/** The answers as the screens read them. */
+export type AdminBotAnswer = Json<AdminBot>;
+export type ListedTriggerAnswer = Json<ListedTrigger>;
+export type CreatedTriggerAnswer = Json<CreatedTrigger>;
+export type ViewedTriggerAnswer = Json<ViewedTrigger>;
+export type RotatedKeyAnswer = Json<RotatedKey>;
+export type AdminCallbackAnswer = Json<AdminCallback>;
+export type AdminDeliveryAnswer = Json<AdminDelivery>;
+export type RedeliveryAnswer = Json<Redelivery>;
+export type ListedRunAnswer = Json<ListedRun>;
+export type AdminRunAnswer = Json<AdminRun>;
+export type ReplayedRunAnswer = Json<ReplayedRun>;
+export type AdminAccountAnswer = Json<AdminAccount>;
+export type RunEventAnswer = Json<RunEvent>;
 
 /** A bot in `GET api/bots`: its per-run price named for the screens. */
-export function botAnswer({ id, name, accountId, credits, accountCredits, triggers, runsLast24h }: BotSummary) {
+export function botAnswer({ id, name, accountId, credits, accountCredits, triggers, runsLast24h }: BotSummary): AdminBot {
   return { id, name, accountId, creditsPerRun: credits, accountCredits, triggers, runsLast24h };
 }
 
 /** A trigger created or viewed (with its key). */
-export function triggerAnswer({ id, name, type, botId, url, key, createdAt }: TriggerWithKey) {
+export function triggerAnswer({ id, name, type, botId, url, key, createdAt }: TriggerWithKey): CreatedTrigger {
   return { id, name, type, botId, url, key, createdAt };
 }
 
 /** A trigger in a bot's list (no key). */
-export function listedTriggerAnswer({ id, name, type, url, createdAt, lastUsedAt }: TriggerListItem) {
+export function listedTriggerAnswer({ id, name, type, url, createdAt, lastUsedAt }: TriggerListItem): ListedTrigger {
   return { id, name, type, url, createdAt, lastUsedAt };
 }
 
 /** A rotated key. */
-export function rotatedKeyAnswer({ id, url, key }: TriggerWithKey) {
+export function rotatedKeyAnswer({ id, url, key }: TriggerWithKey): RotatedKey {
   return { id, url, key };
 }
 
 /** A run in a bot's history page: the bot is the page's. */
-export function listedRunAnswer({ botId: _bot, ...run }: InvocationView) {
+export function listedRunAnswer({ botId: _bot, ...run }: InvocationView): ListedRun {
   return run;
 }
 
 /** A redelivery accepted. */
-export function redeliveryAnswer(deliveryId: string) {
+export function redeliveryAnswer(deliveryId: string): Redelivery {
   return { id: deliveryId, status: 'pending' as const };
 }
 

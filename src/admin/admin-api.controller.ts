@@ -11,6 +11,18 @@ import {
   UNKNOWN_TRIGGER,
 } from '../errors/webhook-trigger.messages.js';
 import {
+  type AdminAccount,
+  type AdminBot,
+  type AdminCallback,
+  type AdminDelivery,
+  type AdminRun,
+  type CreatedTrigger,
+  type ListedRun,
+  type ListedTrigger,
+  type Redelivery,
+  type ReplayedRun,
+  type RotatedKey,
+  type ViewedTrigger,
   botAnswer,
   found,
   listedRunAnswer,
@@ -43,24 +55,24 @@ export class AdminApiController {
   }
 
   @Get('bots')
-  async listBots() {
+  async listBots(): Promise<AdminBot[]> {
     return (await this.admin.listBotSummaries()).map(botAnswer);
   }
 
   @Get('bots/:botId')
-  async getBot(@Param('botId') botId: string) {
+  async getBot(@Param('botId') botId: string): Promise<AdminBot> {
     return botAnswer(found(await this.admin.getBotSummary(botId), UNKNOWN_BOT(botId)));
   }
 
   @Get('bots/:botId/triggers')
-  async listTriggers(@Param('botId') botId: string, @Req() request: unknown) {
+  async listTriggers(@Param('botId') botId: string, @Req() request: unknown): Promise<ListedTrigger[]> {
     this.requireBot(botId);
     return (await this.admin.listTriggers(botId, requestOrigin(request))).map(listedTriggerAnswer);
   }
 
   @Post('bots/:botId/triggers')
   @HttpCode(201)
-  async createTrigger(@Param('botId') botId: string, @Body() body: unknown, @Req() request: unknown) {
+  async createTrigger(@Param('botId') botId: string, @Body() body: unknown, @Req() request: unknown): Promise<CreatedTrigger> {
     this.requireBot(botId);
     const { name, type } = requireObject(body);
     const input = { name: name as string, type: type as string | undefined };
@@ -68,7 +80,7 @@ export class AdminApiController {
   }
 
   @Get('triggers/:triggerId')
-  async viewTrigger(@Param('triggerId') triggerId: string, @Req() request: unknown) {
+  async viewTrigger(@Param('triggerId') triggerId: string, @Req() request: unknown): Promise<ViewedTrigger> {
     const viewed = found(await this.admin.viewTrigger(triggerId, requestOrigin(request)), UNKNOWN_TRIGGER(triggerId));
     // The trigger's view shows its callback: with it here, the screens never ask for one that is not there (a 404).
     return { ...triggerAnswer(viewed), callback: await this.admin.getCallback(triggerId) };
@@ -76,7 +88,7 @@ export class AdminApiController {
 
   @Post('triggers/:triggerId/rotate-key')
   @HttpCode(200)
-  async rotateKey(@Param('triggerId') triggerId: string, @Req() request: unknown) {
+  async rotateKey(@Param('triggerId') triggerId: string, @Req() request: unknown): Promise<RotatedKey> {
     return rotatedKeyAnswer(found(await this.admin.rotateKey(triggerId, requestOrigin(request)), UNKNOWN_TRIGGER(triggerId)));
   }
 
@@ -87,12 +99,12 @@ export class AdminApiController {
   }
 
   @Get('triggers/:triggerId/callback')
-  async getCallback(@Param('triggerId') triggerId: string) {
+  async getCallback(@Param('triggerId') triggerId: string): Promise<AdminCallback> {
     return found(await this.admin.getCallback(triggerId), NO_CALLBACK(triggerId));
   }
 
   @Put('triggers/:triggerId/callback')
-  async setCallback(@Param('triggerId') triggerId: string, @Body() body: unknown) {
+  async setCallback(@Param('triggerId') triggerId: string, @Body() body: unknown): Promise<AdminCallback> {
     const { url, events } = requireObject(body);
     const set = await this.admin.setCallback(triggerId, { url: url as string, events: events as string[] | undefined });
     return found(set, UNKNOWN_TRIGGER(triggerId));
@@ -106,58 +118,58 @@ export class AdminApiController {
 
   @Post('triggers/:triggerId/callback/rotate-secret')
   @HttpCode(200)
-  async rotateCallbackSecret(@Param('triggerId') triggerId: string) {
+  async rotateCallbackSecret(@Param('triggerId') triggerId: string): Promise<AdminCallback> {
     return found(await this.admin.rotateCallbackSecret(triggerId), NO_CALLBACK(triggerId));
   }
 
   @Get('triggers/:triggerId/deliveries')
-  async listDeliveries(@Param('triggerId') triggerId: string) {
+  async listDeliveries(@Param('triggerId') triggerId: string): Promise<AdminDelivery[]> {
     return found(await this.admin.listDeliveries(triggerId), UNKNOWN_TRIGGER(triggerId));
   }
 
   @Get('invocations/:invocationId/deliveries')
-  async listInvocationDeliveries(@Param('invocationId') id: string) {
+  async listInvocationDeliveries(@Param('invocationId') id: string): Promise<AdminDelivery[]> {
     return this.admin.listInvocationDeliveries(id);
   }
 
   @Post('deliveries/:deliveryId/redeliver')
   @HttpCode(202)
-  async redeliver(@Param('deliveryId') deliveryId: string) {
+  async redeliver(@Param('deliveryId') deliveryId: string): Promise<Redelivery> {
     if (!(await this.admin.redeliver(deliveryId))) throw new WebhookAdminNotFoundError(UNKNOWN_DELIVERY(deliveryId));
     return redeliveryAnswer(deliveryId);
   }
 
   @Get('bots/:botId/invocations')
-  async listInvocations(@Param('botId') botId: string, @Query() query: Record<string, QueryValue>) {
+  async listInvocations(@Param('botId') botId: string, @Query() query: Record<string, QueryValue>): Promise<ListedRun[]> {
     this.requireBot(botId);
     return (await this.admin.listInvocations(botId, historyFilter(query))).map(listedRunAnswer);
   }
 
   @Get('invocations/:invocationId')
-  async getInvocation(@Param('invocationId') id: string) {
+  async getInvocation(@Param('invocationId') id: string): Promise<AdminRun> {
     return found(await this.admin.getInvocationDetail(id, this.settings), UNKNOWN_INVOCATION_ID(id));
   }
 
   @Post('invocations/:invocationId/cancel')
   @HttpCode(200)
-  async cancelInvocation(@Param('invocationId') id: string) {
+  async cancelInvocation(@Param('invocationId') id: string): Promise<AdminRun> {
     return found(await this.admin.cancelInvocation(id, this.settings), UNKNOWN_INVOCATION_ID(id));
   }
 
   @Post('invocations/:invocationId/replay')
   @HttpCode(201)
-  async replayInvocation(@Param('invocationId') id: string, @Body() body: unknown) {
+  async replayInvocation(@Param('invocationId') id: string, @Body() body: unknown): Promise<ReplayedRun> {
     const { inputs } = optionalObject(body);
     return found(await this.admin.replayInvocation(id, inputs), UNKNOWN_INVOCATION_ID(id));
   }
 
   @Get('accounts/:accountId')
-  async getAccount(@Param('accountId') accountId: string) {
+  async getAccount(@Param('accountId') accountId: string): Promise<AdminAccount> {
     return found(await this.admin.getCredits(accountId), UNKNOWN_ACCOUNT(accountId));
   }
 
   @Put('accounts/:accountId/credits')
-  async setCredits(@Param('accountId') accountId: string, @Body() body: unknown) {
+  async setCredits(@Param('accountId') accountId: string, @Body() body: unknown): Promise<AdminAccount> {
     const { credits } = requireObject(body);
     return this.admin.setCredits(accountId, credits as number);
   }

@@ -1,16 +1,66 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { CALLBACK_EVENTS, INVOCATION_STATUSES, TERMINAL_STATUSES } from '../persistence/records.js';
+import type { AdminPageConfig } from './admin-api-answers.js';
+import { HISTORY_PAGE_SIZE, RECENT_RUNS_CAP } from './admin-views.js';
 
 /** The screens' files, shipped in the package's `admin-ui/` folder and read once at startup. */
 export interface AdminScreenFiles {
-  /** index.html with `{{base}}`, `{{readOnly}}`, `{{showInputs}}`, `{{signOutPath}}` placeholders. */
+  /** index.html with `{{base}}`, `{{readOnly}}`, `{{showInputs}}`, `{{signOutPath}}`, `{{config}}` placeholders. */
   page: string;
   assets: ReadonlyMap<string, { body: string; type: string }>;
 }
 
-const ASSET_TYPES: Record<string, string> = {
-  'admin.js': 'text/javascript; charset=utf-8',
-  'admin.css': 'text/css; charset=utf-8',
+const JS = 'text/javascript; charset=utf-8';
+const CSS = 'text/css; charset=utf-8';
+
+/**
+ * Every file the page may load, and nothing else: `GET <base>/assets/:file` serves these only. The style
+ * sheets are linked by index.html in this order; the screens are native ES modules (main.js imports the
+ * others by relative URL, so each is fetched from here).
+ */
+export const ADMIN_ASSETS: Readonly<Record<string, string>> = {
+  'admin.css': CSS,
+  'forms.css': CSS,
+  'screens.css': CSS,
+  'tables.css': CSS,
+  'main.js': JS,
+  'settings.js': JS,
+  'api.js': JS,
+  'dom.js': JS,
+  'format.js': JS,
+  'scope.js': JS,
+  'routes.js': JS,
+  'page.js': JS,
+  'router.js': JS,
+  'live.js': JS,
+  'dialogs.js': JS,
+  'bots-screen.js': JS,
+  'bot-screen.js': JS,
+  'triggers-tab.js': JS,
+  'add-trigger-form.js': JS,
+  'trigger-view.js': JS,
+  'callback-section.js': JS,
+  'callback-form.js': JS,
+  'deliveries.js': JS,
+  'delivery-polling.js': JS,
+  'history-tab.js': JS,
+  'history-query.js': JS,
+  'history-rows.js': JS,
+  'run-screen.js': JS,
+  'run-summary.js': JS,
+  'run-model.js': JS,
+  'replay.js': JS,
+};
+
+/** What the page tells the screens, from the server's own constants. */
+export const ADMIN_PAGE_CONFIG: AdminPageConfig = {
+  statuses: [...INVOCATION_STATUSES],
+  activeStatuses: INVOCATION_STATUSES.filter((s) => !TERMINAL_STATUSES.has(s)),
+  callbackEvents: [...CALLBACK_EVENTS],
+  alwaysSentEvent: 'invocation.completed',
+  historyPageSize: HISTORY_PAGE_SIZE,
+  recentRunsCap: RECENT_RUNS_CAP,
 };
 
 /** The page's Content-Security-Policy: nothing inline, nothing from elsewhere. */
@@ -33,7 +83,7 @@ export function loadAdminScreenFiles(): AdminScreenFiles {
   }
   const root = join(dir, 'admin-ui');
   const assets = new Map(
-    Object.entries(ASSET_TYPES).map(([file, type]) => [file, { body: readFileSync(join(root, file), 'utf8'), type }] as const),
+    Object.entries(ADMIN_ASSETS).map(([file, type]) => [file, { body: readFileSync(join(root, file), 'utf8'), type }] as const),
   );
   cached = { page: readFileSync(join(root, 'index.html'), 'utf8'), assets };
   return cached;
@@ -53,6 +103,7 @@ export function renderAdminPage(
     readOnly: String(settings.readOnly),
     showInputs: String(settings.showInputs),
     signOutPath: escapeHtml(settings.signOutPath ?? ''),
+    config: escapeHtml(JSON.stringify(ADMIN_PAGE_CONFIG)),
   };
-  return files.page.replace(/\{\{(base|readOnly|showInputs|signOutPath)\}\}/g, (_, name: string) => values[name]);
+  return files.page.replace(/\{\{(base|readOnly|showInputs|signOutPath|config)\}\}/g, (_, name: string) => values[name]);
 }

@@ -85,6 +85,9 @@ export interface InvocationDetail extends InvocationView {
   timeline: TimelineStep[];
 }
 
+/** Runs per page of a bot's history: what the screens ask for (sent to them in the page). */
+export const HISTORY_PAGE_SIZE = 50;
+
 /** Filters and paging of a bot's history; every field optional. */
 export interface HistoryFilter {
   /** 1–1000. @default 50 */

@@ -3,7 +3,8 @@
  * trigger contract the sample app had, history filters and keyset paging, run detail, cancel, replay,
  * credits, read-only mode, CSRF for cookie sessions, and the live stream.
  */
-import { WebhookTriggerAdminModule } from '../../src/index.js';
+import { INVOCATION_STATUSES, WebhookTriggerAdminModule } from '../../src/index.js';
+import { CALLBACK_EVENTS } from '../../src/persistence/records.js';
 import { ADMIN_TEST_BASIC, ADMIN_TEST_COOKIE, ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
 import { openStream } from '../helpers/event-stream.js';
 import { expectAdminError, ISO, request, send, startRun, syncUntilFinished, triggerBot, until, type HttpResult } from '../helpers/http.js';
@@ -36,7 +37,7 @@ describeOnEveryAdapter('admin API', ({ makeAdapter }) => {
   afterAll(() => t.close());
 
   describe("the host's guard", () => {
-    it.each(['/admin', '/admin/assets/admin.js', '/admin/api/bots', '/admin/api/events'])(
+    it.each(['/admin', '/admin/assets/main.js', '/admin/assets/api.js', '/admin/api/bots', '/admin/api/events'])(
       'answers 401 on %s without credentials',
       async (path) => {
         const res = await request(`${t.baseUrl}${path}`);
@@ -376,17 +377,41 @@ describeOnEveryAdapter('admin API', ({ makeAdapter }) => {
       expect(page.headers.get('content-type')).toMatch(/^text\/html/);
       expect(page.headers.get('content-security-policy')).toContain("script-src 'self'");
       expect(page.text).toContain('data-base="/admin"');
-      expect(page.text).toContain('src="/admin/assets/admin.js"');
+      expect(page.text).toContain('<script type="module" src="/admin/assets/main.js">');
       expect(page.text).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/); // no inline script
-      const js = await request(`${t.baseUrl}/admin/assets/admin.js`, { headers: AUTH });
+      const js = await request(`${t.baseUrl}/admin/assets/main.js`, { headers: AUTH });
       expect(js.status).toBe(200);
       expect(js.headers.get('content-type')).toMatch(/^text\/javascript/);
+      expect(js.headers.get('cache-control')).toBe('no-cache');
       expect(js.text).toContain("window.addEventListener('hashchange', route);"); // the file itself, not a JSON-wrapped Buffer
+      // Every module main.js imports, and every one they import, is served as JavaScript.
+      const seen = new Set<string>();
+      const pending = ['main.js'];
+      for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
+        if (seen.has(file)) continue;
+        seen.add(file);
+        const module = await request(`${t.baseUrl}/admin/assets/${file}`, { headers: AUTH });
+        expect([file, module.status, module.headers.get('content-type')]).toEqual([file, 200, expect.stringMatching(/^text\/javascript/)]);
+        for (const [, imported] of module.text.matchAll(/^import [^;]*? from '\.\/([\w-]+\.js)';$/gm)) pending.push(imported);
+      }
+      expect(seen.size).toBeGreaterThan(10);
+      // The server's statuses, callback events and page size, in the page (HTML-escaped JSON).
+      const config = page.text.match(/data-config="([^"]*)"/)?.[1] ?? '';
+      expect(JSON.parse(config.replace(/&quot;/g, '"').replace(/&amp;/g, '&'))).toEqual({
+        statuses: [...INVOCATION_STATUSES],
+        activeStatuses: ['queued', 'running'],
+        callbackEvents: [...CALLBACK_EVENTS],
+        alwaysSentEvent: 'invocation.completed',
+        historyPageSize: 50,
+        recentRunsCap: 10_000,
+      });
       const css = await request(`${t.baseUrl}/admin/assets/admin.css`, { headers: AUTH });
       expect(css.headers.get('content-type')).toMatch(/^text\/css/);
       expect(css.text).toContain(':focus-visible');
       expectAdminError(await request(`${t.baseUrl}/admin/assets/..%2Fpackage.json`, { headers: AUTH }), 404);
       expectAdminError(await request(`${t.baseUrl}/admin/assets/nope.js`, { headers: AUTH }), 404);
+      expectAdminError(await request(`${t.baseUrl}/admin/assets/format.spec.ts`, { headers: AUTH }), 404);
+      expectAdminError(await request(`${t.baseUrl}/admin/assets/index.html`, { headers: AUTH }), 404);
     });
   });
 });

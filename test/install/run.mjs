@@ -592,7 +592,8 @@ async function testApp(app, ctx) {
       const html = await page.text();
       if (page.status !== 200 || !html.includes('data-base="/admin"')) fail(`GET /admin answered ${page.status}: ${html.slice(0, 200)}`);
       for (const [file, type] of [
-        ['admin.js', 'text/javascript'],
+        ['main.js', 'text/javascript'],
+        ['api.js', 'text/javascript'],
         ['admin.css', 'text/css'],
       ]) {
         const res = await fetch(`${admin}/assets/${file}`, { headers: basic });
@@ -615,7 +616,7 @@ async function testApp(app, ctx) {
       const made = await http('POST', `${admin}/api/bots/${bot.id}/triggers`, { headers: { ...change, 'x-webhook-admin': '1' }, body });
       if (made.status !== 201 || !made.json?.url?.startsWith(`http://127.0.0.1:${port}/`))
         fail(`the change answered ${made.status}: ${made.text}`);
-      return `401 without credentials; page, admin.js, admin.css; bots ${bots.text}; a change: 403 without X-Webhook-Admin, 201 with it (url ${made.json.url})`;
+      return `401 without credentials; page, main.js, api.js, admin.css; bots ${bots.text}; a change: 403 without X-Webhook-Admin, 201 with it (url ${made.json.url})`;
     });
     await step('SIGTERM', async () => {
       const s = Date.now();

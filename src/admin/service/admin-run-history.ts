@@ -12,11 +12,17 @@ import type { ResolvedWebhookTriggerOptions } from '../../options/webhook-trigge
 import { type HistoryQuery, InvocationRepository } from '../../persistence/invocation.repository.js';
 import { INVOCATION_STATUSES, type InvocationRecord } from '../../persistence/records.js';
 import { TriggerRepository } from '../../persistence/trigger.repository.js';
-import { type HistoryFilter, type InvocationDetail, type InvocationView, LISTED_OUTPUTS_MAX, type TimelineStep } from '../admin-views.js';
+import {
+  type HistoryFilter,
+  type InvocationDetail,
+  type InvocationView,
+  HISTORY_PAGE_SIZE,
+  LISTED_OUTPUTS_MAX,
+  type TimelineStep,
+} from '../admin-views.js';
 
 /** Most runs one history page holds. */
 const PAGE_MAX = 1000;
-const PAGE_DEFAULT = 50;
 
 /** A bot's runs for the admin: history pages, one run, cancel, replay, live changes. Behind `WebhookTriggersAdmin`. */
 @Injectable()
@@ -43,7 +49,7 @@ export class AdminRunHistory {
     const bad = (field: string, problem: string) => new WebhookAdminInputError(BAD_ADMIN_FIELD(field, problem));
     // A bare number was the limit in an older signature: refused rather than read as "no filter".
     if (typeof filter !== 'object' || filter === null) throw bad('filter', 'an object such as { limit: 50 }');
-    const limit = filter.limit ?? PAGE_DEFAULT;
+    const limit = filter.limit ?? HISTORY_PAGE_SIZE;
     if (!Number.isInteger(limit) || limit < 1 || limit > PAGE_MAX) throw bad('limit', `a whole number from 1 to ${PAGE_MAX}`);
     if (filter.status !== undefined && !INVOCATION_STATUSES.includes(filter.status)) {
       throw bad('status', `one of ${INVOCATION_STATUSES.join(', ')}`);

@@ -1,0 +1,61 @@
+// @ts-check
+// The hash routes: #/ (Bots), #/bots/:botId/settings, #/bots/:botId/history, #/invocations/:id. Pure.
+
+/** @typedef {'settings' | 'history'} BotTab */
+
+/**
+ * @typedef {{ kind: 'bots' }
+ *   | { kind: 'bot', botId: string, tab: BotTab }
+ *   | { kind: 'redirect', hash: string }
+ *   | { kind: 'run', id: string }
+ *   | { kind: 'not-found' }} Route
+ */
+
+/**
+ * The path of a location hash (`#/bots/x/history` → `/bots/x/history`; empty → `/`).
+ * @param {string} hash
+ */
+export function hashPath(hash) {
+  const path = hash.replace(/^#/, '');
+  return path === '' ? '/' : path;
+}
+
+/**
+ * A URL part decoded, or as it is when it is not valid percent-encoding.
+ * @param {string} part
+ */
+export function decodePart(part) {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
+/**
+ * The screen a path shows.
+ * @param {string} path
+ * @returns {Route}
+ */
+export function parseRoute(path) {
+  if (path === '/' || path === '/bots' || path === '/bots/') return { kind: 'bots' };
+  const bot = path.match(/^\/bots\/([^/]+)\/(settings|history)\/?$/);
+  if (bot) return { kind: 'bot', botId: decodePart(bot[1]), tab: /** @type {BotTab} */ (bot[2]) };
+  if (/^\/bots\/([^/]+)\/?$/.test(path)) return { kind: 'redirect', hash: `#${path.replace(/\/?$/, '/settings')}` };
+  const run = path.match(/^\/invocations\/([^/]+)\/?$/);
+  if (run) return { kind: 'run', id: decodePart(run[1]) };
+  return { kind: 'not-found' };
+}
+
+/**
+ * @param {string} botId
+ * @param {BotTab} tab
+ */
+export function botHref(botId, tab) {
+  return `#/bots/${encodeURIComponent(botId)}/${tab}`;
+}
+
+/** @param {string} id */
+export function runHref(id) {
+  return `#/invocations/${encodeURIComponent(id)}`;
+}
