@@ -1,7 +1,7 @@
-// dependency-cruiser 17. `npm run lint:deps` runs two passes over src/:
-// - this file: rules on modules, on every import, type-only ones included;
-// - .dependency-cruiser.folders.cjs: no cycles between folders, on runtime imports only (docs/architecture.md:
-//   options/ names the contracts in type-only imports, erased at build).
+// dependency-cruiser 17. `npm run lint:deps` runs two passes over src/, both on every import, type-only ones
+// included:
+// - this file: rules on modules;
+// - .dependency-cruiser.folders.cjs: no cycles between folders (a folder-scoped rule needs a pass of its own).
 // Architecture rules for the library's own code in src/. Unit tests beside it (src/**/*.spec.ts) are left
 // out: they are not part of the package, and a spec that wires several folders together is no layering.
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -31,6 +31,31 @@ module.exports = {
         '(erased at compile time), so the main entry loads without them installed.',
       from: { path: '^src/', pathNot: '^src/redis/' },
       to: { path: ['(^|/)node_modules/ioredis/', '(^|/)node_modules/bullmq/'], dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'sql-stays-in-persistence',
+      severity: 'error',
+      comment:
+        'The SQL storage (persistence/sql/) is one implementation of WebhookStorage: nothing outside persistence/ names ' +
+        'a SQL class; they inject the contracts (WebhookStorage, TriggerRepository, ...).',
+      from: { path: '^src/', pathNot: '^src/persistence/' },
+      to: { path: '^src/persistence/sql/' },
+    },
+    {
+      name: 'typeorm-internals-in-persistence',
+      severity: 'error',
+      comment: 'The DataSource wiring stays in persistence/; only the entry exports the entities and migrations for hosts.',
+      from: { path: '^src/', pathNot: ['^src/persistence/', '^src/index\\.ts$'] },
+      to: { path: '^src/persistence/typeorm/' },
+    },
+    {
+      name: 'database-drivers-in-persistence',
+      severity: 'error',
+      comment:
+        'typeorm, pg and better-sqlite3 (their classes and error codes) are known in persistence/ only: a lost ' +
+        'database reaches the rest as DatabaseConnectionLostError.',
+      from: { path: '^src/', pathNot: '^src/persistence/' },
+      to: { path: ['(^|/)node_modules/(typeorm|pg|better-sqlite3|@nestjs/typeorm)/'] },
     },
     {
       name: 'src-not-to-test-sample-bench',

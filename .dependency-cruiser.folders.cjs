@@ -1,8 +1,6 @@
-// dependency-cruiser 17, second pass of `npm run lint:deps`: folders of src/ must not form cycles.
-// Runs on RUNTIME imports only (tsPreCompilationDeps: false drops `import type` and imports used only as
-// types, as the build does): options/ names the contracts (Type<TriggerRepository> ...) in type-only imports,
-// which load nothing (docs/architecture.md). A folder-scoped rule cannot filter dependency types, hence a
-// pass of its own. Module cycles, type-only imports included, are checked by .dependency-cruiser.cjs.
+// dependency-cruiser 17, second pass of `npm run lint:deps`: folders of src/ must not form cycles, type-only
+// imports included (a folder that names another's types depends on it as much as one that calls it).
+// A folder-scoped rule needs a pass of its own; module-level rules are in .dependency-cruiser.cjs.
 const base = require('./.dependency-cruiser.cjs');
 
 /** @type {import('dependency-cruiser').IConfiguration} */
@@ -19,5 +17,5 @@ module.exports = {
       to: { path: '^src/', circular: true },
     },
   ],
-  options: { ...base.options, tsPreCompilationDeps: false },
+  options: base.options,
 };

@@ -26,6 +26,7 @@ export {
   WebhookAdminNotFoundError,
   WebhookAdminUnavailableError,
   IdempotencyKeyTakenError,
+  DatabaseConnectionLostError,
 } from './errors/webhook-trigger.errors.js';
 
 // For receivers of the signed completion callbacks (Standard Webhooks). The signer and the sender stay internal.

@@ -172,8 +172,9 @@ export class TooManyEventStreamsError extends WebhookTriggerError {
 }
 
 /**
- * 503: the database connection of a unit of work was lost under it (a terminated backend, a restarted server);
- * the server rolled the transaction back. `cause` is what the driver reported.
+ * 503 with Retry-After: the database went away under the request (a terminated backend, a restarted server);
+ * any transaction was rolled back. Thrown by the module's SQL storage; a host's storage may throw it too.
+ * `cause` is what the driver reported.
  */
 export class DatabaseConnectionLostError extends WebhookTriggerError {
   readonly retryAfterSeconds = 1;

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnModuleDestroy, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
 import { TooManyEventStreamsError, ShuttingDownError, UnknownInvocationError } from '../errors/webhook-trigger.errors.js';
 import { LOG_EVENT_STREAM_READ_FAILED } from '../errors/webhook-trigger.messages.js';
@@ -46,7 +46,7 @@ export class RunEventStreams implements OnModuleDestroy {
     private readonly invocations: InvocationService,
     private readonly changes: InvocationChanges,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
-    @Optional() private readonly shutdown?: ShutdownState,
+    private readonly shutdown: ShutdownState,
   ) {
     shutdown?.signal.addEventListener('abort', () => this.endAll(), { once: true });
   }
@@ -62,7 +62,7 @@ export class RunEventStreams implements OnModuleDestroy {
    * Resolves once the stream is set up; the stream then lives on by itself.
    */
   async serve(trigger: TriggerRecord, invocationId: string, after: number, response: ServerResponse, begin: () => void): Promise<void> {
-    if (this.shutdown?.isShuttingDown) throw new ShuttingDownError();
+    if (this.shutdown.isShuttingDown) throw new ShuttingDownError();
     if (this.open.size >= this.options.maxEventStreams) throw new TooManyEventStreamsError(this.options.maxEventStreams);
     let lastId = after;
     let ended = false;
@@ -129,7 +129,7 @@ export class RunEventStreams implements OnModuleDestroy {
       watch = this.changes.watch(invocationId, () => void read());
       const row = await this.invocations.find(trigger, invocationId);
       if (!row) throw new UnknownInvocationError(invocationId);
-      if (this.shutdown?.isShuttingDown) throw new ShuttingDownError();
+      if (this.shutdown.isShuttingDown) throw new ShuttingDownError();
       const finished = TERMINAL_STATUSES.has(row.status);
       begin();
       if (finished && runEvents(row).every((e) => e.id <= after)) {

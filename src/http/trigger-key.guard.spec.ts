@@ -134,7 +134,7 @@ describe('TriggerKeyGuard', () => {
     }
     const bus = new FleetBus();
     const cache = new TriggerCache(triggers, bus, { triggerCacheTtlMs: 30_000 });
-    guard = new TriggerKeyGuard(triggers, storage, resolveWebhookTriggerOptions(), cache);
+    guard = new TriggerKeyGuard(cache, storage, resolveWebhookTriggerOptions());
     for (let i = 0; i < 3; i++) expect(await check(expressRequest(trigger.id, { 'x-key': key }))).toBe(true);
     expect(triggers.lookups).toBe(1);
     const newKey = generateTriggerKey();

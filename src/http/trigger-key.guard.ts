@@ -1,4 +1,4 @@
-import { type CanActivate, type ExecutionContext, Inject, Injectable, Optional } from '@nestjs/common';
+import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common';
 import { InvalidKeyError, RateLimitedError, UnknownTriggerError } from '../errors/webhook-trigger.errors.js';
 import { TOO_MANY_FAILED_KEYS } from '../errors/webhook-trigger.messages.js';
 import { TriggerCache } from '../invocations/trigger-cache.js';
@@ -6,7 +6,7 @@ import { TRIGGER_ID_PATTERN } from '../keys/ids.js';
 import { verifyTriggerKey } from '../keys/trigger-keys.js';
 import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions, WebhookRateLimit } from '../options/webhook-trigger-options.interface.js';
-import { TriggerRepository } from '../persistence/trigger.repository.js';
+import type { TriggerRepository } from '../persistence/trigger.repository.js';
 import type { TriggerRecord } from '../persistence/records.js';
 import { RateLimitStorage, type RateLimitWindow } from '../rate-limits/rate-limit.storage.js';
 import { AUTHENTICATED_TRIGGER, type RawRequest, rawRequestOf } from './http.types.js';
@@ -35,17 +35,15 @@ function clientIp(request: unknown, raw: RawRequest): string {
 export class TriggerKeyGuard implements CanActivate {
   private readonly failedKeyLimit: WebhookRateLimit;
   private readonly rateLimits: ResolvedWebhookTriggerOptions['rateLimits'];
-  private readonly triggers: Pick<TriggerRepository, 'findActive'>;
 
   constructor(
-    repository: TriggerRepository,
+    // This process's copy of trigger look-ups (a plain repository in specs).
+    @Inject(TriggerCache) private readonly triggers: Pick<TriggerRepository, 'findActive'>,
     private readonly limits: RateLimitStorage,
     @Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions,
-    @Optional() cache?: TriggerCache,
   ) {
     this.failedKeyLimit = options.failedKeyLimit;
     this.rateLimits = options.rateLimits;
-    this.triggers = cache ?? repository;
   }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {

@@ -1,8 +1,8 @@
 import { type ArgumentsHost, Logger } from '@nestjs/common';
 import type { HttpAdapterHost } from '@nestjs/core';
 import { QueryFailedError } from 'typeorm';
-import { isDatabaseUnavailable } from '../errors/error-status.js';
-import { UnknownTriggerError } from '../errors/webhook-trigger.errors.js';
+import { DatabaseConnectionLostError, UnknownTriggerError } from '../errors/webhook-trigger.errors.js';
+import { databaseError, isDatabaseUnavailable } from '../persistence/sql/database-errors.js';
 import { WebhookExceptionFilter } from './webhook-exception.filter.js';
 
 /** What the filter answered: status, headers and body, through a fake HTTP adapter. */
@@ -32,7 +32,9 @@ describe('WebhookExceptionFilter: a lost database connection', () => {
     ['a refused connection (ECONNREFUSED)', driverError('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED')],
   ])('is answered 503 with Retry-After, not 500: %s', (_what, exception) => {
     expect(isDatabaseUnavailable(exception)).toBe(true);
-    expect(answer(exception)).toEqual({
+    const lost = databaseError(exception); // what the SQL executor throws for it
+    expect(lost).toBeInstanceOf(DatabaseConnectionLostError);
+    expect(answer(lost)).toEqual({
       status: 503,
       headers: { 'Retry-After': '1' },
       body: { success: false, statusCode: 503, error: 'Service Unavailable', message: 'The database connection was lost; retry shortly' },
@@ -45,6 +47,7 @@ describe('WebhookExceptionFilter: a lost database connection', () => {
     try {
       const constraint = new QueryFailedError('INSERT', [], driverError('duplicate key value violates unique constraint', '23505'));
       expect(isDatabaseUnavailable(constraint)).toBe(false);
+      expect(databaseError(constraint)).toBe(constraint);
       expect(answer(constraint).status).toBe(500);
       expect(answer(new Error('boom'))).toMatchObject({ status: 500, headers: {}, body: { message: 'Internal server error' } });
       expect(logged.mock.calls.map(([message, stack]) => [message, String(stack).split('\n')[0]])).toEqual([

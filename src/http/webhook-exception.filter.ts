@@ -1,20 +1,11 @@
 import { type ArgumentsHost, Catch, type ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { STATUS_CODES } from 'node:http';
-import { httpStatusOf, isDatabaseUnavailable, retryAfterOf } from '../errors/error-status.js';
-import { ClientGoneError, SyncTimeoutError } from '../errors/webhook-trigger.errors.js';
-import {
-  DATABASE_UNAVAILABLE,
-  INTERNAL_ERROR,
-  LOG_CLIENT_GONE,
-  LOG_DATABASE_LOST,
-  LOG_UNEXPECTED_ERROR,
-} from '../errors/webhook-trigger.messages.js';
+import { httpStatusOf, retryAfterOf } from '../errors/error-status.js';
+import { ClientGoneError, DatabaseConnectionLostError, SyncTimeoutError } from '../errors/webhook-trigger.errors.js';
+import { INTERNAL_ERROR, LOG_CLIENT_GONE, LOG_DATABASE_LOST, LOG_UNEXPECTED_ERROR } from '../errors/webhook-trigger.messages.js';
 import { LOG_CONTEXT } from '../options/module.constants.js';
 import { rawRequestOf } from './http.types.js';
-
-/** Retry-After of a 503 for a lost database connection: the pool reconnects on the next query. */
-const DATABASE_RETRY_AFTER_S = 1;
 
 /** Body of every non-2xx answer of the webhook API. */
 export interface WebhookErrorBody {
@@ -30,7 +21,7 @@ export interface WebhookErrorBody {
  * Every failure of the webhook routes becomes `{ success: false, statusCode, error, message }`; never a
  * stack. The module's errors carry their own message, and their status comes from one table
  * (`errors/error-status.ts`); Nest's own HTTP exceptions keep theirs; a lost database connection (a restart,
- * a terminated backend) is a 503 with Retry-After, as a retry may succeed; anything else is a logged 500.
+ * a terminated backend; DatabaseConnectionLostError from the storage) is a 503 with Retry-After, as a retry may succeed; anything else is a logged 500.
  * A client that went away is not an error (a debug line). An answer given while the request's body has
  * not fully arrived (refused before or while reading it) closes the connection, so the rest is never read.
  */
@@ -50,7 +41,7 @@ export class WebhookExceptionFilter implements ExceptionFilter {
     }
     const [status, message] = this.describe(exception);
     if (!raw.complete) httpAdapter.setHeader(response, 'Connection', 'close');
-    const retryAfter = retryAfterOf(exception) ?? (message === DATABASE_UNAVAILABLE ? DATABASE_RETRY_AFTER_S : undefined);
+    const retryAfter = retryAfterOf(exception);
     if (retryAfter !== undefined) httpAdapter.setHeader(response, 'Retry-After', String(retryAfter));
     const body: WebhookErrorBody = { success: false, statusCode: status, error: STATUS_CODES[status] ?? 'Error', message };
     if (exception instanceof SyncTimeoutError) body.status = exception.invocationStatus;
@@ -58,13 +49,11 @@ export class WebhookExceptionFilter implements ExceptionFilter {
   }
 
   private describe(exception: unknown): [number, string] {
+    // The storage names a lost database (the driver's codes are known in persistence/ only): a warning, not an error.
+    if (exception instanceof DatabaseConnectionLostError) this.logger.warn(LOG_DATABASE_LOST(String((exception.cause as Error)?.message)));
     const status = httpStatusOf(exception);
     if (status !== undefined) return [status, (exception as Error).message];
     if (exception instanceof HttpException) return [exception.getStatus(), messageOf(exception)];
-    if (isDatabaseUnavailable(exception)) {
-      this.logger.warn(LOG_DATABASE_LOST((exception as Error).message));
-      return [HttpStatus.SERVICE_UNAVAILABLE, DATABASE_UNAVAILABLE];
-    }
     this.logger.error(LOG_UNEXPECTED_ERROR, exception instanceof Error ? exception.stack : String(exception));
     return [HttpStatus.INTERNAL_SERVER_ERROR, INTERNAL_ERROR];
   }

@@ -1,3 +1,4 @@
+import { ShutdownState } from '../lifecycle/shutdown.state.js';
 import { InMemoryCompletionBus } from '../completion/in-memory-completion.bus.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import type { InvocationRecord, InvocationStatus, InvocationTransition, NewInvocation } from '../persistence/records.js';
@@ -79,7 +80,7 @@ describe('InvocationWaiter', () => {
   beforeEach(async () => {
     repo = new FakeInvocationRepository();
     bus = new InMemoryCompletionBus();
-    waiter = new InvocationWaiter(repo, bus);
+    waiter = new InvocationWaiter(repo, bus, new ShutdownState());
     await repo.insert({
       id: ID,
       triggerId: TRIGGER,

@@ -1,4 +1,4 @@
-import { Injectable, Optional } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { CompletionBus } from '../completion/completion-bus.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import { TERMINAL_STATUSES, type InvocationRecord } from '../persistence/records.js';
@@ -25,7 +25,7 @@ export class InvocationWaiter {
   constructor(
     private readonly invocations: InvocationRepository,
     private readonly bus: CompletionBus,
-    @Optional() private readonly shutdown?: ShutdownState,
+    private readonly shutdown: ShutdownState,
   ) {
     shutdown?.signal.addEventListener('abort', () => this.onShutdown.forEach((wake) => wake()), { once: true });
   }
@@ -47,7 +47,7 @@ export class InvocationWaiter {
       if (!current || current.triggerId !== triggerId) return { kind: 'not-found' };
       if (TERMINAL_STATUSES.has(current.status)) return { kind: 'finished', invocation: current };
       if (signal?.aborted) return { kind: 'aborted' };
-      if (this.shutdown?.isShuttingDown) return { kind: 'shutdown', invocation: current };
+      if (this.shutdown.isShuttingDown) return { kind: 'shutdown', invocation: current };
       signal?.addEventListener('abort', onAbort, { once: true });
       timer = setTimeout(() => wake('timeout'), timeoutMs);
       const reason = await woken;

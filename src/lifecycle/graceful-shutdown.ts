@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { SHUTDOWN_HOOKS_OFF } from '../errors/webhook-trigger.messages.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
@@ -24,12 +24,12 @@ export class GracefulShutdown implements OnModuleDestroy, OnApplicationBootstrap
     private readonly state: ShutdownState,
     private readonly executor: InvocationExecutor,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
-    @Optional() private readonly adapterHost?: HttpAdapterHost,
+    private readonly adapterHost: HttpAdapterHost,
   ) {}
 
   onApplicationBootstrap(): void {
     // enableShutdownHooks() listens for the signals on the process; nothing else in an app does by default.
-    if (this.adapterHost?.httpAdapter && process.listenerCount('SIGTERM') === 0) this.logger.warn(SHUTDOWN_HOOKS_OFF);
+    if (this.adapterHost.httpAdapter && process.listenerCount('SIGTERM') === 0) this.logger.warn(SHUTDOWN_HOOKS_OFF);
   }
 
   async onModuleDestroy(): Promise<void> {

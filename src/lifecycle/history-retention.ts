@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { CallbackStore } from '../persistence/callback-store.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
@@ -17,7 +17,7 @@ export class HistoryRetention implements OnApplicationBootstrap {
     private readonly invocations: InvocationRepository,
     private readonly shutdown: ShutdownState,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
-    @Optional() private readonly callbacks?: CallbackStore,
+    private readonly callbacks: CallbackStore,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -33,7 +33,7 @@ export class HistoryRetention implements OnApplicationBootstrap {
       const before = new Date(now - this.options.historyRetentionDays * DAY_MS);
       const deleted = await this.invocations.deleteFinishedBefore(before);
       // Callback deliveries go with the runs they reported (those still pending stay until sent or given up).
-      await this.callbacks?.deleteFinishedBefore(before);
+      await this.callbacks.deleteFinishedBefore(before);
       if (deleted > 0) this.logger.log(`Deleted ${deleted} finished run(s) older than ${this.options.historyRetentionDays} days`);
       return deleted;
     } catch (error) {

@@ -13,7 +13,7 @@ import { CANNOT_CONNECT, MISSING_PACKAGE } from '../errors/webhook-trigger.messa
 import { BotRunner, type DispatchedRun } from '../runs/bot-runner.js';
 import { AccountRunSlots } from './account-run-slots.js';
 import { AccountQueuePositions } from './account-queue-positions.js';
-import { Batcher } from '../persistence/sql/batcher.js';
+import { Batcher } from '../batching/batcher.js';
 
 type BullMq = typeof import('bullmq');
 

@@ -7,7 +7,7 @@ import { CANNOT_CONNECT } from '../errors/webhook-trigger.messages.js';
 import { createRedisClient, redactRedisUrl } from './ioredis.js';
 import { InMemoryCompletionBus } from '../completion/in-memory-completion.bus.js';
 import type { RunChange } from '../completion/completion-bus.js';
-import { Batcher } from '../persistence/sql/batcher.js';
+import { Batcher } from '../batching/batcher.js';
 
 /** Said on the finished channel by a process that watches run changes (never an invocation id). */
 const WATCHING = 'watching';

@@ -15,7 +15,7 @@ import {
 } from '../rate-limits/rate-limit.storage.js';
 import { InMemoryRateLimitStorage } from '../rate-limits/in-memory-rate-limit.storage.js';
 import { REDIS_NOW_MS } from './redis-time.lua.js';
-import { Batcher } from '../persistence/sql/batcher.js';
+import { Batcher } from '../batching/batcher.js';
 
 /** A hit that Redis does not answer within this is counted in process instead. */
 const COMMAND_TIMEOUT_MS = 1000;

@@ -1,6 +1,7 @@
 import type { DataSource, QueryRunner } from 'typeorm';
 import { DatabaseConnectionLostError } from '../../errors/webhook-trigger.errors.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
+import { databaseError } from './database-errors.js';
 import { SqlExecutor, type SqlResult } from './sql-executor.js';
 
 /** A PostgreSQL transaction as the stores see it; `WebhookTransaction` to everyone else. */
@@ -28,8 +29,8 @@ export class PostgresExecutor extends SqlExecutor {
 
   async run<T>(work: (tx: WebhookTransaction) => Promise<T>): Promise<T> {
     const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
     try {
+      await runner.connect();
       await runner.startTransaction();
       try {
         const value = await work(new PostgresTransaction(runner));
@@ -43,6 +44,8 @@ export class PostgresExecutor extends SqlExecutor {
         await runner.rollbackTransaction();
         throw error;
       }
+    } catch (error) {
+      throw databaseError(error);
     } finally {
       await runner.release();
     }
@@ -54,6 +57,8 @@ export class PostgresExecutor extends SqlExecutor {
     try {
       const result = await runner.query(this.toPostgres(sql), params, true);
       return { rows: Array.isArray(result.records) ? (result.records as Record<string, unknown>[]) : [], changes: result.affected ?? 0 };
+    } catch (error) {
+      throw databaseError(error);
     } finally {
       if (!own) await runner.release();
     }

@@ -1,7 +1,7 @@
 import type { NewInvocation } from '../records.js';
 import type { AcceptOutcome } from '../webhook-storage.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
-import { Batcher } from './batcher.js';
+import { Batcher } from '../../batching/batcher.js';
 import { text } from './sql-rows.js';
 import type { SqlExecutor } from './sql-executor.js';
 

@@ -1,6 +1,6 @@
 import type { BotOutput } from '../../bots/bot.types.js';
 import type { InvocationError, InvocationRecord, InvocationStatus } from '../records.js';
-import { Batcher } from './batcher.js';
+import { Batcher } from '../../batching/batcher.js';
 import { INVOCATION_COLUMNS, text, toInvocation } from './sql-rows.js';
 import type { SqlExecutor } from './sql-executor.js';
 
