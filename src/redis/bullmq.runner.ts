@@ -9,55 +9,23 @@ import { InvocationRepository } from '../persistence/invocation.repository.js';
 import { createRedisClient, redactRedisUrl } from './ioredis.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
-import { CANNOT_CONNECT, MISSING_PACKAGE } from '../errors/webhook-trigger.messages.js';
+import { CANNOT_CONNECT } from '../errors/webhook-trigger.messages.js';
 import { BotRunner, type DispatchedRun } from '../runs/bot-runner.js';
 import { AccountRunSlots } from './account-run-slots.js';
 import { AccountQueuePositions } from './account-queue-positions.js';
 import { Batcher } from '../batching/batcher.js';
-
-type BullMq = typeof import('bullmq');
-
-/** How long a job refused a slot stays delayed when no hand-off brings it forward: ±20 %, so they do not return together. */
-function refusedDelay(waiting: number): number {
-  const delay = Math.min(REFUSED_DELAY_MAX_MS, REFUSED_DELAY_MIN_MS + REFUSED_DELAY_PER_WAITING_MS * waiting);
-  return Math.round(delay * (0.8 + Math.random() * 0.4));
-}
-
-/** The optional peer `bullmq`, loaded only when this runner is chosen. */
-function loadBullMq(): BullMq {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the optional peer is loaded only when this runner is chosen
-    return require('bullmq') as BullMq;
-  } catch {
-    throw new WebhookConfigurationError(MISSING_PACKAGE('BullMqBotRunner', 'bullmq@^6.7.0'));
-  }
-}
-
-/** A job counted in its account's pending runs (AccountQueuePositions) until it ends. */
-const COUNTED_JOB = 'run';
-/** A job a sweep re-added: not counted (the add is a no-op when the job is still in the queue). */
-const SWEPT_JOB = 'swept';
-
-/** Name of the queue inside the `redis.keyPrefix` namespace. */
-export const WEBHOOK_RUN_QUEUE = 'runs';
-/** Most queued ids one sweep re-dispatches. */
-const SWEEP_BATCH = 1000;
-/** A failed enqueue fails fast instead of holding the trigger request until Redis is back. */
-const ENQUEUE_TIMEOUT_MS = 2000;
-/** Most jobs in one `addBulk` of dispatched runs; more waiting go in the next, right after. */
-const ENQUEUE_BATCH = 1000;
-/**
- * A job refused a slot (its account is at its cap) is brought forward when a slot frees; its delay is
- * only the safety net (a hand-off lost with a dead worker, or raced): the least, plus a little per run of
- * the account waiting, so a deep backlog is not fetched and refused over and over.
- */
-const REFUSED_DELAY_MIN_MS = 200;
-const REFUSED_DELAY_PER_WAITING_MS = 5;
-const REFUSED_DELAY_MAX_MS = 60_000;
-/** Waiting runs a freed slot tries to bring forward before it gives up (each may have just started, or be gone). */
-const HAND_OFF_TRIES = 3;
-/** How often the queue's backlog (waiting and delayed jobs) is read for `maxQueuedRuns`: never on a trigger's path. */
-const BACKLOG_READ_MS = 250;
+import {
+  BACKLOG_READ_MS,
+  COUNTED_JOB,
+  ENQUEUE_BATCH,
+  ENQUEUE_TIMEOUT_MS,
+  HAND_OFF_TRIES,
+  SWEEP_BATCH,
+  SWEPT_JOB,
+  WEBHOOK_RUN_QUEUE,
+  loadBullMq,
+  refusedDelay,
+} from './bullmq-run-queue.js';
 
 /**
  * Runs bots on BullMQ workers, so API nodes and worker processes can be separate machines sharing one

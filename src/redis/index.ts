@@ -2,4 +2,5 @@
 // that hosts in one process never load Redis code (nor need `ioredis` or `bullmq` installed).
 export { RedisRateLimitStorage } from './redis-rate-limit.storage.js';
 export { RedisCompletionBus } from './redis-completion.bus.js';
-export { BullMqBotRunner, WEBHOOK_RUN_QUEUE } from './bullmq.runner.js';
+export { BullMqBotRunner } from './bullmq.runner.js';
+export { WEBHOOK_RUN_QUEUE } from './bullmq-run-queue.js';
