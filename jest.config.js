@@ -37,8 +37,13 @@ module.exports = {
       ...base,
       displayName: 'unit',
       // The specs beside the code (the screens' pure modules too: swc turns their ES modules into CommonJS),
-      // and the fakes' own specs.
-      testMatch: ['<rootDir>/src/**/*.spec.ts', '<rootDir>/admin-ui/**/*.spec.ts', '<rootDir>/test/fakes/**/*.spec.ts'],
+      // the storage contracts on the storages that need no service (in memory, SQLite) and the fakes' own specs.
+      testMatch: [
+        '<rootDir>/src/**/*.spec.ts',
+        '<rootDir>/admin-ui/**/*.spec.ts',
+        '<rootDir>/test/contracts/**/*.spec.ts',
+        '<rootDir>/test/fakes/**/*.spec.ts',
+      ],
     },
     { ...base, displayName: 'e2e', testMatch: ['<rootDir>/test/e2e/**/*.e2e-spec.ts'] },
     { ...base, displayName: 'services', testMatch: ['<rootDir>/test/services/**/*.e2e-spec.ts'] },

@@ -3,7 +3,7 @@ import type { CallbackStore } from './callback-store.js';
 import type { CreditAccounts } from './credit-accounts.js';
 import type { CreditLedger } from './credit-ledger.js';
 import type { InvocationRepository } from './invocation.repository.js';
-import type { NewInvocation } from './records.js';
+import type { InvocationRecord, NewInvocation } from './records.js';
 import type { TriggerRepository } from './trigger.repository.js';
 import type { WebhookUnitOfWork } from './unit-of-work.js';
 
@@ -15,6 +15,9 @@ export type AcceptOutcome =
   | { kind: 'repeat'; earlier: { id: string; requestHash: string | null } }
   /** The account cannot pay (`funded` false: it was never opened): nothing stored or charged. */
   | { kind: 'refused'; funded: boolean };
+
+/** A repeat names the earlier run by its id and request hash only, as every storage answers it (never the whole record). */
+const repeatOf = ({ id, requestHash }: InvocationRecord): AcceptOutcome => ({ kind: 'repeat', earlier: { id, requestHash } });
 
 /**
  * Where the module keeps everything: triggers, runs, credits, callbacks and their deliveries, with the unit
@@ -44,7 +47,7 @@ export abstract class WebhookStorage {
       return await this.unitOfWork.run(async (tx): Promise<AcceptOutcome> => {
         if (key !== null) {
           const earlier = await this.invocations.findByIdempotencyKey(run.triggerId, key, since, tx);
-          if (earlier) return { kind: 'repeat', earlier };
+          if (earlier) return repeatOf(earlier);
           await this.invocations.releaseIdempotencyKey(run.triggerId, key, since, tx);
         }
         await this.invocations.insert(run, tx);
@@ -66,7 +69,7 @@ export abstract class WebhookStorage {
       if (!(error instanceof IdempotencyKeyTakenError) || key === null) throw error;
       const earlier = await this.invocations.findByIdempotencyKey(run.triggerId, key, since);
       if (!earlier) throw error;
-      return { kind: 'repeat', earlier };
+      return repeatOf(earlier);
     }
   }
 }

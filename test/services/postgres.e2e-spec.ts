@@ -1,8 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Client } from 'pg';
-import { CreditLedger, InvocationRepository, WebhookTriggerModule, WebhookTriggersAdmin, WebhookUnitOfWork } from '../../src/index.js';
-import { invocationHistoryContract, type HistoryStores } from '../fakes/invocation-history.contract.js';
+import { CreditLedger, WebhookTriggerModule, WebhookTriggersAdmin, WebhookUnitOfWork } from '../../src/index.js';
 import { EchoBot, SlowBot } from '../fixtures/bots.js';
 import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
 import { until } from '../helpers/http.js';
@@ -151,24 +150,5 @@ if (!baseUrl) {
       expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 99 });
       expect((await admin.listInvocations('echo')).filter((i) => i.triggerId === t.id)).toHaveLength(1);
     });
-  });
-
-  /** The SQL store on a fresh scratch database, migrated by the module (compiled, not initialised: no recovery timers). */
-  async function postgresStores(): Promise<HistoryStores> {
-    const scratch = await createScratchDatabase(baseUrl!);
-    const moduleRef = await Test.createTestingModule({
-      imports: [WebhookTriggerModule.forRoot({ database: { type: 'postgres', url: scratch.url } })],
-    }).compile();
-    return {
-      invocations: moduleRef.get(InvocationRepository),
-      close: async () => {
-        await moduleRef.close();
-        await scratch.drop();
-      },
-    };
-  }
-
-  describe('invocation history on PostgreSQL (the store contract of test/fakes)', () => {
-    invocationHistoryContract(postgresStores);
   });
 }

@@ -99,7 +99,16 @@ export class InMemoryCallbackStore extends CallbackStore {
     return this.database.write(tx, (unit) => {
       if (this.deliveries.has(delivery.id)) throw new Error(`Delivery ${delivery.id} already exists`);
       unit?.remember('deliveries', this.deliveries, delivery.id);
-      this.deliveries.set(delivery.id, { ...copyOf(delivery), owner: null, leaseExpiresAt: null });
+      // A new delivery has had no attempt, whatever the record says (as the SQL store inserts it).
+      this.deliveries.set(delivery.id, {
+        ...copyOf(delivery),
+        lastAttemptAt: null,
+        responseStatus: null,
+        latencyMs: null,
+        lastError: null,
+        owner: null,
+        leaseExpiresAt: null,
+      });
     });
   }
 

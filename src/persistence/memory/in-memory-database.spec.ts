@@ -4,7 +4,7 @@ import { InMemoryWebhookDatabase } from './in-memory-database.js';
 import { InMemoryUnitOfWork } from './in-memory-unit-of-work.js';
 import { deferred } from '../../../test/fakes/webhook-fakes.js';
 
-/** What the fakes promise beyond the shared contract checks (test/fakes/contract.spec.ts). */
+/** What the fakes promise beyond the shared contract checks (test/contracts/, run on every storage). */
 describe('InMemoryWebhookDatabase', () => {
   let database: InMemoryWebhookDatabase;
   let ledger: InMemoryCreditLedger;

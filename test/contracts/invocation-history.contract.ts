@@ -1,11 +1,7 @@
-import type { HistoryQuery, InvocationRepository } from '../../src/persistence/invocation.repository.js';
+import type { HistoryQuery } from '../../src/persistence/invocation.repository.js';
 import type { InvocationStatus, NewInvocation } from '../../src/persistence/records.js';
-
-/** An implementation of `InvocationRepository` on a fresh, empty store. */
-export interface HistoryStores {
-  invocations: InvocationRepository;
-  close(): Promise<void>;
-}
+import type { WebhookStorage } from '../../src/persistence/webhook-storage.js';
+import type { OpenStorage } from './storages.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const at = (seconds: number) => new Date(T0 + seconds * 1000);
@@ -16,19 +12,19 @@ const ALL = 10_000;
 
 /**
  * The history queries of `InvocationRepository` (`listByBot`, `countByBotSince`, `lastUsedAt`), the same
- * checks on every implementation: the in-memory fake and the SQL store on SQLite (test/fakes/contract.spec.ts)
- * and on PostgreSQL (test/services/postgres.e2e-spec.ts). Call inside a `describe`.
+ * checks on every implementation (test/contracts/storage.contract.ts). Call inside a `describe`.
  */
-export function invocationHistoryContract(open: () => Promise<HistoryStores>): void {
-  let s: HistoryStores;
+export function invocationHistoryContract(open: OpenStorage): void {
+  let s: WebhookStorage;
+  let close: () => Promise<void>;
   let counter = 0;
 
   beforeEach(async () => {
-    s = await open();
+    ({ storage: s, close } = await open());
   });
 
   afterEach(async () => {
-    await s.close();
+    await close();
   });
 
   function newInvocation(fields: Partial<NewInvocation> = {}): NewInvocation {

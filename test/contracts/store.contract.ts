@@ -1,81 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Test, type TestingModule } from '@nestjs/testing';
 import { IdempotencyKeyTakenError } from '../../src/errors/webhook-trigger.errors.js';
-import { CreditAccounts } from '../../src/persistence/credit-accounts.js';
-import { CreditLedger } from '../../src/persistence/credit-ledger.js';
-import { InvocationRepository } from '../../src/persistence/invocation.repository.js';
 import type { InvocationRecord, NewInvocation, TriggerRecord } from '../../src/persistence/records.js';
-import { TriggerRepository } from '../../src/persistence/trigger.repository.js';
-import { WebhookUnitOfWork } from '../../src/persistence/unit-of-work.js';
-import { WebhookTriggerModule } from '../../src/webhook-trigger.module.js';
-import { InMemoryCreditAccounts, InMemoryCreditLedger } from '../../src/persistence/memory/in-memory-credit-ledger.js';
-import { InMemoryWebhookDatabase } from '../../src/persistence/memory/in-memory-database.js';
-import { InMemoryInvocationRepository } from '../../src/persistence/memory/in-memory-invocation.repository.js';
-import { InMemoryTriggerRepository } from '../../src/persistence/memory/in-memory-trigger.repository.js';
-import { InMemoryUnitOfWork } from '../../src/persistence/memory/in-memory-unit-of-work.js';
-import { invocationHistoryContract } from './invocation-history.contract.js';
-
-/** One implementation of the store contracts, as the service and the executor see them. */
-interface Stores {
-  triggers: TriggerRepository;
-  invocations: InvocationRepository;
-  ledger: CreditLedger;
-  accounts: CreditAccounts;
-  unitOfWork: WebhookUnitOfWork;
-  close(): Promise<void>;
-}
-
-function inMemoryStores(): Promise<Stores> {
-  const database = new InMemoryWebhookDatabase();
-  return Promise.resolve({
-    triggers: new InMemoryTriggerRepository(database),
-    invocations: new InMemoryInvocationRepository(database),
-    ledger: new InMemoryCreditLedger(database),
-    accounts: new InMemoryCreditAccounts(database),
-    unitOfWork: new InMemoryUnitOfWork(database),
-    close: () => Promise.resolve(),
-  });
-}
-
-/**
- * The module's own SQL stores on a fresh in-memory SQLite database, migrated by the module. The module is
- * compiled but not initialised: no bot discovery, no startup recovery and no lease-recovery timer, which
- * would otherwise settle the expired leases these checks create.
- */
-async function sqliteStores(): Promise<Stores> {
-  const moduleRef: TestingModule = await Test.createTestingModule({
-    imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' } })],
-  }).compile();
-  return {
-    triggers: moduleRef.get(TriggerRepository),
-    invocations: moduleRef.get(InvocationRepository),
-    ledger: moduleRef.get(CreditLedger),
-    accounts: moduleRef.get(CreditAccounts),
-    unitOfWork: moduleRef.get(WebhookUnitOfWork),
-    close: () => moduleRef.close(),
-  };
-}
-
-/** The SQL stores on a SQLite file in a temp dir (WAL, as hosts run it), removed on close. */
-async function sqliteFileStores(): Promise<Stores> {
-  const dir = mkdtempSync(join(tmpdir(), 'webhook-contract-'));
-  const moduleRef: TestingModule = await Test.createTestingModule({
-    imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: join(dir, 'webhooks.sqlite') } })],
-  }).compile();
-  return {
-    triggers: moduleRef.get(TriggerRepository),
-    invocations: moduleRef.get(InvocationRepository),
-    ledger: moduleRef.get(CreditLedger),
-    accounts: moduleRef.get(CreditAccounts),
-    unitOfWork: moduleRef.get(WebhookUnitOfWork),
-    close: async () => {
-      await moduleRef.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+import type { WebhookStorage } from '../../src/persistence/webhook-storage.js';
+import type { OpenStorage } from './storages.js';
 
 const T0 = Date.UTC(2026, 0, 1);
 const at = (seconds: number) => new Date(T0 + seconds * 1000);
@@ -114,19 +40,20 @@ function newTrigger(fields: Partial<TriggerRecord> = {}): TriggerRecord {
   };
 }
 
-/** The same checks on the fakes and on the real SQL stores: the fakes are only worth what this proves. */
-describe.each([
-  ['in-memory fakes', inMemoryStores],
-  ['SQL stores on SQLite', sqliteStores],
-])('store contracts: %s', (_name, open) => {
-  let s: Stores;
+/**
+ * The stores of a `WebhookStorage` (runs, triggers, credits, the unit of work), the same checks on every
+ * implementation (test/contracts/storage.contract.ts). Call inside a `describe`.
+ */
+export function storeContract(open: OpenStorage): void {
+  let s: WebhookStorage;
+  let close: () => Promise<void>;
 
   beforeEach(async () => {
-    s = await open();
+    ({ storage: s, close } = await open());
   });
 
   afterEach(async () => {
-    await s.close();
+    await close();
   });
 
   /** Inserts and claims a run, as the executor does, with a lease ending at `leaseEnds`. */
@@ -588,12 +515,4 @@ describe.each([
       expect(await s.accounts.getBalance('acct')).toBe(3);
     });
   });
-});
-
-/** History queries (filters, search, keyset pages, counts): also run on PostgreSQL by test/services/postgres.e2e-spec.ts. */
-describe.each([
-  ['in-memory fakes', inMemoryStores],
-  ['SQL stores on a SQLite file', sqliteFileStores],
-])('invocation history: %s', (_name, open) => {
-  invocationHistoryContract(open);
-});
+}

@@ -1,0 +1,20 @@
+import { acceptContract } from './accept.contract.js';
+import { callbackStoreContract } from './callback-store.contract.js';
+import { invocationHistoryContract } from './invocation-history.contract.js';
+import { storeContract } from './store.contract.js';
+import type { OpenStorage } from './storages.js';
+
+/**
+ * Every contract suite of `WebhookStorage` on one implementation, each test on a fresh storage from `open`:
+ * the stores (runs, triggers, credits, unit of work), the run history queries, the callbacks and their
+ * deliveries, and the accept step. The in-memory storage and SQLite run it in test/contracts/storage.spec.ts,
+ * PostgreSQL in test/services/postgres-storage.e2e-spec.ts: an implementation is only worth what this proves.
+ */
+export function storageContract(name: string, open: OpenStorage): void {
+  describe(`WebhookStorage contract: ${name}`, () => {
+    describe('stores', () => storeContract(open));
+    describe('invocation history', () => invocationHistoryContract(open));
+    describe('CallbackStore', () => callbackStoreContract(open));
+    describe('accept', () => acceptContract(open));
+  });
+}
