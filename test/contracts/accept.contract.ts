@@ -1,9 +1,6 @@
-import type { NewInvocation } from '../../src/persistence/records.js';
 import type { AcceptOutcome, WebhookStorage } from '../../src/persistence/webhook-storage.js';
-import type { OpenStorage } from './storages.js';
+import { at, eachFreshStorage, numberedRuns, type OpenStorage } from './storages.js';
 
-const T0 = Date.UTC(2026, 0, 1);
-const at = (seconds: number) => new Date(T0 + seconds * 1000);
 const TRIGGER_A = 'trg_ACCEPTAAAAAAAAAAA';
 const TRIGGER_B = 'trg_ACCEPTBBBBBBBBBBB';
 /** Every key used here is younger than this: within its time to live. */
@@ -15,32 +12,9 @@ const SINCE = at(0);
  */
 export function acceptContract(open: OpenStorage): void {
   let s: WebhookStorage;
-  let close: () => Promise<void>;
-  let counter = 0;
+  eachFreshStorage(open, (storage) => (s = storage));
 
-  beforeEach(async () => {
-    ({ storage: s, close } = await open());
-  });
-
-  afterEach(async () => {
-    await close();
-  });
-
-  function newRun(fields: Partial<NewInvocation> = {}): NewInvocation {
-    counter++;
-    return {
-      id: `inv_${String(counter).padStart(22, '0')}`,
-      triggerId: TRIGGER_A,
-      botId: 'echo',
-      accountId: 'acct',
-      inputs: { n: counter },
-      credits: 1,
-      idempotencyKey: null,
-      requestHash: null,
-      createdAt: at(counter),
-      ...fields,
-    };
-  }
+  const newRun = numberedRuns(TRIGGER_A);
 
   it('accepts a run the account can pay for: stored queued, its credits debited', async () => {
     await s.accounts.setBalance('acct', 5);

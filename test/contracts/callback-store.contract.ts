@@ -1,10 +1,8 @@
 import type { NewCallback } from '../../src/persistence/callback-store.js';
 import type { AttemptResult, DeliveryRecord } from '../../src/persistence/records.js';
 import type { WebhookStorage } from '../../src/persistence/webhook-storage.js';
-import type { OpenStorage } from './storages.js';
+import { at, eachFreshStorage, type OpenStorage } from './storages.js';
 
-const T0 = Date.UTC(2026, 0, 1);
-const at = (seconds: number) => new Date(T0 + seconds * 1000);
 const TRIGGER_A = 'trg_CALLBACKAAAAAAAAA';
 const TRIGGER_B = 'trg_CALLBACKBBBBBBBBB';
 const RUN_A = 'inv_callback_run_aaaaaaaaaa';
@@ -31,16 +29,8 @@ function attempt(fields: Partial<AttemptResult> = {}): AttemptResult {
  */
 export function callbackStoreContract(open: OpenStorage): void {
   let s: WebhookStorage;
-  let close: () => Promise<void>;
+  eachFreshStorage(open, (storage) => (s = storage));
   let counter = 0;
-
-  beforeEach(async () => {
-    ({ storage: s, close } = await open());
-  });
-
-  afterEach(async () => {
-    await close();
-  });
 
   /** A new pending delivery, due at `at(10)`; ids of digits only, so every database orders them alike. */
   function newDelivery(fields: Partial<DeliveryRecord> = {}): DeliveryRecord {

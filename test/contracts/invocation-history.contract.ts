@@ -1,10 +1,8 @@
 import type { HistoryQuery } from '../../src/persistence/invocation.repository.js';
 import type { InvocationStatus, NewInvocation } from '../../src/persistence/records.js';
 import type { WebhookStorage } from '../../src/persistence/webhook-storage.js';
-import type { OpenStorage } from './storages.js';
+import { at, eachFreshStorage, numberedRuns, type OpenStorage } from './storages.js';
 
-const T0 = Date.UTC(2026, 0, 1);
-const at = (seconds: number) => new Date(T0 + seconds * 1000);
 const TRIGGER_A = 'trg_HISTORYAAAAAAAAAA';
 const TRIGGER_B = 'trg_HISTORYBBBBBBBBBB';
 const TRIGGER_OTHER = 'trg_HISTORYOOOOOOOOOO';
@@ -16,33 +14,9 @@ const ALL = 10_000;
  */
 export function invocationHistoryContract(open: OpenStorage): void {
   let s: WebhookStorage;
-  let close: () => Promise<void>;
-  let counter = 0;
+  eachFreshStorage(open, (storage) => (s = storage));
 
-  beforeEach(async () => {
-    ({ storage: s, close } = await open());
-  });
-
-  afterEach(async () => {
-    await close();
-  });
-
-  function newInvocation(fields: Partial<NewInvocation> = {}): NewInvocation {
-    counter++;
-    return {
-      // Digits only: the same order in every database and collation.
-      id: `inv_${String(counter).padStart(22, '0')}`,
-      triggerId: TRIGGER_A,
-      botId: 'echo',
-      accountId: 'acct',
-      inputs: { n: counter },
-      credits: 1,
-      idempotencyKey: null,
-      requestHash: null,
-      createdAt: at(counter),
-      ...fields,
-    };
-  }
+  const newInvocation = numberedRuns(TRIGGER_A);
 
   /** Inserts a run and brings it to `status` the way the service and the executor do. */
   async function stored(status: InvocationStatus, fields: Partial<NewInvocation> = {}): Promise<NewInvocation> {

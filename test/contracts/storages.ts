@@ -1,6 +1,7 @@
 import { Test } from '@nestjs/testing';
 import { InMemoryWebhookStorage } from '../../src/persistence/memory/in-memory-webhook-storage.js';
 import { WebhookStorage } from '../../src/persistence/webhook-storage.js';
+import type { NewInvocation } from '../../src/persistence/records.js';
 import { WebhookTriggerModule, type WebhookTriggerModuleOptions } from '../../src/index.js';
 import { createScratchDatabase } from '../helpers/services.js';
 
@@ -49,5 +50,42 @@ export function postgresStorage(baseUrl: string): OpenStorage {
       await scratch.drop();
       throw error;
     }
+  };
+}
+
+/** Times of the contract suites: `at(s)` is `s` seconds after a fixed start. */
+export const at = (seconds: number): Date => new Date(Date.UTC(2026, 0, 1) + seconds * 1000);
+
+/** Opens a fresh storage before each test of the calling `describe` (handed to `use`) and closes it after. */
+export function eachFreshStorage(open: OpenStorage, use: (storage: WebhookStorage) => void): void {
+  let close: () => Promise<void> = () => Promise.resolve();
+  beforeEach(async () => {
+    const opened = await open();
+    close = opened.close;
+    use(opened.storage);
+  });
+  afterEach(() => close());
+}
+
+/**
+ * Makes new runs of bot `echo` on `triggerId` for account `acct` (1 credit), numbered in order: ids of digits
+ * only, so every database orders them alike, created at `at(n)`.
+ */
+export function numberedRuns(triggerId: string): (fields?: Partial<NewInvocation>) => NewInvocation {
+  let counter = 0;
+  return (fields = {}) => {
+    counter++;
+    return {
+      id: `inv_${String(counter).padStart(22, '0')}`,
+      triggerId,
+      botId: 'echo',
+      accountId: 'acct',
+      inputs: { n: counter },
+      credits: 1,
+      idempotencyKey: null,
+      requestHash: null,
+      createdAt: at(counter),
+      ...fields,
+    };
   };
 }
