@@ -128,7 +128,7 @@ class SoakNodeModule {
           redis: { url: env('SOAK_REDIS_URL'), keyPrefix: 'soak:' },
           runner: redisLib.BullMqBotRunner,
           rateLimitStorage: redisLib.RedisRateLimitStorage,
-          completionBus: redisLib.RedisCompletionBus,
+          clusterBus: redisLib.RedisClusterBus,
           role,
           keySecret: 'soak-key-secret-0123456789abcdef',
           rateLimits: {

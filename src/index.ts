@@ -106,8 +106,8 @@ export { WEBHOOK_TRIGGER_MIGRATIONS } from './persistence/typeorm/migrations/ind
 
 export { BotRunner } from './runs/bot-runner.js';
 export type { DispatchedRun } from './runs/bot-runner.js';
-export { CompletionBus } from './completion/completion-bus.js';
-export type { RunChange } from './completion/completion-bus.js';
+export { ClusterBus } from './cluster/cluster-bus.js';
+export type { RunChange } from './cluster/cluster-bus.js';
 export { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
 export type { Admission, AdmissionRequest, RateLimitRecord, RateLimitWindow } from './rate-limits/rate-limit.storage.js';
 export type { WebhookErrorBody } from './http/webhook-exception.filter.js';

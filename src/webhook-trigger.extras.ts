@@ -1,5 +1,5 @@
 import type { Type } from '@nestjs/common';
-import type { CompletionBus } from './completion/completion-bus.js';
+import type { ClusterBus } from './cluster/cluster-bus.js';
 import type { WebhookTriggerExtraName } from './options/resolve-options.js';
 import type { WebhookStorage } from './persistence/webhook-storage.js';
 import type { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
@@ -35,9 +35,9 @@ export interface WebhookTriggerModuleExtras {
   runner?: Type<BotRunner>;
   /**
    * Replace the cluster's message bus (finished runs for waiting sync requests, run changes, emitted outputs,
-   * trigger changes), e.g. `RedisCompletionBus`. @default InMemoryCompletionBus
+   * trigger changes), e.g. `RedisClusterBus`. @default InMemoryClusterBus
    */
-  completionBus?: Type<CompletionBus>;
+  clusterBus?: Type<ClusterBus>;
   /**
    * Replace where rate limits are counted, e.g. `RedisRateLimitStorage` (needs the `redis` option) so the
    * limits hold across all API processes together. @default InMemoryRateLimitStorage (in process)

@@ -1,6 +1,6 @@
 import { ConfigurableModuleBuilder, type Provider } from '@nestjs/common';
-import { InMemoryCompletionBus } from './completion/in-memory-completion.bus.js';
-import { CompletionBus } from './completion/completion-bus.js';
+import { InMemoryClusterBus } from './cluster/in-memory-cluster.bus.js';
+import { ClusterBus } from './cluster/cluster-bus.js';
 import { RESOLVED_OPTIONS, WEBHOOK_TRIGGER_EXTRAS } from './options/module.constants.js';
 import { resolveWebhookTriggerOptions, WEBHOOK_TRIGGER_EXTRA_NAMES } from './options/resolve-options.js';
 import type { WebhookTriggerModuleOptions } from './options/webhook-trigger-options.interface.js';
@@ -23,7 +23,7 @@ function wiringProviders(extras: WebhookTriggerModuleExtras): Provider[] {
     { provide: RESOLVED_OPTIONS, inject: [MODULE_OPTIONS, WEBHOOK_TRIGGER_EXTRAS], useFactory: resolveWebhookTriggerOptions },
     ...webhookStorageProviders(extras.storage, extras.dataSourceName),
     { provide: BotRunner, useClass: extras.runner ?? InProcessBotRunner },
-    { provide: CompletionBus, useClass: extras.completionBus ?? InMemoryCompletionBus },
+    { provide: ClusterBus, useClass: extras.clusterBus ?? InMemoryClusterBus },
     { provide: RateLimitStorage, useClass: extras.rateLimitStorage ?? InMemoryRateLimitStorage },
   ];
 }

@@ -7,7 +7,7 @@ import { RunFinisher } from './deliveries/run-finisher.js';
 import { WebhookStorage } from './persistence/webhook-storage.js';
 import { WebhookBotExplorer } from './bots/webhook-bot.explorer.js';
 import { WebhookBotRegistry } from './bots/webhook-bot.registry.js';
-import { CompletionBus } from './completion/completion-bus.js';
+import { ClusterBus } from './cluster/cluster-bus.js';
 import { InvocationEvents } from './events/invocation.events.js';
 import { hostEventEmitterProvider } from './events/host-event-emitter.js';
 import { WebhookBodyCapture } from './http/body-capture/webhook-body-capture.js';
@@ -83,7 +83,7 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     CreditLedger,
     CreditAccounts,
     BotRunner,
-    CompletionBus,
+    ClusterBus,
   ],
 })
 export class WebhookTriggerModule extends ConfigurableWebhookTriggerModule {

@@ -1,6 +1,6 @@
 // One node of the several-node set-up: the compiled WebhookTriggerModule on PostgreSQL, with Redis for
 // the run queue (BullMqBotRunner), the rate limits (RedisRateLimitStorage) and, unless `bus: 'memory'`,
-// "run finished" (RedisCompletionBus). Rate limits raised so nothing is throttled, credits that never
+// "run finished" (RedisClusterBus). Rate limits raised so nothing is throttled, credits that never
 // run out, like nest-trigger.ts.
 //
 // - role `api`: a Nest HTTP app that accepts triggers and answers sync, never runs a bot;
@@ -18,7 +18,7 @@ import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { BotContext, BotInputs, BotOutput, CompletionBus, WebhookTriggerRole } from '../../src/index.js';
+import type { BotContext, BotInputs, BotOutput, ClusterBus, WebhookTriggerRole } from '../../src/index.js';
 import { lib, redisLib } from '../lib.js';
 import { announceReady, childConfig, dieOnUnhandled, now, serveRpc, type TriggerRef } from '../shared.js';
 
@@ -110,7 +110,7 @@ class ClusterNodeModule {
                 redis: { url: config.redisUrl, keyPrefix: config.keyPrefix },
                 runner: redisLib.BullMqBotRunner,
                 rateLimitStorage: redisLib.RedisRateLimitStorage,
-                ...(config.bus === 'redis' ? { completionBus: redisLib.RedisCompletionBus } : {}),
+                ...(config.bus === 'redis' ? { clusterBus: redisLib.RedisClusterBus } : {}),
               }),
         }),
       ],
@@ -146,7 +146,7 @@ async function main(): Promise<void> {
 
   // The moment "run finished" is published is right after the outcome was committed: on the worker
   // (or the `all` node) that ran it. Wrapping the instance the executor calls adds no work when off.
-  const bus = ctx.get<CompletionBus>(lib.CompletionBus);
+  const bus = ctx.get<ClusterBus>(lib.ClusterBus);
   const publish = bus.publish.bind(bus);
   bus.publish = (invocationId: string) => {
     if (recording) storedAt.set(invocationId, now());

@@ -1,5 +1,5 @@
 // The several-node figures (issue 5): the module on PostgreSQL + Redis (BullMQ run queue, Redis rate
-// limits and completion bus), every node its own process (contenders/nest-cluster.ts):
+// limits and cluster bus), every node its own process (contenders/nest-cluster.ts):
 //
 // - throughput through 2 API nodes (role api) with 2 workers, against ONE node (role all) on the same
 //   stack measured in the same run;

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { BullMqBotRunner, RedisCompletionBus, RedisRateLimitStorage } from '../../src/redis/index.js';
+import { BullMqBotRunner, RedisClusterBus, RedisRateLimitStorage } from '../../src/redis/index.js';
 import { type WebhookTriggerModuleExtras, type WebhookTriggerModuleOptions, type WebhookTriggerRole } from '../../src/index.js';
 
 /** Everything the sample app reads from the environment, validated, in one place. */
@@ -11,7 +11,7 @@ export interface SampleConfig {
   sqlitePath: string;
   /** DATABASE_URL: a PostgreSQL database instead of SQLite. */
   databaseUrl: string | undefined;
-  /** REDIS_URL: BullMQ run queue, shared rate limits and completion bus across processes. */
+  /** REDIS_URL: BullMQ run queue, shared rate limits and cluster bus across processes. */
   redisUrl: string | undefined;
   /** WEBHOOK_ROLE: `all` (HTTP + runs), `api` (HTTP only) or `worker` (runs only, no HTTP server). */
   role: WebhookTriggerRole;
@@ -266,7 +266,7 @@ function readSecret(path: string): string {
 export function webhookExtras(config: SampleConfig): WebhookTriggerModuleExtras {
   return config.redisUrl === undefined
     ? {}
-    : { runner: BullMqBotRunner, rateLimitStorage: RedisRateLimitStorage, completionBus: RedisCompletionBus };
+    : { runner: BullMqBotRunner, rateLimitStorage: RedisRateLimitStorage, clusterBus: RedisClusterBus };
 }
 
 /** The library's options, derived from the sample config. */

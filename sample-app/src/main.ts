@@ -73,7 +73,7 @@ async function startWorker(config: SampleConfig, startupLock: { release: () => P
       '',
       `Webhook Triggers worker (WEBHOOK_ROLE=worker, pid ${process.pid}): running bots from the run queue, at most ${config.maxConcurrentRuns} at once`,
       `  Database:     ${redact(config.databaseUrl!)}`,
-      `  Redis:        ${redact(config.redisUrl!)}   (run queue, completion bus)`,
+      `  Redis:        ${redact(config.redisUrl!)}   (run queue, cluster bus)`,
       '',
     ].join('\n') + '\n',
   );
@@ -110,7 +110,7 @@ function printBanner(config: SampleConfig, demo: DemoState): void {
     `  Database:     ${config.databaseUrl !== undefined ? redact(config.databaseUrl) : config.sqlitePath}`,
   ];
   if (config.redisUrl !== undefined)
-    lines.push(`  Redis:        ${redact(config.redisUrl)}   (run queue, shared rate limits, completion bus)`);
+    lines.push(`  Redis:        ${redact(config.redisUrl)}   (run queue, shared rate limits, cluster bus)`);
   lines.push(
     config.role === 'api'
       ? '  Role:         api (accepts triggers; bots run on workers: npm run start:worker)'

@@ -1,4 +1,4 @@
-import type { RunChange } from '../completion/completion-bus.js';
+import type { RunChange } from '../cluster/cluster-bus.js';
 import { WebhookAdminNotFoundError } from '../errors/webhook-trigger.errors.js';
 import type { CallbackEvent, InvocationStatus } from '../persistence/records.js';
 import type {

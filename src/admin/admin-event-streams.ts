@@ -10,7 +10,7 @@ import type { WebhookTriggersAdmin } from './webhook-triggers.admin.js';
 export const EVENT_STREAM_PING_MS = 15_000;
 
 /**
- * The live history streams of this node: each one a watcher of run changes (through the completion bus,
+ * The live history streams of this node: each one a watcher of run changes (through the cluster bus,
  * so runs on other nodes appear too), bounded by `maxEventStreams`, released when its client leaves, and
  * all ended when the app shuts down (an open stream would otherwise hold the HTTP server open).
  */

@@ -1,5 +1,5 @@
 import { Injectable, type Provider } from '@nestjs/common';
-import type { RunChange } from '../completion/completion-bus.js';
+import type { RunChange } from '../cluster/cluster-bus.js';
 import type {
   AccountCredits,
   BotSummary,

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { CompletionBus } from '../completion/completion-bus.js';
-import { TriggerChangeCache } from '../completion/trigger-change-cache.js';
+import { ClusterBus } from '../cluster/cluster-bus.js';
+import { TriggerChangeCache } from '../cluster/trigger-change-cache.js';
 import { randomBytes } from 'node:crypto';
 import type { BotOutput } from '../bots/bot.types.js';
 import { generateMessageId } from '../callbacks/standard-webhooks.js';
@@ -100,7 +100,7 @@ export class CallbackOutbox implements OnModuleDestroy {
     private readonly store: CallbackStore,
     private readonly unitOfWork: WebhookUnitOfWork,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
-    bus: CompletionBus,
+    bus: ClusterBus,
   ) {
     this.wanted = new TriggerChangeCache(bus, options.triggerCacheTtlMs, async (triggerId): Promise<ReadonlySet<CallbackEvent>> => {
       const callback = await this.store.findCallback(triggerId);

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CompletionBus } from '../completion/completion-bus.js';
+import { ClusterBus } from '../cluster/cluster-bus.js';
 import { InvocationEvents } from '../events/invocation.events.js';
 import type { InvocationError, InvocationRecord, InvocationStatus } from '../persistence/records.js';
 import type { WebhookTransaction } from '../persistence/unit-of-work.js';
@@ -24,7 +24,7 @@ export interface RunEnd {
 export class RunFinisher {
   constructor(
     private readonly outbox: CallbackOutbox,
-    private readonly bus: CompletionBus,
+    private readonly bus: ClusterBus,
     private readonly events: InvocationEvents,
   ) {}
 

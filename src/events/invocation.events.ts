@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { HOST_EVENT_EMITTER, type HostEventEmitter } from './host-event-emitter.js';
 import type { InvocationRecord, InvocationStatus } from '../persistence/records.js';
-import { CompletionBus } from '../completion/completion-bus.js';
+import { ClusterBus } from '../cluster/cluster-bus.js';
 
 /** Event names emitted through @nestjs/event-emitter, one per state a run enters (`running` → `started`). */
 export const WEBHOOK_EVENTS = {
@@ -38,7 +38,7 @@ export interface InvocationEvent {
 }
 
 /**
- * Announces every state change on the completion bus (the admin's live history, on every node the bus
+ * Announces every state change on the cluster bus (the admin's live history, on every node the bus
  * reaches) and emits it through the host's EventEmitter2. The emitter is optional on purpose: importing
  * EventEmitterModule.forRoot() here as well would give the app two emitters and double-bound listeners.
  * Its own folder because the service (invocations/), the executor (runs/) and the interrupted-run
@@ -47,7 +47,7 @@ export interface InvocationEvent {
 @Injectable()
 export class InvocationEvents {
   constructor(
-    private readonly bus: CompletionBus,
+    private readonly bus: ClusterBus,
     // Always provided by the module (null when the host has no EventEmitter2): hostEventEmitterProvider.
     @Inject(HOST_EVENT_EMITTER) private readonly emitter: HostEventEmitter | null,
   ) {}

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';
-import { InMemoryCompletionBus } from '../completion/in-memory-completion.bus.js';
+import { InMemoryClusterBus } from '../cluster/in-memory-cluster.bus.js';
 import { InvocationChanges } from '../invocations/invocation-changes.js';
 import type { InvocationService } from '../invocations/invocation.service.js';
 import { ShutdownState } from '../lifecycle/shutdown.state.js';
@@ -43,14 +43,14 @@ const row = (fields: Partial<InvocationRecord>): InvocationRecord =>
 describe('RunEventStreams', () => {
   let current: InvocationRecord;
   let reads: number;
-  let bus: InMemoryCompletionBus;
+  let bus: InMemoryClusterBus;
   let shutdown: ShutdownState;
   let streams: RunEventStreams;
 
   beforeEach(() => {
     current = row({});
     reads = 0;
-    bus = new InMemoryCompletionBus();
+    bus = new InMemoryClusterBus();
     shutdown = new ShutdownState();
     const service = { find: async () => (reads++, current) } as unknown as InvocationService;
     streams = new RunEventStreams(service, new InvocationChanges(bus), resolveWebhookTriggerOptions({ maxEventStreams: 1 }, {}), shutdown);

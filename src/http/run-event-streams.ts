@@ -34,7 +34,7 @@ interface OpenStream {
 /**
  * The run event streams of this process (`GET …/invocation/{id}/events`): each one replays the run's
  * history after the client's last event id, then sends what is new each time the run changes, read
- * from the row when the completion bus says it changed (no polling), and ends after `done`. Bounded by
+ * from the row when the cluster bus says it changed (no polling), and ends after `done`. Bounded by
  * `maxEventStreams`; all ended when shutdown begins, so a client reconnects to another node.
  */
 @Injectable()

@@ -10,7 +10,7 @@ import { expressRequest, fastifyRequest, httpContext } from '../../test/fakes/ht
 import { InMemoryTriggerRepository } from '../persistence/memory/in-memory-trigger.repository.js';
 import { AUTHENTICATED_TRIGGER, rawRequestOf } from './http.types.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
-import { InMemoryCompletionBus } from '../completion/in-memory-completion.bus.js';
+import { InMemoryClusterBus } from '../cluster/in-memory-cluster.bus.js';
 import { TriggerCache } from '../invocations/trigger-cache.js';
 
 /** A trigger store that counts look-ups: an id that cannot exist must not cost one. */
@@ -127,7 +127,7 @@ describe('TriggerKeyGuard', () => {
   });
 
   it("looks triggers up through the module's cache when given one: a rotated key is refused once the bus says so", async () => {
-    class FleetBus extends InMemoryCompletionBus {
+    class FleetBus extends InMemoryClusterBus {
       override get carriesTriggerChanges(): boolean {
         return true;
       }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CompletionBus, type RunChange } from '../completion/completion-bus.js';
+import { ClusterBus, type RunChange } from '../cluster/cluster-bus.js';
 
 /** What `watch` gives back: `ready` settles once changes from every process the bus reaches arrive here. */
 export interface RunWatch {
@@ -9,7 +9,7 @@ export interface RunWatch {
 
 /**
  * Tells a watcher of one run that it changed (a state, or one more emitted output), without polling:
- * through the completion bus's run-change announcements (one bus watcher for all the runs watched in
+ * through the cluster bus's run-change announcements (one bus watcher for all the runs watched in
  * this process, so the Redis bus counts this process as watching while any run is) and its "finished"
  * publication (which always travels, watched or not). The watcher then reads the row; the bus carries ids.
  */
@@ -18,7 +18,7 @@ export class InvocationChanges {
   private readonly watchers = new Map<string, Set<() => void>>();
   private stopWatching?: () => void;
 
-  constructor(private readonly bus: CompletionBus) {}
+  constructor(private readonly bus: ClusterBus) {}
 
   /** Number of runs watched in this process. */
   get watchedRuns(): number {

@@ -1,5 +1,5 @@
 import { ShutdownState } from '../lifecycle/shutdown.state.js';
-import { InMemoryCompletionBus } from '../completion/in-memory-completion.bus.js';
+import { InMemoryClusterBus } from '../cluster/in-memory-cluster.bus.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import type { InvocationRecord, InvocationStatus, InvocationTransition, NewInvocation } from '../persistence/records.js';
 import { InvocationWaiter } from './invocation.waiter.js';
@@ -68,7 +68,7 @@ const TRIGGER = 'trg_AAAAAAAAAAAAAAAA';
 
 describe('InvocationWaiter', () => {
   let repo: FakeInvocationRepository;
-  let bus: InMemoryCompletionBus;
+  let bus: InMemoryClusterBus;
   let waiter: InvocationWaiter;
 
   /** What the executor does when a run ends: store the outcome, then publish. */
@@ -79,7 +79,7 @@ describe('InvocationWaiter', () => {
 
   beforeEach(async () => {
     repo = new FakeInvocationRepository();
-    bus = new InMemoryCompletionBus();
+    bus = new InMemoryClusterBus();
     waiter = new InvocationWaiter(repo, bus, new ShutdownState());
     await repo.insert({
       id: ID,

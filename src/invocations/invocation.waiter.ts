@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { CompletionBus } from '../completion/completion-bus.js';
+import { ClusterBus } from '../cluster/cluster-bus.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import { TERMINAL_STATUSES, type InvocationRecord } from '../persistence/records.js';
 import { ShutdownState } from '../lifecycle/shutdown.state.js';
@@ -13,7 +13,7 @@ export type WaitResult =
 
 type WakeReason = 'finished' | 'timeout' | 'aborted' | 'shutdown';
 
-/** Waits for a run to finish, woken by the completion bus; never polls the database. */
+/** Waits for a run to finish, woken by the cluster bus; never polls the database. */
 @Injectable()
 export class InvocationWaiter {
   /**
@@ -24,7 +24,7 @@ export class InvocationWaiter {
 
   constructor(
     private readonly invocations: InvocationRepository,
-    private readonly bus: CompletionBus,
+    private readonly bus: ClusterBus,
     private readonly shutdown: ShutdownState,
   ) {
     shutdown?.signal.addEventListener('abort', () => this.onShutdown.forEach((wake) => wake()), { once: true });

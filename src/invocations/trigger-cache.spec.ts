@@ -1,4 +1,4 @@
-import { InMemoryCompletionBus } from '../completion/in-memory-completion.bus.js';
+import { InMemoryClusterBus } from '../cluster/in-memory-cluster.bus.js';
 import { newTriggerId } from '../keys/ids.js';
 import { hashTriggerKey } from '../keys/trigger-keys.js';
 import type { TriggerRecord } from '../persistence/records.js';
@@ -19,7 +19,7 @@ class CountingTriggerRepository extends InMemoryTriggerRepository {
 }
 
 /** The in-process bus, saying it reaches every process (as the Redis bus does while subscribed). */
-class FleetBus extends InMemoryCompletionBus {
+class FleetBus extends InMemoryClusterBus {
   reachesAll = true;
   override get carriesTriggerChanges(): boolean {
     return this.reachesAll;
@@ -154,14 +154,14 @@ describe('TriggerCache', () => {
   });
 
   it('is not used with a bus of the host that keeps the defaults (it may reach other processes unheard)', () => {
-    class HostBus extends InMemoryCompletionBus {}
+    class HostBus extends InMemoryClusterBus {}
     const c = new TriggerCache(repository, new HostBus(), { triggerCacheTtlMs: 30_000 });
     expect(c.enabled).toBe(false);
     c.onModuleDestroy();
   });
 
   it("with the module's in-memory bus (one process) keeps a look-up 1 s at most, and hears this process's changes", async () => {
-    const local = new InMemoryCompletionBus();
+    const local = new InMemoryClusterBus();
     const c = new TriggerCache(repository, local, { triggerCacheTtlMs: 30_000 });
     expect(c.enabled).toBe(true);
     const before = repository.lookups;

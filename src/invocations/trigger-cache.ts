@@ -1,6 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { CompletionBus } from '../completion/completion-bus.js';
-import { TriggerChangeCache } from '../completion/trigger-change-cache.js';
+import { ClusterBus } from '../cluster/cluster-bus.js';
+import { TriggerChangeCache } from '../cluster/trigger-change-cache.js';
 import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import type { TriggerRecord } from '../persistence/records.js';
@@ -17,18 +17,18 @@ export const TRIGGER_CACHE_MAX_ENTRIES = 10_000;
  * - Only found triggers are kept, never "no such trigger": a trigger created anywhere (by the admin
  *   service, or by a host's own code that announces nothing) is found at once on every node, and requests
  *   for made-up ids cannot push real triggers out.
- * - A trigger is dropped when the completion bus says it changed (`announceTriggerChanged`, called by the
+ * - A trigger is dropped when the cluster bus says it changed (`announceTriggerChanged`, called by the
  *   admin service after every create, key rotation and delete, heard by every process the bus reaches),
  *   and everything is dropped when the bus says it may have missed something (`null`, e.g. after Redis
  *   reconnects). `triggerCacheTtlMs` is the safety net for an announcement that never arrived.
- * - Kept `triggerCacheTtlMs` while `CompletionBus.carriesTriggerChanges` is true (RedisCompletionBus while
+ * - Kept `triggerCacheTtlMs` while `ClusterBus.carriesTriggerChanges` is true (RedisClusterBus while
  *   subscribed). With the module's in-memory bus (one process) kept `ONE_PROCESS_TTL_MS` at most: a
  *   change made by another process sharing the database (a script) is seen within it. With a bus of the
  *   host's that does not carry them, another process would go on accepting a rotated key, so every
  *   look-up reads the repository, as without a cache.
  * - Bounded: a Map kept in order of use (a hit is re-inserted at the end), the oldest dropped past
  *   `TRIGGER_CACHE_MAX_ENTRIES`.
- * The mechanics are `TriggerChangeCache`'s (completion/), shared with the callback's events (CallbackOutbox).
+ * The mechanics are `TriggerChangeCache`'s (cluster/), shared with the callback's events (CallbackOutbox).
  */
 @Injectable()
 export class TriggerCache implements OnModuleDestroy {
@@ -38,7 +38,7 @@ export class TriggerCache implements OnModuleDestroy {
 
   constructor(
     triggers: TriggerRepository,
-    bus: CompletionBus,
+    bus: ClusterBus,
     @Inject(RESOLVED_OPTIONS) options: Pick<ResolvedWebhookTriggerOptions, 'triggerCacheTtlMs'>,
   ) {
     this.cache = new TriggerChangeCache(

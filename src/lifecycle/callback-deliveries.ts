@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
-import { CompletionBus } from '../completion/completion-bus.js';
+import { ClusterBus } from '../cluster/cluster-bus.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { sendCallback } from '../callbacks/callback-sender.js';
@@ -46,7 +46,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     private readonly events: InvocationEvents,
     private readonly shutdown: ShutdownState,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
-    private readonly bus: CompletionBus,
+    private readonly bus: ClusterBus,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {

@@ -211,7 +211,7 @@ describe('resolveWebhookTriggerOptions', () => {
 
     it.each<[string, WebhookTriggerModuleOptions, WebhookTriggerModuleExtras]>([
       ['dataSourceName alone', {}, { dataSourceName: 'default' }],
-      ['a Redis part with redis', { redis }, { completionBus: RedisPart }],
+      ['a Redis part with redis', { redis }, { clusterBus: RedisPart }],
       ["role 'api' with a durable runner", { role: 'api', redis }, { runner: QueueRunner }],
       ['a storage class', {}, { storage: Store }],
       ['a storage instance', {}, { storage: new Store() }],

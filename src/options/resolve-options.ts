@@ -171,17 +171,10 @@ function retrySchedule(value: unknown): readonly number[] {
 
 const OPTION_NAMES = Object.keys(DEFAULTS);
 /** Names of the extras (wiring) of `forRoot()`/`forRootAsync()`, listed so Nest strips them from the options. */
-export const WEBHOOK_TRIGGER_EXTRA_NAMES = [
-  'isGlobal',
-  'dataSourceName',
-  'storage',
-  'runner',
-  'completionBus',
-  'rateLimitStorage',
-] as const;
+export const WEBHOOK_TRIGGER_EXTRA_NAMES = ['isGlobal', 'dataSourceName', 'storage', 'runner', 'clusterBus', 'rateLimitStorage'] as const;
 export type WebhookTriggerExtraName = (typeof WEBHOOK_TRIGGER_EXTRA_NAMES)[number];
 /** Extras that are replacement parts. */
-const PART_EXTRAS = ['storage', 'runner', 'completionBus', 'rateLimitStorage'] as const;
+const PART_EXTRAS = ['storage', 'runner', 'clusterBus', 'rateLimitStorage'] as const;
 /**
  * The extras as the checks see them: their names and values, not the contracts' types (options/ names no
  * other part; the typed `WebhookTriggerModuleExtras` lives with the module's wiring).

@@ -122,8 +122,8 @@ export interface WebhookTriggerModuleOptions {
   idempotencyTtlMs?: number;
   /**
    * How long a process keeps a trigger it looked up, so trigger requests do not read the trigger's row each
-   * time; 0 disables. Used only with a completion bus that tells every process of key rotations and deletes
-   * (`RedisCompletionBus`): those drop the trigger everywhere at once, and this is the safety net for an
+   * time; 0 disables. Used only with a cluster bus that tells every process of key rotations and deletes
+   * (`RedisClusterBus`): those drop the trigger everywhere at once, and this is the safety net for an
    * announcement lost while Redis was unreachable. With the in-process bus every request reads its trigger.
    * @default 30000
    */
@@ -160,7 +160,7 @@ export interface WebhookTriggerModuleOptions {
   failedKeyLimit?: WebhookRateLimit;
   /**
    * Redis for the parts that must be shared by several processes (`RedisRateLimitStorage`,
-   * `RedisCompletionBus`, `BullMqBotRunner` from `nestjs-webhook-triggers/redis`, chosen with the
+   * `RedisClusterBus`, `BullMqBotRunner` from `nestjs-webhook-triggers/redis`, chosen with the
    * extras); required when one of them is chosen. Needs `ioredis@5`.
    * @default undefined (everything in process)
    */

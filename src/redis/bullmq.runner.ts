@@ -33,7 +33,7 @@ import {
  *
  * ```ts
  * WebhookTriggerModule.forRoot({ database: { type: 'postgres', url }, redis: { url: REDIS_URL }, role: 'api' | 'worker' | 'all',
- *   runner: BullMqBotRunner, completionBus: RedisCompletionBus, rateLimitStorage: RedisRateLimitStorage })
+ *   runner: BullMqBotRunner, clusterBus: RedisClusterBus, rateLimitStorage: RedisRateLimitStorage })
  * ```
  *
  * - **Dispatch** adds a job whose id IS the invocation id, after the row committed; the dispatches of one
@@ -67,7 +67,7 @@ import {
  * - **Backlog** (`maxQueuedRuns`): the queue's waiting, prioritized and delayed jobs, read from Redis every 250 ms, plus
  *   the jobs this node added since the read. No trigger waits on Redis for it; the bound holds per queue
  *   and may be overshot by what the other API nodes accept within one read's interval.
- * - **Cancel** of a run executing on a worker reaches it through the completion bus (use the Redis bus):
+ * - **Cancel** of a run executing on a worker reaches it through the cluster bus (use the Redis bus):
  *   the executor fires the bot's signal when someone else finishes its run.
  * - **Shutdown**: the worker stops taking jobs when shutdown begins; a job handed to it after that goes
  *   back to the queue at once for another worker; runs in flight get `shutdownGraceMs` (see

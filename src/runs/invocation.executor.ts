@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { BotOutput } from '../bots/bot.types.js';
 import { WebhookBotRegistry, type RegisteredBot } from '../bots/webhook-bot.registry.js';
-import { CompletionBus } from '../completion/completion-bus.js';
+import { ClusterBus } from '../cluster/cluster-bus.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import type { WebhookTransaction } from '../persistence/unit-of-work.js';
@@ -69,7 +69,7 @@ export class InvocationExecutor {
   constructor(
     private readonly invocations: InvocationRepository,
     private readonly registry: WebhookBotRegistry,
-    bus: CompletionBus,
+    bus: ClusterBus,
     private readonly events: InvocationEvents,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
     private readonly outbox: CallbackOutbox,

@@ -2,8 +2,8 @@
  * GET …/invocation/:invocationId (the run's state at once) and POST …/cancel (stops a queued or running run,
  * once; refunds a run that never started); how a failed, cancelled or timed-out run is answered.
  */
-import { CompletionBus, WEBHOOK_EVENTS } from '../../src/index.js';
-import { InMemoryCompletionBus } from '../../src/completion/in-memory-completion.bus.js';
+import { ClusterBus, WEBHOOK_EVENTS } from '../../src/index.js';
+import { InMemoryClusterBus } from '../../src/cluster/in-memory-cluster.bus.js';
 import { InvocationAlreadyFinishedError } from '../../src/errors/webhook-trigger.errors.js';
 import { INVALID_KEY, MISSING_KEY } from '../../src/errors/webhook-trigger.messages.js';
 import { InvocationService } from '../../src/invocations/invocation.service.js';
@@ -115,7 +115,7 @@ describeOnEveryAdapter('status and cancel', ({ makeAdapter }) => {
         const id = await startRun(slow, { ms: 3000 });
         expect(creditsRow(t.dbFile, ACCOUNT)).toBe(999);
         await untilStored(t, slow, id, 'running');
-        const bus = t.app.get<CompletionBus, InMemoryCompletionBus>(CompletionBus);
+        const bus = t.app.get<ClusterBus, InMemoryClusterBus>(ClusterBus);
         const waiting = syncInvocation(slow, id);
         await until(() => bus.waitingIds === 1, 1000, 'the sync request to wait');
 
@@ -286,7 +286,7 @@ describeOnEveryAdapter('status and cancel', ({ makeAdapter }) => {
       const queued = await startRun(quick, { behind: 'occupier' });
       expect(creditsRow(t.dbFile, ACCOUNT)).toBe(998);
       expect((await getStatus(quick, queued)).body.invocation).toMatchObject({ status: 'queued', startedAt: null });
-      const bus = t.app.get<CompletionBus, InMemoryCompletionBus>(CompletionBus);
+      const bus = t.app.get<ClusterBus, InMemoryClusterBus>(ClusterBus);
       const waiting = syncInvocation(quick, queued);
       await until(() => bus.waitingIds === 1, 400, 'the sync request to wait');
 

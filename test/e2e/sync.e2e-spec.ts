@@ -2,8 +2,8 @@
  * GET …/invocation/:invocationId/sync: waits for the run and answers its outputs or its failure; 408 after
  * syncTimeoutMs or ?timeout; woken by the run finishing, never by polling.
  */
-import { CompletionBus } from '../../src/index.js';
-import { InMemoryCompletionBus } from '../../src/completion/in-memory-completion.bus.js';
+import { ClusterBus } from '../../src/index.js';
+import { InMemoryClusterBus } from '../../src/cluster/in-memory-cluster.bus.js';
 import { BAD_TIMEOUT, INVALID_OUTPUTS, MISSING_KEY } from '../../src/errors/webhook-trigger.messages.js';
 import { historyEntry } from '../helpers/events.js';
 import {
@@ -129,13 +129,13 @@ describeOnEveryAdapterAndDatabase('sync', ({ makeAdapter, database }) => {
       const id = await startRun(slow, { ms: 150 });
       const results = await Promise.all(Array.from({ length: 5 }, () => syncInvocation(slow, id)));
       for (const r of results) expect(r.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '150' }] });
-      expect(t.app.get<CompletionBus, InMemoryCompletionBus>(CompletionBus).waitingIds).toBe(0);
+      expect(t.app.get<ClusterBus, InMemoryClusterBus>(ClusterBus).waitingIds).toBe(0);
     });
 
     it('releases the waiter of a client that disconnects, and the run still finishes', async () => {
-      const bus = t.app.get(CompletionBus);
-      expect(bus).toBeInstanceOf(InMemoryCompletionBus);
-      const memoryBus = bus as InMemoryCompletionBus;
+      const bus = t.app.get(ClusterBus);
+      expect(bus).toBeInstanceOf(InMemoryClusterBus);
+      const memoryBus = bus as InMemoryClusterBus;
       expect(memoryBus.waitingIds).toBe(0);
 
       const slow = await createTrigger(t, 'slow', 'walk away');
@@ -175,7 +175,7 @@ describeOnEveryAdapterAndDatabase('sync', ({ makeAdapter, database }) => {
       expect(res.elapsedMs).toBeGreaterThanOrEqual(290);
       expect(res.elapsedMs).toBeLessThan(1000);
       expect((await historyEntry(t, 'slow', id))?.status).toBe('running');
-      expect(t.app.get<CompletionBus, InMemoryCompletionBus>(CompletionBus).waitingIds).toBe(0);
+      expect(t.app.get<ClusterBus, InMemoryClusterBus>(ClusterBus).waitingIds).toBe(0);
 
       // The spec's recovery: call sync again until the run has finished.
       const last = await syncUntilFinished(slow, id);
@@ -200,7 +200,7 @@ describeOnEveryAdapter('sync', ({ makeAdapter }) => {
       expect(res.body.message).toMatch(/1000 ms/);
       expect(res.elapsedMs).toBeGreaterThanOrEqual(900);
       expect(res.elapsedMs).toBeLessThan(2500);
-      expect(t.app.get<CompletionBus, InMemoryCompletionBus>(CompletionBus).waitingIds).toBe(0);
+      expect(t.app.get<ClusterBus, InMemoryClusterBus>(ClusterBus).waitingIds).toBe(0);
 
       expect((await cancelRun(slow, id)).status).toBe(200);
       // 300 is allowed, and a finished run answers at once.

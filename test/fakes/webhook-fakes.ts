@@ -2,7 +2,7 @@ import { EventEmitter2 } from '@nestjs/event-emitter';
 import type { BotContext, BotInputs, BotOutput } from '../../src/bots/bot.types.js';
 import { WebhookBotHost } from '../../src/bots/webhook-bot-host.js';
 import { WebhookBotRegistry, type RegisteredBot } from '../../src/bots/webhook-bot.registry.js';
-import { InMemoryCompletionBus } from '../../src/completion/in-memory-completion.bus.js';
+import { InMemoryClusterBus } from '../../src/cluster/in-memory-cluster.bus.js';
 import { InvocationEvents, type InvocationEvent } from '../../src/events/invocation.events.js';
 import { newTriggerId } from '../../src/keys/ids.js';
 import { generateTriggerKey, hashTriggerKey } from '../../src/keys/trigger-keys.js';
@@ -58,7 +58,7 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
   const storage = new InMemoryWebhookStorage();
   const { database, triggers, invocations, ledger, accounts, callbacks, unitOfWork } = storage;
   const registry = new WebhookBotRegistry();
-  const bus = new InMemoryCompletionBus();
+  const bus = new InMemoryClusterBus();
   const emitter = new EventEmitter2();
   const events: RecordedEvent[] = [];
   emitter.onAny((name, event) => void events.push({ name: String(name), event: event as InvocationEvent }));

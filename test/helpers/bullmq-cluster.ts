@@ -2,7 +2,7 @@ import type { INestApplication, INestApplicationContext, Provider } from '@nestj
 import { Test } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { WebhookTriggerModule, type WebhookTriggerModuleOptions } from '../../src/index.js';
-import { BullMqBotRunner, RedisCompletionBus, RedisRateLimitStorage } from '../../src/redis/index.js';
+import { BullMqBotRunner, RedisClusterBus, RedisRateLimitStorage } from '../../src/redis/index.js';
 import { createScratchDatabase, deleteRedisKeys } from './services.js';
 
 export interface ApiNode {
@@ -20,7 +20,7 @@ export interface WorkerNode {
 
 /**
  * API nodes and BullMQ workers in one Jest process, on one scratch PostgreSQL database and a Redis key
- * prefix of their own (`BullMqBotRunner`, `RedisCompletionBus`, `RedisRateLimitStorage`). `close()` stops
+ * prefix of their own (`BullMqBotRunner`, `RedisClusterBus`, `RedisRateLimitStorage`). `close()` stops
  * every node still open, drops the database and deletes the prefix's keys.
  */
 export class BullMqCluster {
@@ -57,7 +57,7 @@ export class BullMqCluster {
           ...this.options,
           ...options,
           runner: BullMqBotRunner,
-          completionBus: RedisCompletionBus,
+          clusterBus: RedisClusterBus,
           rateLimitStorage: RedisRateLimitStorage,
         }),
       ],

@@ -69,6 +69,8 @@ if (!redisUrl || !postgresUrl) {
       expect(cancelled.status).toBe(200);
       await until(() => bodies().some((b) => b.data.invocation.id === queued), 8_000, "the cancelled run's callback");
       expect(bodies().find((b) => b.data.invocation.id === queued)!.data.invocation.status).toBe('cancelled');
+      // The receiver has the body before the sender records the attempt: wait for the record.
+      await until(async () => (await admin.listDeliveries(echo.id))?.[0]?.status === 'delivered', 5_000, 'the delivery recorded');
       expect((await admin.listDeliveries(echo.id))?.[0]).toMatchObject({ invocationId: queued, status: 'delivered' });
     });
   });

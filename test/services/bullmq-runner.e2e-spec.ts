@@ -7,7 +7,7 @@ import { Queue, WaitingError, Worker } from 'bullmq';
 import { InvocationExecutor } from '../../src/runs/invocation.executor.js';
 import { ShutdownState } from '../../src/lifecycle/shutdown.state.js';
 import { newInvocationId } from '../../src/keys/ids.js';
-import { BullMqBotRunner, RedisCompletionBus, RedisRateLimitStorage, WEBHOOK_RUN_QUEUE } from '../../src/redis/index.js';
+import { BullMqBotRunner, RedisClusterBus, RedisRateLimitStorage, WEBHOOK_RUN_QUEUE } from '../../src/redis/index.js';
 import {
   BotRunner,
   InvocationRepository,
@@ -61,7 +61,7 @@ if (!redisUrl || !postgresUrl) {
             rateLimits: { perTrigger: { limit: 10_000, ttlMs: 1000 }, perAccount: { limit: 10_000, ttlMs: 60_000 } },
             ...options,
             runner: BullMqBotRunner,
-            completionBus: RedisCompletionBus,
+            clusterBus: RedisClusterBus,
             rateLimitStorage: RedisRateLimitStorage,
           }),
         ],

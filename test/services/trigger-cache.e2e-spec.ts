@@ -2,15 +2,9 @@ import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { RedisCompletionBus } from '../../src/redis/redis-completion.bus.js';
+import { RedisClusterBus } from '../../src/redis/redis-cluster.bus.js';
 import { TriggerCache } from '../../src/invocations/trigger-cache.js';
-import {
-  CompletionBus,
-  TriggerRepository,
-  WebhookTriggerAdminModule,
-  WebhookTriggerModule,
-  WebhookTriggersAdmin,
-} from '../../src/index.js';
+import { ClusterBus, TriggerRepository, WebhookTriggerAdminModule, WebhookTriggerModule, WebhookTriggersAdmin } from '../../src/index.js';
 import { newTriggerId } from '../../src/keys/ids.js';
 import { generateTriggerKey, hashTriggerKey } from '../../src/keys/trigger-keys.js';
 import { SlowBot } from '../fixtures/bots.js';
@@ -33,7 +27,7 @@ if (!redisUrl || !postgresUrl) {
     'Trigger cache suite NOT RUN: set WEBHOOK_TEST_REDIS_URL=redis://127.0.0.1:6379 and WEBHOOK_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test',
   );
 } else {
-  describe('trigger cache across nodes (two apps, one PostgreSQL database, one Redis, RedisCompletionBus)', () => {
+  describe('trigger cache across nodes (two apps, one PostgreSQL database, one Redis, RedisClusterBus)', () => {
     let db: { url: string; drop: () => Promise<void> };
     const apps: INestApplication[] = [];
     let urlA: string;
@@ -53,7 +47,7 @@ if (!redisUrl || !postgresUrl) {
             shutdownGraceMs: 0,
             callbackAllowedHosts: ['127.0.0.1'],
             ...(opts.triggerCacheTtlMs === undefined ? {} : { triggerCacheTtlMs: opts.triggerCacheTtlMs }),
-            completionBus: RedisCompletionBus,
+            clusterBus: RedisClusterBus,
           }),
         ],
         providers: [SlowBot],
@@ -114,7 +108,7 @@ if (!redisUrl || !postgresUrl) {
       expect(lookupsB.mock.calls.filter(([id]) => id === t.id)).toHaveLength(0);
       const cacheB = apps[1].get(TriggerCache);
       expect(cacheB.enabled).toBe(true);
-      expect(apps[1].get(CompletionBus).carriesTriggerChanges).toBe(true);
+      expect(apps[1].get(ClusterBus).carriesTriggerChanges).toBe(true);
     });
 
     it('a key rotated on A (admin service) is refused on B within 100 ms, and the new key works there', async () => {
@@ -199,7 +193,7 @@ if (!redisUrl || !postgresUrl) {
 
     it('B stops using its cache while its bus subscriber is disconnected, and starts again empty once it is back', async () => {
       const { t, onB, invocationId } = await cachedOnB();
-      const busB = apps[1].get<CompletionBus, RedisCompletionBus>(CompletionBus);
+      const busB = apps[1].get<ClusterBus, RedisClusterBus>(ClusterBus);
       const cacheB = apps[1].get(TriggerCache);
       const subscriber = (busB as unknown as { subscriber: { disconnect(reconnect?: boolean): void } }).subscriber;
       expect(cacheB.size).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { checkCallbackUrl } from '../../callbacks/callback-address.js';
 import { generateCallbackSecret } from '../../callbacks/standard-webhooks.js';
-import { CompletionBus } from '../../completion/completion-bus.js';
+import { ClusterBus } from '../../cluster/cluster-bus.js';
 import { CallbackOutbox, CallbackSecrets, DELIVERY_ID_PATTERN } from '../../deliveries/callback-outbox.js';
 import { WebhookAdminInputError } from '../../errors/webhook-trigger.errors.js';
 import { BAD_ADMIN_FIELD } from '../../errors/webhook-trigger.messages.js';
@@ -27,7 +27,7 @@ export class AdminCallbacks {
     private readonly store: CallbackStore,
     private readonly secrets: CallbackSecrets,
     private readonly outbox: CallbackOutbox,
-    private readonly bus: CompletionBus,
+    private readonly bus: ClusterBus,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {}
 

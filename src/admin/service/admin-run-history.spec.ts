@@ -1,4 +1,4 @@
-import { CompletionBus, type RunChange } from '../../completion/completion-bus.js';
+import { ClusterBus, type RunChange } from '../../cluster/cluster-bus.js';
 import { WebhookAdminInputError } from '../../errors/webhook-trigger.errors.js';
 import { BAD_ADMIN_FIELD } from '../../errors/webhook-trigger.messages.js';
 import { INVOCATION_STATUSES } from '../../persistence/records.js';
@@ -87,7 +87,7 @@ describe('AdminRunHistory', () => {
 
   describe('watchRuns', () => {
     it("passes state changes of the bot's runs (every bot's without one), never an emitted output, until stopped", () => {
-      const bus = a.t.app.get(CompletionBus);
+      const bus = a.t.app.get(ClusterBus);
       const seen: RunChange[] = [];
       const everyBot: RunChange[] = [];
       const stop = a.history.watchRuns('weather', (change) => seen.push(change));

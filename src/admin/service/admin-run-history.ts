@@ -1,7 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import type { BotInputs } from '../../bots/bot.types.js';
 import { WebhookBotRegistry } from '../../bots/webhook-bot.registry.js';
-import { CompletionBus, type RunChange } from '../../completion/completion-bus.js';
+import { ClusterBus, type RunChange } from '../../cluster/cluster-bus.js';
 import { InvalidRequestError, WebhookAdminConflictError, WebhookAdminInputError } from '../../errors/webhook-trigger.errors.js';
 import { BAD_ADMIN_FIELD, BODY_TOO_LARGE, REPLAY_TRIGGER_DELETED } from '../../errors/webhook-trigger.messages.js';
 import { parseTriggerBody } from '../../http/webhook-body.parser.js';
@@ -32,7 +32,7 @@ export class AdminRunHistory {
     private readonly triggers: TriggerRepository,
     private readonly invocations: InvocationRepository,
     private readonly service: InvocationService,
-    private readonly bus: CompletionBus,
+    private readonly bus: ClusterBus,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {}
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { WebhookBotRegistry } from '../../bots/webhook-bot.registry.js';
-import { CompletionBus } from '../../completion/completion-bus.js';
+import { ClusterBus } from '../../cluster/cluster-bus.js';
 import { WebhookAdminInputError } from '../../errors/webhook-trigger.errors.js';
 import { BAD_TRIGGER_NAME, TRIGGER_TYPE_UNSUPPORTED, UNKNOWN_BOT } from '../../errors/webhook-trigger.messages.js';
 import { newTriggerId, PLAIN_TEXT_200, TRIGGER_ID_PATTERN } from '../../keys/ids.js';
@@ -34,7 +34,7 @@ export class AdminTriggers {
     private readonly invocations: InvocationRepository,
     private readonly accounts: CreditAccounts,
     private readonly callbacks: CallbackStore,
-    private readonly bus: CompletionBus,
+    private readonly bus: ClusterBus,
     private readonly urls: TriggerUrls,
     @Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions,
   ) {

@@ -4,8 +4,8 @@ import { Test } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import Redis from 'ioredis';
-import { RedisCompletionBus } from '../../src/redis/redis-completion.bus.js';
-import { RedisCompletionBus as ExportedRedisCompletionBus } from '../../src/redis/index.js';
+import { RedisClusterBus } from '../../src/redis/redis-cluster.bus.js';
+import { RedisClusterBus as ExportedRedisClusterBus } from '../../src/redis/index.js';
 import {
   InvocationRepository,
   WebhookTriggerAdminModule,
@@ -31,20 +31,19 @@ const triggerChannel = `${keyPrefix}trigger-changed`;
 const wakeBoundMs = 50;
 
 const busOn = (prefix = keyPrefix) =>
-  new RedisCompletionBus({ redis: { url: redisUrl!, keyPrefix: prefix } } as ResolvedWebhookTriggerOptions);
+  new RedisClusterBus({ redis: { url: redisUrl!, keyPrefix: prefix } } as ResolvedWebhookTriggerOptions);
 
 /** Resolves with performance.now() when the listener is called. */
-const wokenAt = (bus: RedisCompletionBus, id: string) =>
-  new Promise<number>((resolve) => bus.subscribe(id, () => resolve(performance.now())));
+const wokenAt = (bus: RedisClusterBus, id: string) => new Promise<number>((resolve) => bus.subscribe(id, () => resolve(performance.now())));
 
 if (!redisUrl || !postgresUrl) {
   it.todo(
     'Redis bus suite NOT RUN: set WEBHOOK_TEST_REDIS_URL=redis://127.0.0.1:6379 and WEBHOOK_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test',
   );
 } else {
-  describe('RedisCompletionBus: two processes, one channel', () => {
-    let a: RedisCompletionBus;
-    let b: RedisCompletionBus;
+  describe('RedisClusterBus: two processes, one channel', () => {
+    let a: RedisClusterBus;
+    let b: RedisClusterBus;
     let monitor: Redis;
 
     beforeAll(async () => {
@@ -60,7 +59,7 @@ if (!redisUrl || !postgresUrl) {
     });
 
     it('is exported from the package', () => {
-      expect(ExportedRedisCompletionBus).toBe(RedisCompletionBus);
+      expect(ExportedRedisClusterBus).toBe(RedisClusterBus);
     });
 
     it('a waiter on A is woken by a publish on B within milliseconds', async () => {
@@ -202,9 +201,9 @@ if (!redisUrl || !postgresUrl) {
     });
 
     it('fails at bootstrap, naming the redis option, when Redis is unreachable', async () => {
-      const unreachable = new RedisCompletionBus({ redis: { url: 'redis://127.0.0.1:1', keyPrefix } } as ResolvedWebhookTriggerOptions);
+      const unreachable = new RedisClusterBus({ redis: { url: 'redis://127.0.0.1:1', keyPrefix } } as ResolvedWebhookTriggerOptions);
       await expect(unreachable.onModuleInit()).rejects.toThrow(
-        /RedisCompletionBus could not connect to redis:\/\/127\.0\.0\.1:1 \(the "redis\.url" option\)/,
+        /RedisClusterBus could not connect to redis:\/\/127\.0\.0\.1:1 \(the "redis\.url" option\)/,
       );
     });
 
@@ -212,12 +211,10 @@ if (!redisUrl || !postgresUrl) {
       await expect(
         Test.createTestingModule({
           imports: [
-            WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' }, completionBus: RedisCompletionBus }),
+            WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' }, clusterBus: RedisClusterBus }),
           ],
         }).compile(),
-      ).rejects.toThrow(
-        'WebhookTriggerModule: invalid option "redis": RedisCompletionBus (the "completionBus" extra) needs the "redis" option',
-      );
+      ).rejects.toThrow('WebhookTriggerModule: invalid option "redis": RedisClusterBus (the "clusterBus" extra) needs the "redis" option');
     });
   });
 
@@ -242,7 +239,7 @@ if (!redisUrl || !postgresUrl) {
             rateLimits: { perTrigger: { limit: 10_000, ttlMs: 1000 }, perAccount: { limit: 10_000, ttlMs: 60_000 } },
             syncTimeoutMs: opts.syncTimeoutMs ?? 300_000,
             shutdownGraceMs: 0,
-            ...(opts.bus === 'redis' ? { completionBus: RedisCompletionBus } : {}),
+            ...(opts.bus === 'redis' ? { clusterBus: RedisClusterBus } : {}),
           }),
         ],
         providers: [SlowBot],

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { CompletionBus } from './completion-bus.js';
+import { ClusterBus } from './cluster-bus.js';
 
 /**
  * For runs that finish in this process: a map from id to its waiters, O(1) per wake-up. Also the local
  * half of the Redis bus, which adds the fan-out between processes.
  */
 @Injectable()
-export class InMemoryCompletionBus extends CompletionBus {
+export class InMemoryClusterBus extends ClusterBus {
   private readonly listeners = new Map<string, Set<() => void>>();
   private readonly anyListeners: Array<(invocationId: string) => void> = [];
 

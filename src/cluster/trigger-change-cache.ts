@@ -1,5 +1,5 @@
-import { CompletionBus } from './completion-bus.js';
-import { InMemoryCompletionBus } from './in-memory-completion.bus.js';
+import { ClusterBus } from './cluster-bus.js';
+import { InMemoryClusterBus } from './in-memory-cluster.bus.js';
 
 /**
  * How long a value is kept with the in-memory bus: one process serves the app then (sync wake-ups need
@@ -15,10 +15,10 @@ interface Entry<T> {
 
 /**
  * This process's copy of something read per trigger (the trigger itself, its callback's events), dropped
- * when the completion bus says the trigger changed (`announceTriggerChanged`, heard by every process the
+ * when the cluster bus says the trigger changed (`announceTriggerChanged`, heard by every process the
  * bus reaches), all of it when the bus says it may have missed something (`null`, e.g. after Redis
  * reconnects), and at `ttlMs` in any case (the safety net for an announcement that never arrived).
- * - Kept `ttlMs` while `CompletionBus.carriesTriggerChanges` is true (RedisCompletionBus while subscribed);
+ * - Kept `ttlMs` while `ClusterBus.carriesTriggerChanges` is true (RedisClusterBus while subscribed);
  *   with the module's in-memory bus (one process) `ONE_PROCESS_TTL_MS` at most; with a bus of the host's
  *   that does not carry changes, never (another process would go on using what changed there).
  * - Only values `keep` accepts are kept (e.g. not "no such trigger", so a new trigger is found at once).
@@ -33,7 +33,7 @@ export class TriggerChangeCache<T> {
   private readonly stopListening: () => void;
 
   constructor(
-    private readonly bus: CompletionBus,
+    private readonly bus: ClusterBus,
     private readonly ttlMs: number,
     private readonly load: (triggerId: string) => Promise<T>,
     private readonly keep: (value: T) => boolean = () => true,
@@ -41,7 +41,7 @@ export class TriggerChangeCache<T> {
     private readonly maxEntries: () => number = () => 10_000,
   ) {
     // The module's own in-memory bus, not a host's subclass of it (which may reach other processes).
-    this.oneProcess = bus.constructor === InMemoryCompletionBus;
+    this.oneProcess = bus.constructor === InMemoryClusterBus;
     this.stopListening = bus.onTriggerChanged((triggerId) => (triggerId === null ? this.clear() : this.evict(triggerId)));
   }
 

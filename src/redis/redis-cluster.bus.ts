@@ -5,8 +5,8 @@ import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
 import { CANNOT_CONNECT } from '../errors/webhook-trigger.messages.js';
 import { createRedisClient, redactRedisUrl } from './ioredis.js';
-import { InMemoryCompletionBus } from '../completion/in-memory-completion.bus.js';
-import type { RunChange } from '../completion/completion-bus.js';
+import { InMemoryClusterBus } from '../cluster/in-memory-cluster.bus.js';
+import type { RunChange } from '../cluster/cluster-bus.js';
 import { Batcher } from '../batching/batcher.js';
 
 /** Said on the finished channel by a process that watches run changes (never an invocation id). */
@@ -53,7 +53,7 @@ const FINISHED_BATCH = 500;
  *   used again. A failed PUBLISH is logged: other processes then drop the trigger at their cache's TTL.
  */
 @Injectable()
-export class RedisCompletionBus extends InMemoryCompletionBus implements OnModuleInit, OnApplicationShutdown {
+export class RedisClusterBus extends InMemoryClusterBus implements OnModuleInit, OnApplicationShutdown {
   /** Read by the option checks: choosing this class requires the `redis` option. */
   static readonly requiresRedis = true;
   private readonly logger = new Logger(LOG_CONTEXT);
@@ -88,20 +88,20 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
   async onModuleInit(): Promise<void> {
     // Publisher without an offline queue: while Redis is down a PUBLISH fails at once (logged) instead of
     // holding up the run that finished until Redis is back.
-    this.publisher = createRedisClient('RedisCompletionBus', this.url, {
+    this.publisher = createRedisClient('RedisClusterBus', this.url, {
       lazyConnect: true,
       enableOfflineQueue: false,
       connectionName: 'webhook-triggers:bus-pub',
       // The runs finished in one event-loop turn are published in one socket write.
       enableAutoPipelining: true,
     });
-    this.subscriber = createRedisClient('RedisCompletionBus', this.url, {
+    this.subscriber = createRedisClient('RedisClusterBus', this.url, {
       lazyConnect: true,
       autoResubscribe: true,
       connectionName: 'webhook-triggers:bus-sub',
     });
     for (const client of [this.publisher, this.subscriber]) {
-      client.on('error', (error: Error) => this.logger.warn(`Redis completion bus: ${error.message}`));
+      client.on('error', (error: Error) => this.logger.warn(`Redis cluster bus: ${error.message}`));
     }
     this.subscriber.on('message', (channel: string, message: string) => {
       if (channel === this.channel && message === WATCHING) this.watchedUntil = Date.now() + WATCHING_HEARD_MS;
@@ -120,7 +120,7 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
       this.hearsTriggerChanges = true;
     } catch (error) {
       this.close();
-      throw new WebhookConfigurationError(CANNOT_CONNECT('RedisCompletionBus', redactRedisUrl(this.url), (error as Error).message));
+      throw new WebhookConfigurationError(CANNOT_CONNECT('RedisClusterBus', redactRedisUrl(this.url), (error as Error).message));
     }
   }
 
@@ -131,7 +131,7 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
       await this.finished.push(invocationId);
     } catch (error) {
       this.logger.warn(
-        `Redis completion bus: could not publish "${invocationId}" finished (${(error as Error).message}); remote waiters answer at their timeout`,
+        `Redis cluster bus: could not publish "${invocationId}" finished (${(error as Error).message}); remote waiters answer at their timeout`,
       );
     }
   }
@@ -148,7 +148,7 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
     if (!this.publisher) return this.notifyChangeWatchers(change);
     if (Date.now() > this.watchedUntil) return;
     this.publisher.publish(this.changeChannel, JSON.stringify(change)).catch((error: Error) => {
-      this.logger.debug(`Redis completion bus: could not announce a change of "${change.invocationId}" (${error.message})`);
+      this.logger.debug(`Redis cluster bus: could not announce a change of "${change.invocationId}" (${error.message})`);
     });
   }
 
@@ -159,7 +159,7 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
       await this.publisher.publish(this.triggerChannel, triggerId);
     } catch (error) {
       this.logger.warn(
-        `Redis completion bus: could not announce that trigger "${triggerId}" changed (${(error as Error).message}); other processes may use their cached copy until its triggerCacheTtlMs runs out`,
+        `Redis cluster bus: could not announce that trigger "${triggerId}" changed (${(error as Error).message}); other processes may use their cached copy until its triggerCacheTtlMs runs out`,
       );
     }
   }
@@ -184,7 +184,7 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
     try {
       await this.subscriber?.subscribe(this.triggerChannel);
     } catch (error) {
-      this.logger.warn(`Redis completion bus: could not subscribe to trigger changes again (${(error as Error).message})`);
+      this.logger.warn(`Redis cluster bus: could not subscribe to trigger changes again (${(error as Error).message})`);
       return;
     }
     if (!this.subscriber || this.subscriber.status !== 'ready') return;
@@ -199,7 +199,7 @@ export class RedisCompletionBus extends InMemoryCompletionBus implements OnModul
     const sayWatching = () => void say();
     this.watching = (this.subscriber?.subscribe(this.changeChannel) ?? Promise.resolve())
       .then(say)
-      .catch((error: Error) => this.logger.warn(`Redis completion bus: could not subscribe to run changes (${error.message})`));
+      .catch((error: Error) => this.logger.warn(`Redis cluster bus: could not subscribe to run changes (${error.message})`));
     this.watchingBeat = setInterval(sayWatching, WATCHING_BEAT_MS);
     this.watchingBeat.unref();
   }

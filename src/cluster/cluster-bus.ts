@@ -24,7 +24,7 @@ export interface RunChange {
  * every trigger request reads its trigger, unless it carries the announcements to every process serving
  * the app and says so.
  */
-export abstract class CompletionBus {
+export abstract class ClusterBus {
   private readonly changeWatchers = new Set<(change: RunChange) => void>();
   private readonly triggerListeners = new Set<(triggerId: string | null) => void>();
 

@@ -1,8 +1,8 @@
-import { InMemoryCompletionBus } from './in-memory-completion.bus.js';
+import { InMemoryClusterBus } from './in-memory-cluster.bus.js';
 
-describe('InMemoryCompletionBus', () => {
-  let bus: InMemoryCompletionBus;
-  beforeEach(() => (bus = new InMemoryCompletionBus()));
+describe('InMemoryClusterBus', () => {
+  let bus: InMemoryClusterBus;
+  beforeEach(() => (bus = new InMemoryClusterBus()));
 
   it('wakes every waiter of the finished id, and only those', async () => {
     const woken: string[] = [];
