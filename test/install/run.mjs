@@ -636,10 +636,16 @@ async function testApp(app, ctx) {
       delete bare.ADMIN_TOKEN;
       delete bare.INSTALL_TEST_SETUP;
       proc = startApp(dir, bare);
+      // Nest logs "successfully started" at init, before listen() binds the port: call until it answers.
       await proc.waitForLine(/Nest application successfully started/, 90_000);
-      const res = await http('GET', `http://127.0.0.1:${bare.PORT}/admin`, {
-        headers: { Authorization: `Basic ${Buffer.from('admin:anything-at-all-0123456789').toString('base64')}` },
-      });
+      const headers = { Authorization: `Basic ${Buffer.from('admin:anything-at-all-0123456789').toString('base64')}` };
+      let res;
+      for (const deadline = Date.now() + 30_000; !res;) {
+        res = await http('GET', `http://127.0.0.1:${bare.PORT}/admin`, { headers }).catch((e) => {
+          if (Date.now() > deadline || proc.exit) throw e;
+          return new Promise((r) => setTimeout(r, 100));
+        });
+      }
       if (res.status !== 403 || !/ADMIN_TOKEN/.test(res.json?.message ?? '')) fail(`GET /admin answered ${res.status}: ${res.text}`);
       const logged = (proc.stdout + proc.stderr).split('\n').filter((l) => /AdminGuard.*ADMIN_TOKEN/.test(l));
       if (logged.length !== 1) fail(`expected one AdminGuard line naming ADMIN_TOKEN in the log, found ${logged.length}`);
