@@ -43,6 +43,17 @@ function parseJson(text) {
 }
 
 /**
+ * The absolute URL of an API path (below `<base>/api`), on the page's origin. Never relative to the page's
+ * own URL: opened as `http://user:password@host/admin`, that URL carries credentials, and the browser refuses
+ * `fetch` of any URL resolved against it. The origin never has them (the browser keeps sending them as
+ * Basic credentials).
+ * @param {string} path
+ */
+export function apiUrl(path) {
+  return new URL(settings().api + path, location.origin).href;
+}
+
+/**
  * Calls the API: resolves to the answer's JSON (null when it has none), rejects with an `ApiError`. The answer
  * type is the caller's to name (`@type` on the result), from src/admin/admin-api-answers.ts.
  * @param {'GET' | 'POST' | 'PUT' | 'DELETE'} method
@@ -63,9 +74,9 @@ export async function api(method, path, body) {
   }
   let res;
   try {
-    res = await fetch(settings().api + path, init);
-  } catch {
-    throw new ApiError(0, 'network error', method);
+    res = await fetch(apiUrl(path), init);
+  } catch (e) {
+    throw new ApiError(0, e instanceof Error ? e.message : String(e), method);
   }
   const text = res.status === 204 ? '' : await res.text().catch(() => '');
   const data = parseJson(text);
@@ -81,7 +92,7 @@ export async function api(method, path, body) {
 export function errorText(error) {
   if (!(error instanceof ApiError)) return `Something went wrong: ${error instanceof Error ? error.message : String(error)}`;
   const { status, message, method } = error;
-  if (status === 0) return 'Could not reach the server (network error). Check the connection, then try again.';
+  if (status === 0) return `Could not reach the server (${message}). Check the connection, then try again.`;
   if (status === 401 || (status === 403 && method === 'GET')) {
     return `You are not signed in, or your admin token is wrong (the server answered ${status}: ${message}).`;
   }

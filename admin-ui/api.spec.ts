@@ -12,8 +12,9 @@ describe('messageOf', () => {
 
 describe('errorText', () => {
   it('says what each failure means', () => {
-    expect(errorText(new ApiError(0, 'network error', 'GET'))).toBe(
-      'Could not reach the server (network error). Check the connection, then try again.',
+    // The browser's own reason (Chromium: "Failed to fetch"), not a fixed phrase.
+    expect(errorText(new ApiError(0, 'Failed to fetch', 'GET'))).toBe(
+      'Could not reach the server (Failed to fetch). Check the connection, then try again.',
     );
     expect(errorText(new ApiError(401, 'Sign in first', 'POST'))).toBe(
       'You are not signed in, or your admin token is wrong (the server answered 401: Sign in first).',

@@ -1,7 +1,7 @@
 // @ts-check
 // Live updates: the bot's server-sent events (`GET api/events?botId=`).
 
-import { settings } from './settings.js';
+import { apiUrl } from './api.js';
 
 /** @typedef {import('../src/admin/admin-api-answers.js').RunEventAnswer} RunEventAnswer */
 /** @typedef {import('./scope.js').Scope} Scope */
@@ -45,7 +45,7 @@ export function setLive(liveEl, text, state) {
  * @returns {() => void} closes the stream
  */
 export function openLive(scope, botId, liveEl, onInvocation, onOpen) {
-  const source = new EventSource(`${settings().api}/events?botId=${encodeURIComponent(botId)}`);
+  const source = new EventSource(apiUrl(`/events?botId=${encodeURIComponent(botId)}`));
   setLive(liveEl, 'Connecting…', 'connecting');
   source.addEventListener('open', () => {
     setLive(liveEl, 'Live', 'live');

@@ -76,7 +76,13 @@ function addressFields(trigger, copyStatus) {
           'div',
           { class: 'field' },
           h('p', { class: 'label-like' }, 'Key'),
-          h('p', { class: 'note' }, 'The key is shown only once, when the trigger is created or its key rotated.'),
+          h(
+            'p',
+            { class: 'note' },
+            'The key is shown only once, when the trigger is created or its key rotated. To show keys here again, start the app with the ',
+            h('code', {}, 'keySecret'),
+            ' option set (16 characters or more): keys created or rotated after that are shown.',
+          ),
         ),
     hasKey
       ? h('p', { class: 'hint' }, 'Keep the key secret: anyone with the URL and the key can start the bot and use up its credits.')

@@ -21,6 +21,7 @@ import { TriggerCache } from './invocations/trigger-cache.js';
 import { RunEventStreams } from './http/run-event-streams.js';
 import { GracefulShutdown } from './lifecycle/graceful-shutdown.js';
 import { StartupHints } from './lifecycle/startup-hints.js';
+import { AdminScreensPaths } from './lifecycle/admin-screens-paths.js';
 import { HistoryRetention } from './lifecycle/history-retention.js';
 import { InterruptedRuns } from './lifecycle/interrupted-runs.js';
 import { LeaseRecovery } from './lifecycle/lease-recovery.js';
@@ -64,6 +65,7 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     HistoryRetention,
     GracefulShutdown,
     StartupHints,
+    AdminScreensPaths,
     OpenAccounts,
     TriggerKeyGuard,
     HostThrottlerOptOut,

@@ -1,5 +1,10 @@
-import { Injectable } from '@nestjs/common';
-import { WebhookTriggersAdmin, type TriggerWithKey } from '../../src/index.js';
+import { Injectable, type OnModuleInit } from '@nestjs/common';
+import {
+  InjectWebhookTriggerOptions,
+  type ResolvedWebhookTriggerOptions,
+  WebhookTriggersAdmin,
+  type TriggerWithKey,
+} from '../../src/index.js';
 import { DEMO_ACCOUNT } from './bots.js';
 
 export const DEMO_CREDITS = 1000;
@@ -14,13 +19,30 @@ export interface DemoState {
 
 /**
  * First start (no `demo` account yet): creates the account with 1000 credits and one trigger for `echo`.
- * Later starts change nothing and only look up the echo trigger to print it.
+ * Later starts change nothing and only look up the echo trigger to print it. At module init (the library's
+ * modules are ready by then), so the library's startup hints, which come later, see the seeded account and
+ * trigger. Never on a worker: the API process seeds.
  */
 @Injectable()
-export class DemoSeeder {
-  constructor(private readonly admin: WebhookTriggersAdmin) {}
+export class DemoSeeder implements OnModuleInit {
+  private seeded: DemoState | undefined;
 
-  async seed(): Promise<DemoState> {
+  constructor(
+    private readonly admin: WebhookTriggersAdmin,
+    @InjectWebhookTriggerOptions() private readonly options: ResolvedWebhookTriggerOptions,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    if (this.options.role !== 'worker') this.seeded = await this.seed();
+  }
+
+  /** What the start found or seeded (after init). */
+  get state(): DemoState {
+    if (!this.seeded) throw new Error('DemoSeeder.state is known after app.init() on a process that serves the API');
+    return this.seeded;
+  }
+
+  private async seed(): Promise<DemoState> {
     if ((await this.admin.getCredits(DEMO_ACCOUNT)) === null) {
       const trigger = await this.admin.createTrigger('echo', { name: DEMO_TRIGGER_NAME, type: 'webhook' });
       // The account last: if anything above fails, the next start seeds again.

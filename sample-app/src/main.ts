@@ -45,10 +45,10 @@ async function bootstrap(): Promise<void> {
   );
   SwaggerModule.setup('docs', app, document, { jsonDocumentUrl: 'openapi.json', yamlDocumentUrl: 'openapi.yaml' });
 
-  await app.init();
   let demo: DemoState;
   try {
-    demo = await app.get(DemoSeeder).seed();
+    await app.init(); // seeds the demo data (DemoSeeder, at module init)
+    demo = app.get(DemoSeeder).state;
   } finally {
     await startupLock?.release();
   }

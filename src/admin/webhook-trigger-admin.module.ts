@@ -16,10 +16,11 @@ import {
   UseInterceptors,
   VERSION_NEUTRAL,
 } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
 import { ApiExcludeController } from '../http/openapi-decorators.js';
 import type { Observable } from 'rxjs';
 import { ADMIN_NO_GUARDS } from '../errors/webhook-trigger.messages.js';
+import { AdminScreensPaths } from '../lifecycle/admin-screens-paths.js';
 import { LOG_CONTEXT } from '../options/module.constants.js';
 import { AdminApiController } from './admin-api.controller.js';
 import { AdminServiceLookup } from './admin-service-lookup.js';
@@ -52,13 +53,27 @@ class AdminNoStoreInterceptor implements NestInterceptor {
   }
 }
 
-/** Warns once at startup when the admin is mounted without any guard. */
+/**
+ * At startup: warns once when the admin is mounted without any guard, and tells the webhook module where the
+ * screens are (its startup hint names them). Found with `strict: false` for the reason AdminServiceLookup
+ * gives; without the webhook module there is nothing to tell (AdminServiceLookup reports that).
+ */
 @Injectable()
 class AdminMountCheck implements OnModuleInit {
-  constructor(@Inject(ADMIN_MOUNT) private readonly mount: { path: string; guards: AdminGuard[] }) {}
+  constructor(
+    @Inject(ADMIN_MOUNT) private readonly mount: { path: string; guards: AdminGuard[] },
+    private readonly moduleRef: ModuleRef,
+  ) {}
 
   onModuleInit(): void {
     if (this.mount.guards.length === 0) new Logger(LOG_CONTEXT).warn(ADMIN_NO_GUARDS(this.mount.path));
+    let paths: AdminScreensPaths | undefined;
+    try {
+      paths = this.moduleRef.get(AdminScreensPaths, { strict: false });
+    } catch {
+      paths = undefined;
+    }
+    paths?.add(this.mount.path);
   }
 }
 

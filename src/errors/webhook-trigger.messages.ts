@@ -9,8 +9,9 @@ export const RATE_LIMITED = (scope: string) => `Too many requests for this ${sco
 export const TOO_MANY_FAILED_KEYS = 'Too many requests with a wrong X-Key from this address; retry later';
 // Callers of the webhook API never see internal ids (the account behind a trigger).
 export const NOT_ENOUGH_CREDITS = (cost: number) => `The bot's account has fewer than ${cost} credit(s) left; nothing was run`;
+const OPENS_IT = 'opens it with credits (the "accounts" option or WebhookTriggersAdmin.setCredits)';
 export const ACCOUNT_NOT_FUNDED = (cost: number) =>
-  `The bot's account has not been funded yet (a run costs ${cost} credit(s)); nothing was run. Its owner opens it with credits (the "accounts" option or WebhookTriggersAdmin.setCredits)`;
+  `The bot's account has not been funded yet (a run costs ${cost} credit(s)); nothing was run. Its owner ${OPENS_IT}`;
 export const BODY_NOT_JSON_TYPE = (type: string | undefined) => `Content-Type must be application/json${type ? `, got "${type}"` : ''}`;
 export const BODY_MALFORMED = 'The request body is not valid JSON';
 export const BODY_NOT_OBJECT = 'The request body must be a JSON object';
@@ -91,7 +92,7 @@ export const NOT_ABSOLUTE_URL = (got: string) => `not an absolute URL: ${got}`;
 export const ALLOWED_HOSTS_NOT_LIST = (got: string) => `expected an array of host names or IP addresses, got ${got}`;
 export const ALLOWED_HOST_INVALID = (got: string) => `expected a host name or IP address (no scheme, port or path), got ${got}`;
 export const RETRY_SCHEDULE_INVALID = (got: string) => `expected 1 to 100 delays in ms, got ${got}`;
-export const KEY_SECRET_TOO_SHORT = 'expected a string of at least 16 characters';
+export const KEY_SECRET_TOO_SHORT = 'expected a string of at least 16 characters, or leave it unset';
 export const EXTRA_NOT_CLASS = 'expected a class (it is bound with useClass)';
 export const EXTRA_NEEDS_REDIS = (className: string, extra: string) =>
   `${className} (the "${extra}" extra) needs the "redis" option, e.g. redis: { url: 'redis://127.0.0.1:6379' }`;
@@ -179,9 +180,16 @@ export const BOT_NOT_PROVIDED = (className: string, botId: string) =>
   `WebhookTriggerModule: ${className} is decorated with @WebhookBot({ id: '${botId}' }) but no module of this app provides it, so it cannot run; add it to a module's providers`;
 export const NO_BOTS =
   'WebhookTriggerModule: this app has no bots, so no trigger can be created; register a class decorated with @WebhookBot() that extends WebhookBotHost as a provider';
-export const FIRST_TRIGGER = (botIds: string[]) =>
-  `WebhookTriggerModule: no triggers yet. Create one in the admin screens (WebhookTriggerAdminModule: a bot's Settings → Bot Triggers → Add Trigger) ` +
+/** `screens`: the path of the first bot's Settings in the mounted admin screens, when they are mounted. */
+export const FIRST_TRIGGER = (botIds: string[], screens?: string) =>
+  `WebhookTriggerModule: no triggers yet. Create one in the admin screens ` +
+  (screens
+    ? `(open ${screens}, then Bot Triggers → Add Trigger) `
+    : `(WebhookTriggerAdminModule: a bot's Settings → Bot Triggers → Add Trigger) `) +
   `or in code: await app.get(WebhookTriggersAdmin).createTrigger('${botIds[0]}', { name: 'my trigger' }) answers its URL and key (bots: ${botIds.join(', ')})`;
+export const ACCOUNT_NEVER_OPENED = (accountId: string, botIds: string[]) =>
+  `WebhookTriggerModule: account "${accountId}" (of ${botIds.join(', ')}) has not been funded yet, so its triggers answer 402 and nothing runs. ` +
+  `Its owner ${OPENS_IT}, e.g. accounts: { ${JSON.stringify(accountId)}: { credits: 100 } }`;
 
 // Log lines of the webhook API (for the host's operators)
 export const LOG_EVENT_STREAM_READ_FAILED = (invocationId: string, error: string) =>

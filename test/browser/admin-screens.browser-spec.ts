@@ -10,6 +10,7 @@ import { WebhookTriggerAdminModule, type WebhookTriggerModuleOptions } from '../
 import { AdminAuthModule } from '../../sample-app/src/admin/admin-auth.module.js';
 import { AdminGuard } from '../../sample-app/src/admin/admin.guard.js';
 import { getStatus, send, startRun, syncUntilFinished, triggerBot } from '../helpers/http.js';
+import { ADMIN_TEST_TOKEN, BasicChallengeAdminGuard } from '../fixtures/admin-guard.js';
 import { freePort } from '../helpers/sample-app-process.js';
 import {
   createTrigger,
@@ -441,6 +442,71 @@ describeInBrowser('admin screens in a browser', () => {
         const replayed = await syncUntilFinished(trigger, replayId);
         expect(replayed.body).toEqual({ success: true, outputs: [{ title: 'greeting', message: 'kept as it was' }] });
       });
+    });
+  });
+
+  describeOnEveryAdapter('admin screens opened with HTTP Basic credentials in the URL', ({ adapterName, makeAdapter }) => {
+    let t: WebhookTestApp;
+    beforeAll(async () => {
+      const port = await freePort();
+      // No keySecret: a key is shown once, and the view says which option shows it again.
+      t = await startWebhookApp(makeAdapter, {
+        port,
+        options: {
+          publicBaseUrl: `http://127.0.0.1:${port}`,
+          accounts: { acct: { credits: 100 } },
+          rateLimits: UNTHROTTLED,
+          shutdownGraceMs: 200,
+        },
+        imports: [WebhookTriggerAdminModule.forRoot({ path: 'admin', guards: [BasicChallengeAdminGuard] })],
+      });
+    });
+    afterAll(async () => {
+      await t?.close();
+    });
+
+    it('loads, changes and follows live runs from http://admin:<token>@host/admin (calls go to the origin, without credentials)', async () => {
+      const { page, context, expectNoProblems } = await openPage(browser, {
+        // The first request of the page, before the browser answers the challenge with the URL's credentials.
+        allowConsoleErrors: [/Failed to load resource: the server responded with a status of 401/],
+      });
+      try {
+        const withCredentials = new URL(`${t.baseUrl}/admin`);
+        withCredentials.username = 'admin';
+        withCredentials.password = ADMIN_TEST_TOKEN;
+        await page.goto(withCredentials.href);
+        const echo = page.getByRole('row').filter({ has: page.getByRole('link', { name: 'Echo', exact: true }) });
+        await echo.waitFor(SHOWN); // the bots came from the API
+        expect(await page.getByText(/Could not reach the server/).count()).toBe(0);
+
+        await openBot(page, 'Echo', 'Settings');
+        await page.getByRole('button', { name: 'Add Trigger' }).click();
+        await page.getByLabel('Name', { exact: true }).fill('Basic in the URL');
+        await page.getByRole('button', { name: 'Create', exact: true }).click();
+        const created = triggerView(page, 'Basic in the URL');
+        await created.waitFor(SHOWN);
+        const url = await created.getByLabel('URL', { exact: true }).inputValue();
+        const key = await created.getByLabel('Key', { exact: true }).inputValue();
+        await created.getByRole('button', { name: 'Close' }).click();
+        await page.getByRole('button', { name: 'View Basic in the URL' }).click();
+        const viewed = triggerView(page, 'Basic in the URL');
+        await viewed.waitFor(SHOWN);
+        await viewed.getByText(/The key is shown only once.*keySecret.* option set \(16 characters or more\)/).waitFor(SHOWN);
+        expect(await viewed.getByLabel('Key', { exact: true }).count()).toBe(0);
+        await checkScreen(page, adapterName, 'trigger-view-key-hidden');
+        await viewed.getByRole('button', { name: 'Close' }).click();
+
+        // The live stream opens too, and shows a run started over HTTP.
+        await page.getByRole('tab', { name: 'History' }).click();
+        await page.getByText('Live', { exact: true }).waitFor(SHOWN);
+        const started = await triggerBot(asCalled(url, key), { via: 'basic' });
+        expect(started.status).toBe(200);
+        const runId = started.body.invocation.id as string;
+        await runRow(page, runId).waitFor(SHOWN);
+        expectNoProblems();
+      } finally {
+        await context.close();
+      }
     });
   });
 

@@ -23,11 +23,17 @@ import {
   addWebhookKeyScheme,
   type BotOutput,
 } from '../../src/index.js';
-import { BOT_NOT_PROVIDED, FIRST_TRIGGER, NO_BOTS, SHUTDOWN_HOOKS_OFF } from '../../src/errors/webhook-trigger.messages.js';
+import {
+  ACCOUNT_NEVER_OPENED,
+  BOT_NOT_PROVIDED,
+  FIRST_TRIGGER,
+  NO_BOTS,
+  SHUTDOWN_HOOKS_OFF,
+} from '../../src/errors/webhook-trigger.messages.js';
 import { EchoBot } from '../fixtures/bots.js';
 import { storedCredits } from '../helpers/db.js';
 import { expectError, rawRequest, request, send, syncInvocation, triggerBot } from '../helpers/http.js';
-import { ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
+import { ADMIN_TEST_BASIC, ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
 import { freePort } from '../helpers/sample-app-process.js';
 import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
 import { ADAPTERS, UNTHROTTLED, createTrigger, startWebhookApp, triggerOn } from '../helpers/webhook-app.js';
@@ -249,6 +255,46 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
       await none.app.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('with the admin screens mounted, gives their real path for the first trigger, and names an account never opened', async () => {
+    const start = async (accounts: Record<string, { credits: number }>) => {
+      const log = warnings();
+      const moduleRef = await Test.createTestingModule({
+        imports: [
+          WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' }, accounts }),
+          WebhookTriggerAdminModule.forRoot({ path: 'ops/webhooks', guards: [TestAdminGuard] }),
+        ],
+        providers: [EchoBot],
+      }).compile();
+      const adapter = makeAdapter();
+      const app = adapter ? moduleRef.createNestApplication(adapter, { logger: log }) : moduleRef.createNestApplication({ logger: log });
+      app.setGlobalPrefix('api');
+      app.enableShutdownHooks();
+      await app.listen(0, '127.0.0.1');
+      return { app, log };
+    };
+    const unopened = await start({});
+    try {
+      const screens = '/api/ops/webhooks#/bots/echo/settings';
+      expect(unopened.log.logs).toContain(FIRST_TRIGGER(['echo'], screens));
+      expect(unopened.log.lines).toContain(ACCOUNT_NEVER_OPENED('acct', ['echo']));
+      // The path named is where the screens are: the page there answers.
+      const page = await fetch(`${await unopened.app.getUrl()}${screens.split('#')[0]}`, { headers: { authorization: ADMIN_TEST_BASIC } });
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('data-base="/api/ops/webhooks"');
+      // The warning is true: a trigger of this account answers 402 until the account is opened.
+      const created = await unopened.app.get(WebhookTriggersAdmin).createTrigger('echo', { name: 'first' });
+      expect((await triggerBot({ url: created.url, key: created.key! }, {})).status).toBe(402);
+    } finally {
+      await unopened.app.close();
+    }
+    const opened = await start({ acct: { credits: 1 } });
+    try {
+      expect(opened.log.lines.filter((l) => l.includes('has not been funded yet'))).toEqual([]);
+    } finally {
+      await opened.app.close();
     }
   });
 

@@ -244,6 +244,8 @@ describe('bad options stop bootstrap with a message naming the field', () => {
     ],
     ['maxBodyBytes', { maxBodyBytes: 1.5 }, /invalid option "maxBodyBytes"/],
     ['keySecret', { keySecret: 'short' }, /invalid option "keySecret"/],
+    // An empty WEBHOOK_KEY_SECRET= in .env: the message says the way out is to leave it unset.
+    ['keySecret empty', { keySecret: '' }, /invalid option "keySecret": expected a string of at least 16 characters, or leave it unset/],
     ['publicBaseUrl', { publicBaseUrl: 'not a url' }, /invalid option "publicBaseUrl"/],
     ['database.type', { database: { type: 'mysql' } as never }, /invalid option "database\.type"/],
     ['an unknown key', { syncTimeoutMS: 5 } as never, /unknown option "syncTimeoutMS"; did you mean "syncTimeoutMs"\?/],

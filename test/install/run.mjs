@@ -333,22 +333,24 @@ bootstrap().catch((e: unknown) => {
 }
 
 /**
- * The README's admin line added to the module's imports, as the README tells a user to (with the two
- * imports it needs): after the line that closes `WebhookTriggerModule.forRoot({ … })`.
+ * The README's admin snippet merged into the module as the README tells a user to: its import lines on top,
+ * its `WebhookTriggerAdminModule.forRoot(…)` line into the imports, after the line that closes
+ * `WebhookTriggerModule.forRoot({ … })`. Returns the module and the file the guard's import names.
  */
 function withAdminModule(moduleTs, name) {
-  const line = readmeBlock('snippet:admin-module').trim();
-  if (!line.startsWith('WebhookTriggerAdminModule.forRoot('))
-    fail('<!-- snippet:admin-module --> is not a WebhookTriggerAdminModule.forRoot(…) line');
+  const snippet = readmeBlock('snippet:admin-module').split('\n');
+  const imports = snippet.filter((l) => l.startsWith('import '));
+  const forRoot = snippet.filter((l) => l.startsWith('WebhookTriggerAdminModule.forRoot('));
+  if (forRoot.length !== 1) fail('<!-- snippet:admin-module --> has no one WebhookTriggerAdminModule.forRoot(…) line');
+  const rest = snippet.filter((l) => !imports.includes(l) && !forRoot.includes(l) && l.trim() !== '' && !l.trim().startsWith('//'));
+  if (rest.length) fail(`<!-- snippet:admin-module --> has lines that are neither imports nor the forRoot line: ${rest.join(' | ')}`);
+  const guardFile = imports.join('\n').match(/import \{ AdminGuard \} from '\.\/([\w.-]+)\.js';/)?.[1];
+  if (!guardFile) fail("<!-- snippet:admin-module --> does not import AdminGuard from a relative './<file>.js'");
   const lines = moduleTs.split('\n');
   const at = lines.findIndex((l) => /^ {4}\}\),\s*$/.test(l)); // `    }),` closing WebhookTriggerModule.forRoot
   if (at < 0) fail(`<!-- snippet:${name} --> has no "    })," line closing WebhookTriggerModule.forRoot({ … })`);
-  lines.splice(at + 1, 0, `    ${line}`);
-  return [
-    "import { WebhookTriggerAdminModule } from 'nestjs-webhook-triggers';",
-    "import { AdminGuard } from './admin.guard.js';",
-    ...lines,
-  ].join('\n');
+  lines.splice(at + 1, 0, `    ${forRoot[0].trim()}`);
+  return { moduleTs: [...imports, ...lines].join('\n'), guardFile };
 }
 
 /** Writes the README's module and bot snippets (and main.ts) into the generated app. */
@@ -360,14 +362,15 @@ function writeAppCode(app, dir) {
   const botTs = readmeBlock('snippet:bot');
   if (!botTs.includes(`export class ${botClass} `))
     fail(`<!-- snippet:bot --> does not export ${botClass}, which <!-- snippet:${app.module} --> imports`);
-  writeFileSync(join(dir, 'src/app.module.ts'), `${withAdminModule(moduleTs, app.module)}\n`);
+  const admin = withAdminModule(moduleTs, app.module);
+  writeFileSync(join(dir, 'src/app.module.ts'), `${admin.moduleTs}\n`);
   writeFileSync(join(dir, `src/${botFile}.ts`), `${botTs}\n`);
-  writeFileSync(join(dir, 'src/admin.guard.ts'), `${readmeBlock('snippet:admin-guard')}\n`);
+  writeFileSync(join(dir, `src/${admin.guardFile}.ts`), `${readmeBlock('snippet:admin-guard')}\n`);
   writeFileSync(join(dir, 'src/main.ts'), mainTs(app));
   return [
     `src/app.module.ts (<!-- snippet:${app.module} --> + <!-- snippet:admin-module -->)`,
     `src/${botFile}.ts (<!-- snippet:bot -->)`,
-    'src/admin.guard.ts (<!-- snippet:admin-guard -->)',
+    `src/${admin.guardFile}.ts (<!-- snippet:admin-guard -->)`,
     'src/main.ts (<!-- snippet:main --> + scaffolding)',
   ];
 }
@@ -627,6 +630,28 @@ async function testApp(app, ctx) {
       if (!(exit.code === 0 || exit.signal === 'SIGTERM')) fail(`the app exited with ${JSON.stringify(exit)} after SIGTERM`);
       if (/\bERROR\b/.test(proc.stdout + proc.stderr)) fail('the app logged an ERROR');
       return `exited (${exit.code === 0 ? 'code 0' : 'signal SIGTERM, re-raised by Nest after closing'}) in ${Date.now() - s} ms`;
+    });
+    await step("without ADMIN_TOKEN: the README's guard refuses the screens saying why, and logs it once", async () => {
+      const bare = { ...env, PORT: String(await freePort()) };
+      delete bare.ADMIN_TOKEN;
+      delete bare.INSTALL_TEST_SETUP;
+      proc = startApp(dir, bare);
+      // Nest logs "successfully started" at init, before listen() binds the port: call until it answers.
+      await proc.waitForLine(/Nest application successfully started/, 90_000);
+      const headers = { Authorization: `Basic ${Buffer.from('admin:anything-at-all-0123456789').toString('base64')}` };
+      let res;
+      for (const deadline = Date.now() + 30_000; !res;) {
+        res = await http('GET', `http://127.0.0.1:${bare.PORT}/admin`, { headers }).catch((e) => {
+          if (Date.now() > deadline || proc.exit) throw e;
+          return new Promise((r) => setTimeout(r, 100));
+        });
+      }
+      if (res.status !== 403 || !/ADMIN_TOKEN/.test(res.json?.message ?? '')) fail(`GET /admin answered ${res.status}: ${res.text}`);
+      const logged = (proc.stdout + proc.stderr).split('\n').filter((l) => /AdminGuard.*ADMIN_TOKEN/.test(l));
+      if (logged.length !== 1) fail(`expected one AdminGuard line naming ADMIN_TOKEN in the log, found ${logged.length}`);
+      proc.child.kill('SIGTERM');
+      await proc.exited;
+      return `403 ${res.json.message}; logged: ${logged[0].replace(/^.*AdminGuard\]?\s*/, '')}`;
     });
     return { name: app.name, ok: true, ms: Date.now() - t0, timings };
   } catch (e) {
