@@ -52,8 +52,8 @@ const sqliteReaders = new WeakMap<SqliteConnection, SqliteDatabase>();
 
 /**
  * The better-sqlite3 connection under the module's OWN SQLite DataSource (TypeORM's driver keeps it as
- * `databaseConnection`). The only place the module touches the driver: group commit needs the
- * connection to itself, which is why a host's SQLite DataSource is refused (see `dataSourceProviders`).
+ * `databaseConnection`). With `openSqliteReader`, the only place the module touches the driver: group commit
+ * needs the connection to itself, which is why a host's SQLite DataSource is refused (see `dataSourceProviders`).
  */
 export function sqliteConnectionOf(dataSource: DataSource): SqliteConnection {
   return (dataSource.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection;
