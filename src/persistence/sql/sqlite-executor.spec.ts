@@ -1,11 +1,12 @@
 import { Test } from '@nestjs/testing';
 import type { INestApplicationContext } from '@nestjs/common';
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CreditAccounts } from '../credit-accounts.js';
 import { CreditLedger } from '../credit-ledger.js';
+import { InvocationRepository } from '../invocation.repository.js';
 import { WebhookUnitOfWork } from '../unit-of-work.js';
 import { WebhookTriggerModule } from '../../webhook-trigger.module.js';
 
@@ -17,6 +18,7 @@ describe('SqliteExecutor', () => {
   let unitOfWork: WebhookUnitOfWork;
   let ledger: CreditLedger;
   let accounts: CreditAccounts;
+  let invocations: InvocationRepository;
 
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
@@ -26,6 +28,7 @@ describe('SqliteExecutor', () => {
     unitOfWork = app.get(WebhookUnitOfWork);
     ledger = app.get(CreditLedger);
     accounts = app.get(CreditAccounts);
+    invocations = app.get(InvocationRepository);
   });
 
   afterAll(async () => {
@@ -69,10 +72,95 @@ describe('SqliteExecutor', () => {
     expect(committedBalance()).toBe(80);
   });
 
+  it("a read outside a unit never sees the unit's writes before they commit, nor does one from inside it without its tx", async () => {
+    await accounts.setBalance('a', 50);
+    let debited!: () => void;
+    const debitMade = new Promise<void>((resolve) => (debited = resolve));
+    let finish!: () => void;
+    const finishing = new Promise<void>((resolve) => (finish = resolve));
+    const unit = unitOfWork.run(async (tx) => {
+      await ledger.tryDebit('a', 1, tx);
+      debited();
+      await finishing;
+      // Inside the unit, without its tx, a read is a read like any other: the last commit, never waiting for the unit.
+      return accounts.getBalance('a');
+    });
+    await debitMade;
+    // The debit is made (on the unit's connection) and not committed: what an answer may show is the balance as stored.
+    const committedMeanwhile = committedBalance();
+    const readMeanwhile = await accounts.getBalance('a');
+    finish(); // before asserting: a unit left open would hold every later write
+    expect(committedMeanwhile).toBe(50);
+    expect(readMeanwhile).toBe(50);
+    expect(await unit).toBe(50);
+    expect(committedBalance()).toBe(49);
+    expect(await accounts.getBalance('a')).toBe(49);
+  });
+
+  it('a read outside a unit never sees a write that waits for its batch to commit (an emitted output a crash would lose)', async () => {
+    await accounts.setBalance('acct', 10);
+    const id = 'inv_emitted_output_uncommitted_';
+    const startedAt = new Date();
+    await invocations.insert({
+      id,
+      triggerId: 'trg_AAAAAAAAAAAAAAAA',
+      botId: 'stream',
+      accountId: 'acct',
+      inputs: {},
+      credits: 0,
+      idempotencyKey: null,
+      requestHash: null,
+      createdAt: startedAt,
+      claim: { owner: 'here', startedAt, leaseExpiresAt: new Date(startedAt.getTime() + 60_000) },
+    });
+    const storedOutputs = (): unknown => {
+      const db = new Database(file, { readonly: true });
+      try {
+        const row = db.prepare(`SELECT outputs FROM webhook_invocations WHERE id = ?`).get(id) as { outputs: string | null };
+        return row.outputs === null ? null : JSON.parse(row.outputs);
+      } finally {
+        db.close();
+      }
+    };
+    let appended = false;
+    const append = invocations.appendOutput(id, 'here', { title: 'step 1', message: '1' }).then((ok) => ((appended = ok), ok));
+    // The append runs in this tick's batch, whose COMMIT comes at the end of the tick (setImmediate, queued after
+    // this one): this read comes in between, as a status request served in the same turn of the event loop would.
+    const { seen, committedThen } = await new Promise<{ seen: Promise<unknown>; committedThen: unknown }>((resolve) =>
+      setImmediate(() => resolve({ seen: invocations.findById(id).then((r) => r?.outputs), committedThen: storedOutputs() })),
+    );
+    expect(committedThen).toBeNull(); // the read did come before the COMMIT...
+    expect(await seen).toBeNull(); // ...and so shows no output
+    expect(appended).toBe(false);
+    expect(await append).toBe(true);
+    expect(storedOutputs()).toEqual([{ title: 'step 1', message: '1' }]);
+    expect((await invocations.findById(id))?.outputs).toEqual([{ title: 'step 1', message: '1' }]);
+  });
+
   it('never overspends under concurrency', async () => {
     await accounts.setBalance('a', 5);
     const outcomes = await Promise.all(Array.from({ length: 50 }, () => unitOfWork.run(async (tx) => ledger.tryDebit('a', 1, tx))));
     expect(outcomes.filter(Boolean)).toHaveLength(5);
     expect(committedBalance()).toBe(0);
+  });
+});
+
+describe('SqliteExecutor connections', () => {
+  it('closes both of its connections with the app: the last one to close checkpoints the WAL and removes it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'webhook-uow-'));
+    const file = join(dir, 'close.sqlite');
+    try {
+      const moduleRef = await Test.createTestingModule({
+        imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: file } })],
+      }).compile();
+      const app = await moduleRef.init();
+      await app.get(CreditAccounts).setBalance('a', 3);
+      expect(await app.get(CreditAccounts).getBalance('a')).toBe(3); // on the read connection
+      expect(existsSync(`${file}-wal`)).toBe(true);
+      await app.close();
+      expect(existsSync(`${file}-wal`)).toBe(false); // a read connection left open would keep it
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -1,5 +1,5 @@
 import type { WebhookTransaction } from '../unit-of-work.js';
-import type { SqliteConnection, SqliteStatement } from '../typeorm/webhook-data-source.js';
+import { sqliteReaderOf, type SqliteConnection, type SqliteStatement } from '../typeorm/webhook-data-source.js';
 import { SqlExecutor, type SqlResult } from './sql-executor.js';
 
 /** A SQLite unit as the stores see it; `WebhookTransaction` to everyone else. */
@@ -14,37 +14,59 @@ interface Batch {
   reject: (error: unknown) => void;
 }
 
+/** One connection's statements, each prepared once per SQL text (transaction control included). */
+class PreparedStatements {
+  private readonly statements = new Map<string, SqliteStatement>();
+
+  constructor(private readonly connection: SqliteConnection) {}
+
+  exec(sql: string, params: unknown[]): SqlResult {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.connection.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    if (statement.reader) return { rows: statement.all(...params), changes: 0 };
+    return { rows: [], changes: statement.run(...params).changes };
+  }
+}
+
 /**
- * SQLite (better-sqlite3 is synchronous; the module's own file, whose one connection nobody else uses):
- * - Every write goes through one queue, so no write can land inside another caller's open unit
- *   between its awaits. Reads run at once (see `read`).
+ * SQLite (better-sqlite3 is synchronous; the module's own file, whose connections nobody else uses):
+ * - Every write goes through one queue on the write connection, so no write can land inside another
+ *   caller's open unit between its awaits.
  * - Group commit: the units of one event-loop tick run in SAVEPOINTs inside one transaction, committed
  *   once at the end of the tick. `synchronous=FULL` is kept (durable across power loss), the fsync is
  *   shared, and no caller hears "done" before the COMMIT that holds its work. A failed unit rolls back
  *   to its savepoint without touching the others.
- * Statements are prepared once per SQL text, transaction control included.
+ * - Reads outside a unit run at once on a second, read-only connection (see `read`), so they see the last
+ *   COMMIT and never the group transaction in progress.
  */
 export class SqliteExecutor extends SqlExecutor {
-  private readonly statements = new Map<string, SqliteStatement>();
+  private readonly writer: PreparedStatements;
+  private readonly reader: PreparedStatements;
   private tail: Promise<unknown> = Promise.resolve();
   private batch: Batch | null = null;
 
   constructor(private readonly sqlite: SqliteConnection) {
     super();
+    this.writer = new PreparedStatements(sqlite);
+    const reader = sqliteReaderOf(sqlite);
+    this.reader = reader === sqlite ? this.writer : new PreparedStatements(reader);
   }
 
   run<T>(work: (tx: WebhookTransaction) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.exclusive(async () => {
         const batch = this.openBatch();
-        this.exec('SAVEPOINT webhook_unit', []);
+        this.writer.exec('SAVEPOINT webhook_unit', []);
         try {
           const value = await work(new SqliteTransaction());
-          this.exec('RELEASE webhook_unit', []);
+          this.writer.exec('RELEASE webhook_unit', []);
           batch.committed.then(() => resolve(value), reject);
         } catch (error) {
-          this.exec('ROLLBACK TO webhook_unit', []);
-          this.exec('RELEASE webhook_unit', []);
+          this.writer.exec('ROLLBACK TO webhook_unit', []);
+          this.writer.exec('RELEASE webhook_unit', []);
           reject(error);
         }
       }).catch(reject); // BEGIN or SAVEPOINT itself failed (e.g. the database is locked by another process)
@@ -52,14 +74,18 @@ export class SqliteExecutor extends SqlExecutor {
   }
 
   /**
-   * A read runs at once, without queueing behind writes: it cannot change anything, and the most it can
-   * see on the shared connection is a unit still in progress, which is harmless for what the stores
-   * read (ids, triggers, and finished runs, which never change). This keeps the trigger path's key
-   * look-up and every woken sync request off the write queue. Inside a unit (`tx`) the queue is ours.
+   * Inside a unit (`tx`) a read runs on the write connection, where the queue is already ours, and sees the
+   * unit's own writes. Outside one it runs at once, never queued behind writes (the trigger path's key look-up,
+   * every woken sync request, status and admin reads), on the read connection: in WAL mode that one sees the
+   * last COMMIT only. On the write connection it would also see the group transaction still open there (the
+   * units of this tick, released but not committed, or a unit between its awaits) and could answer with an
+   * emitted output, a debit or a run that a crash or a rollback then takes back. What an answer shows is
+   * stored. As on PostgreSQL, a read without `tx` from inside a unit's work does not see that unit's writes
+   * (and does not wait for it). An in-memory database has only its one connection (see `sqliteReaderOf`).
    */
-  read(sql: string, params: unknown[], _tx?: WebhookTransaction): Promise<SqlResult> {
+  read(sql: string, params: unknown[], tx?: WebhookTransaction): Promise<SqlResult> {
     try {
-      return Promise.resolve(this.exec(sql, params));
+      return Promise.resolve((tx instanceof SqliteTransaction ? this.writer : this.reader).exec(sql, params));
     } catch (error) {
       return Promise.reject(error);
     }
@@ -71,29 +97,19 @@ export class SqliteExecutor extends SqlExecutor {
    * nothing) and resolves once committed.
    */
   write(sql: string, params: unknown[], tx?: WebhookTransaction): Promise<SqlResult> {
-    if (tx instanceof SqliteTransaction) return this.read(sql, params, tx);
+    if (tx instanceof SqliteTransaction) return this.read(sql, params, tx); // on the write connection
     return new Promise<SqlResult>((resolve, reject) => {
       this.exclusive(async () => {
         const batch = this.openBatch();
-        const result = this.exec(sql, params);
+        const result = this.writer.exec(sql, params);
         batch.committed.then(() => resolve(result), reject);
       }).catch(reject);
     });
   }
 
-  private exec(sql: string, params: unknown[]): SqlResult {
-    let statement = this.statements.get(sql);
-    if (!statement) {
-      statement = this.sqlite.prepare(sql);
-      this.statements.set(sql, statement);
-    }
-    if (statement.reader) return { rows: statement.all(...params), changes: 0 };
-    return { rows: [], changes: statement.run(...params).changes };
-  }
-
   private openBatch(): Batch {
     if (this.batch) return this.batch;
-    this.exec('BEGIN IMMEDIATE', []);
+    this.writer.exec('BEGIN IMMEDIATE', []);
     let resolve!: () => void;
     let reject!: (error: unknown) => void;
     const committed = new Promise<void>((res, rej) => {
@@ -111,7 +127,7 @@ export class SqliteExecutor extends SqlExecutor {
   private commitBatch(batch: Batch): void {
     this.batch = null;
     try {
-      this.exec('COMMIT', []);
+      this.writer.exec('COMMIT', []);
       batch.resolve();
     } catch (error) {
       try {

@@ -36,16 +36,55 @@ export interface SqliteConnection {
   exec(sql: string): void;
 }
 
+/** A better-sqlite3 `Database`, as the module opens and closes its read connection. */
+interface SqliteDatabase extends SqliteConnection {
+  readonly name: string;
+  readonly memory: boolean;
+  close(): void;
+}
+type SqliteLibrary = new (file: string, options: { readonly: boolean; fileMustExist: boolean; timeout: number }) => SqliteDatabase;
+
+/** How long a statement waits for a lock another process holds on the file (better-sqlite3's `timeout`). */
+const SQLITE_BUSY_TIMEOUT_MS = 5000;
+
+/** The read connection of each owned SQLite file, by the DataSource's own (write) connection. */
+const sqliteReaders = new WeakMap<SqliteConnection, SqliteDatabase>();
+
 /**
  * The better-sqlite3 connection under the module's OWN SQLite DataSource (TypeORM's driver keeps it as
- * `databaseConnection`). The only place the module touches the driver: group commit needs the
- * connection to itself, which is why a host's SQLite DataSource is refused (see `dataSourceProviders`).
+ * `databaseConnection`). With `openSqliteReader`, the only place the module touches the driver: group commit
+ * needs the connection to itself, which is why a host's SQLite DataSource is refused (see `dataSourceProviders`).
  */
 export function sqliteConnectionOf(dataSource: DataSource): SqliteConnection {
   return (dataSource.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection;
 }
 
-/** Opens the module's own database: WAL on SQLite, shipped migrations (never `synchronize`). */
+/**
+ * Where reads outside a unit of work run on the module's own SQLite database (see `SqliteExecutor`): a second,
+ * read-only connection to the file, which in WAL mode sees the last COMMIT and never the group transaction in
+ * progress on `writer`. An in-memory database has none (a second connection would open another, empty
+ * database), so its reads share `writer`.
+ */
+export function sqliteReaderOf(writer: SqliteConnection): SqliteConnection {
+  return sqliteReaders.get(writer) ?? writer;
+}
+
+/** Opens the read connection of an owned SQLite file, once its schema is there (the library TypeORM loaded). */
+function openSqliteReader(dataSource: DataSource): void {
+  const writer = sqliteConnectionOf(dataSource) as SqliteDatabase;
+  if (writer.memory) return;
+  const Library = (dataSource.driver as unknown as { sqlite: SqliteLibrary }).sqlite;
+  sqliteReaders.set(writer, new Library(writer.name, { readonly: true, fileMustExist: true, timeout: SQLITE_BUSY_TIMEOUT_MS }));
+}
+
+function closeSqliteReader(dataSource: DataSource): void {
+  if (dataSource.options.type !== 'better-sqlite3') return;
+  const writer = sqliteConnectionOf(dataSource);
+  sqliteReaders.get(writer)?.close();
+  sqliteReaders.delete(writer);
+}
+
+/** Opens the module's own database: WAL on SQLite (and its read connection), shipped migrations (never `synchronize`). */
 export async function openOwnedDataSource(options: ResolvedWebhookTriggerOptions): Promise<DataSource> {
   const db = options.database;
   const common = {
@@ -61,8 +100,8 @@ export async function openOwnedDataSource(options: ResolvedWebhookTriggerOptions
       : new DataSource({
           type: 'better-sqlite3',
           database: db.database,
-          enableWAL: true,
-          timeout: 5000,
+          enableWAL: true, // also what lets the read connection see the last COMMIT while a group is open
+          timeout: SQLITE_BUSY_TIMEOUT_MS,
           // FULL: a committed run survives power loss, not only a crash. Group commit pays for it.
           prepareDatabase: (handle: { pragma(sql: string): unknown }) => {
             handle.pragma('synchronous = FULL');
@@ -71,6 +110,7 @@ export async function openOwnedDataSource(options: ResolvedWebhookTriggerOptions
         });
   await dataSource.initialize();
   if (options.migrationsRun) await dataSource.runMigrations({ transaction: 'each' });
+  if (db.type === 'better-sqlite3') openSqliteReader(dataSource);
   return dataSource;
 }
 
@@ -113,6 +153,7 @@ export class OwnedDataSourceCloser implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     if (this.dataSource?.isInitialized) {
+      closeSqliteReader(this.dataSource);
       await this.dataSource.destroy().catch((e: unknown) => this.logger.error('Closing the database failed', String(e)));
     }
   }
