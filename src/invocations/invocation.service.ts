@@ -96,8 +96,8 @@ export class InvocationService {
       const queued = invocation;
       const end = { status: 'cancelled' as const, finishedAt: new Date(), error };
       const refunded = async (tx?: WebhookTransaction) => {
-        if (!(await this.invocations.transition(queued.id, 'queued', 'cancelled', { finishedAt: end.finishedAt, error }, { tx })))
-          return false;
+        const stored = await this.invocations.transition(queued.id, 'queued', 'cancelled', { finishedAt: end.finishedAt, error }, { tx });
+        if (!stored) return false;
         if (queued.credits > 0) await this.storage.ledger.refund(queued.accountId, queued.credits, tx);
         return true;
       };

@@ -77,8 +77,8 @@ export class InMemoryTransaction implements WebhookTransaction {
  * outside a unit waits for it. So a failed unit can be undone exactly (nobody wrote in between), and two
  * units never see each other's uncommitted work.
  *
- * Reads never wait, so a read outside a unit may see a unit in progress (the module's SQLite executor
- * behaves the same). A write WITHOUT the `tx` from inside a unit's work waits for that very unit: a
+ * Reads never wait, so a read outside a unit may see a unit in progress (unlike the module's SQLite executor,
+ * whose reads outside a unit go to a connection of their own). A write WITHOUT the `tx` from inside a unit's work waits for that very unit: a
  * deadlock, as it would be on a real database's write lock. Pass the `tx` on.
  */
 export class InMemoryWebhookDatabase {

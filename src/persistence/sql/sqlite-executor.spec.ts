@@ -90,9 +90,10 @@ describe('SqliteExecutor', () => {
     const committedMeanwhile = committedBalance();
     const readMeanwhile = await accounts.getBalance('a');
     finish(); // before asserting: a unit left open would hold every later write
+    const readInside = await unit; // and ended before asserting, so a failure leaves nothing running
     expect(committedMeanwhile).toBe(50);
     expect(readMeanwhile).toBe(50);
-    expect(await unit).toBe(50);
+    expect(readInside).toBe(50);
     expect(committedBalance()).toBe(49);
     expect(await accounts.getBalance('a')).toBe(49);
   });
@@ -129,10 +130,12 @@ describe('SqliteExecutor', () => {
     const { seen, committedThen } = await new Promise<{ seen: Promise<unknown>; committedThen: unknown }>((resolve) =>
       setImmediate(() => resolve({ seen: invocations.findById(id).then((r) => r?.outputs), committedThen: storedOutputs() })),
     );
+    const appendedBeforeRead = appended;
+    const [shown, stored] = await Promise.all([seen, append]); // both settled before asserting
     expect(committedThen).toBeNull(); // the read did come before the COMMIT...
-    expect(await seen).toBeNull(); // ...and so shows no output
-    expect(appended).toBe(false);
-    expect(await append).toBe(true);
+    expect(shown).toBeNull(); // ...and so shows no output
+    expect(appendedBeforeRead).toBe(false);
+    expect(stored).toBe(true);
     expect(storedOutputs()).toEqual([{ title: 'step 1', message: '1' }]);
     expect((await invocations.findById(id))?.outputs).toEqual([{ title: 'step 1', message: '1' }]);
   });
