@@ -45,7 +45,8 @@ export interface WebhookTriggerModuleExtras {
   rateLimitStorage?: Type<RateLimitStorage>;
 }
 
-// The checks in options/ know the extras by name only; the two lists must agree.
+// The checks in options/ know the extras by name only; the two lists must agree (a compile error otherwise,
+// and nothing at run time).
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-const namesAgree: Same<keyof WebhookTriggerModuleExtras, WebhookTriggerExtraName> = true;
-void namesAgree;
+type MustBeTrue<T extends true> = T;
+export type ExtraNamesAgree = MustBeTrue<Same<keyof WebhookTriggerModuleExtras, WebhookTriggerExtraName>>;
