@@ -32,6 +32,8 @@ export const DEFAULTS = deepFreeze({
   runLeaseMs: 15_000,
   maxRunAttempts: 3,
   historyRetentionDays: 30,
+  keyRotationGraceMs: 24 * 60 * 60 * 1000,
+  auditRetentionDays: 365,
   failedKeyLimit: { limit: 30, ttlMs: 60_000 },
   redis: undefined,
   role: 'all',

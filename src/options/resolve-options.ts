@@ -264,6 +264,8 @@ export function resolveWebhookTriggerOptions(
     runLeaseMs: positiveInt('runLeaseMs', o.runLeaseMs ?? DEFAULTS.runLeaseMs, MAX_TIMER_MS),
     maxRunAttempts: positiveInt('maxRunAttempts', o.maxRunAttempts ?? DEFAULTS.maxRunAttempts, 1_000),
     historyRetentionDays: wholeNumber('historyRetentionDays', o.historyRetentionDays ?? DEFAULTS.historyRetentionDays, 100_000),
+    keyRotationGraceMs: wholeNumber('keyRotationGraceMs', o.keyRotationGraceMs ?? DEFAULTS.keyRotationGraceMs, 365 * 24 * 60 * 60 * 1000),
+    auditRetentionDays: wholeNumber('auditRetentionDays', o.auditRetentionDays ?? DEFAULTS.auditRetentionDays, 100_000),
     failedKeyLimit: rateLimit('failedKeyLimit', o.failedKeyLimit, DEFAULTS.failedKeyLimit),
     redis: redis(o.redis),
     role: role(o.role ?? DEFAULTS.role),

@@ -154,6 +154,14 @@ export interface WebhookTriggerModuleOptions {
   /** Finished runs older than this many days are deleted at startup and then hourly (0 keeps them forever). @default 30 */
   historyRetentionDays?: number;
   /**
+   * After a key (or a signing secret) is rotated, how long the ones it replaces keep working, so callers
+   * can move to the new one without downtime; `0` ends them at once. Revoking a key ends it at once anyway.
+   * @default 86400000 (24 h)
+   */
+  keyRotationGraceMs?: number;
+  /** Audit log entries older than this many days are deleted at startup and then hourly (0 keeps them forever). @default 365 */
+  auditRetentionDays?: number;
+  /**
    * Failed key checks allowed per client IP (`request.ip`; configure your adapter's trust-proxy setting
    * behind a proxy) before further attempts get 429. @default { limit: 30, ttlMs: 60000 }
    */
