@@ -109,6 +109,7 @@ export type { DispatchedRun } from './runs/bot-runner.js';
 export { ClusterBus } from './cluster/cluster-bus.js';
 export type { RunChange } from './cluster/cluster-bus.js';
 export { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
+export { Clock, SYSTEM_CLOCK } from './time/clock.js';
 export type { Admission, AdmissionRequest, RateLimitRecord, RateLimitWindow } from './rate-limits/rate-limit.storage.js';
 export type { WebhookErrorBody } from './http/webhook-exception.filter.js';
 export { addWebhookKeyScheme, WEBHOOK_KEY_SCHEME } from './http/openapi.js';

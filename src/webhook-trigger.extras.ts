@@ -3,6 +3,7 @@ import type { ClusterBus } from './cluster/cluster-bus.js';
 import type { WebhookTriggerExtraName } from './options/resolve-options.js';
 import type { WebhookStorage } from './persistence/webhook-storage.js';
 import type { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
+import type { Clock } from './time/clock.js';
 import type { BotRunner } from './runs/bot-runner.js';
 
 /**
@@ -43,6 +44,12 @@ export interface WebhookTriggerModuleExtras {
    * limits hold across all API processes together. @default InMemoryRateLimitStorage (in process)
    */
   rateLimitStorage?: Type<RateLimitStorage>;
+  /**
+   * Where the module reads the time for what waits on it (key expiry and rotation grace, signed requests'
+   * timestamps, the in-process rate-limit windows): an object with `now()` in ms since the epoch, e.g. a
+   * test's clock it moves. @default the system clock (`Date.now()`)
+   */
+  clock?: Clock;
 }
 
 // The checks in options/ know the extras by name only; the two lists must agree (a compile error otherwise,

@@ -9,6 +9,7 @@ import { webhookStorageProviders } from './persistence/storage.providers.js';
 import { InMemoryRateLimitStorage } from './rate-limits/in-memory-rate-limit.storage.js';
 import { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
 import { BotRunner } from './runs/bot-runner.js';
+import { Clock, SYSTEM_CLOCK } from './time/clock.js';
 import { InProcessBotRunner } from './runs/in-process.runner.js';
 
 /** The raw options token, before defaults (internal). */
@@ -25,6 +26,7 @@ function wiringProviders(extras: WebhookTriggerModuleExtras): Provider[] {
     { provide: BotRunner, useClass: extras.runner ?? InProcessBotRunner },
     { provide: ClusterBus, useClass: extras.clusterBus ?? InMemoryClusterBus },
     { provide: RateLimitStorage, useClass: extras.rateLimitStorage ?? InMemoryRateLimitStorage },
+    { provide: Clock, useValue: extras.clock ?? SYSTEM_CLOCK },
   ];
 }
 

@@ -20,6 +20,7 @@ import {
   REDIS_URL_INVALID,
   RETRY_SCHEDULE_INVALID,
   STORAGE_NOT_CLASS,
+  CLOCK_WITHOUT_NOW,
   STORAGE_REPLACES_SQL,
   UNKNOWN_OPTION,
 } from '../errors/webhook-trigger.messages.js';
@@ -171,7 +172,15 @@ function retrySchedule(value: unknown): readonly number[] {
 
 const OPTION_NAMES = Object.keys(DEFAULTS);
 /** Names of the extras (wiring) of `forRoot()`/`forRootAsync()`, listed so Nest strips them from the options. */
-export const WEBHOOK_TRIGGER_EXTRA_NAMES = ['isGlobal', 'dataSourceName', 'storage', 'runner', 'clusterBus', 'rateLimitStorage'] as const;
+export const WEBHOOK_TRIGGER_EXTRA_NAMES = [
+  'isGlobal',
+  'dataSourceName',
+  'storage',
+  'runner',
+  'clusterBus',
+  'rateLimitStorage',
+  'clock',
+] as const;
 export type WebhookTriggerExtraName = (typeof WEBHOOK_TRIGGER_EXTRA_NAMES)[number];
 /** Extras that are replacement parts. */
 const PART_EXTRAS = ['storage', 'runner', 'clusterBus', 'rateLimitStorage'] as const;
@@ -179,7 +188,9 @@ const PART_EXTRAS = ['storage', 'runner', 'clusterBus', 'rateLimitStorage'] as c
  * The extras as the checks see them: their names and values, not the contracts' types (options/ names no
  * other part; the typed `WebhookTriggerModuleExtras` lives with the module's wiring).
  */
-export type ChosenExtras = { isGlobal?: boolean; dataSourceName?: string } & { [K in (typeof PART_EXTRAS)[number]]?: unknown };
+export type ChosenExtras = { isGlobal?: boolean; dataSourceName?: string; clock?: unknown } & {
+  [K in (typeof PART_EXTRAS)[number]]?: unknown;
+};
 
 /** What a replacement class may declare about itself (static), read by the checks below. */
 interface PartClass {
@@ -200,6 +211,9 @@ function checkWiring(options: ResolvedWebhookTriggerOptions, raw: Record<string,
     }
     const declared = (typeof part === 'function' ? part : part.constructor) as PartClass & { name: string };
     if (declared.requiresRedis && !options.redis) throw invalid('redis', EXTRA_NEEDS_REDIS(declared.name, name));
+  }
+  if (extras.clock !== undefined && typeof (extras.clock as { now?: unknown } | null)?.now !== 'function') {
+    throw invalid('clock', CLOCK_WITHOUT_NOW);
   }
   if (extras.storage !== undefined) {
     for (const name of ['dataSourceName', 'database', 'migrationsRun'] as const) {

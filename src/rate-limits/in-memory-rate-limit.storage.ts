@@ -1,5 +1,5 @@
-import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { type Clock, SYSTEM_CLOCK } from '../time/clock.js';
+import { Inject, Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { Clock, SYSTEM_CLOCK } from '../time/clock.js';
 import { type Admission, type AdmissionRequest, RateLimitStorage, type RateLimitRecord } from './rate-limit.storage.js';
 
 /**
@@ -22,16 +22,13 @@ interface Window {
 @Injectable()
 export class InMemoryRateLimitStorage extends RateLimitStorage implements OnModuleDestroy {
   private readonly windows = new Map<string, Window>();
-  /**
-   * Where the windows read the time. The module builds this class without arguments (the `rateLimitStorage`
-   * extra is bound with useClass), so the clock is a field a subclass sets, not a constructor parameter:
-   * tests use a subclass on a clock they move (test/fakes/manual-clock.ts).
-   */
-  protected readonly clock: Clock = SYSTEM_CLOCK;
+  /** Where the windows read the time: the module's `Clock` (the `clock` extra), or a subclass's own. */
+  protected readonly clock: Clock;
   private readonly sweeper: NodeJS.Timeout;
 
-  constructor() {
+  constructor(@Inject(Clock) clock: Clock = SYSTEM_CLOCK) {
     super();
+    this.clock = clock;
     this.sweeper = setInterval(() => this.sweep(), 60_000);
     this.sweeper.unref();
   }

@@ -5,7 +5,7 @@
 import type { LoggerService } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { INVALID_KEY, RATE_LIMITED, TOO_MANY_FAILED_KEYS } from '../../src/errors/webhook-trigger.messages.js';
-import { ManualClock, rateLimitStorageOn } from '../fakes/manual-clock.js';
+import { ManualClock } from '../fakes/manual-clock.js';
 import {} from '../fixtures/lifecycle-bots.js';
 import { creditsRow, invocationRows, storedCredits, storedInvocations } from '../helpers/db.js';
 import { cancelRun, expectError, getStatus, sleep, startRun, syncInvocation, triggerBot, type HttpResult } from '../helpers/http.js';
@@ -130,13 +130,13 @@ describeOnEveryAdapterAndDatabase('rate limits', ({ makeAdapter, database }) => 
 
 describeOnEveryAdapter('rate limits', ({ makeAdapter }) => {
   describe('on a clock the test moves (perAccount 3 per minute, failedKeyLimit 2 per minute)', () => {
-    // The windows of a minute pass at once: the storage reads a clock the test moves (the real-time case is above).
+    // The windows of a minute pass at once: the module reads a clock the test moves (the `clock` extra; the real-time case is above).
     const clock = new ManualClock(Date.parse('2026-01-01T00:00:00Z'));
     let t: WebhookTestApp;
     beforeAll(async () => {
       t = await startWebhookApp(makeAdapter, {
         options: { rateLimits: { perAccount: { limit: 3, ttlMs: 60_000 } }, failedKeyLimit: { limit: 2, ttlMs: 60_000 } },
-        extras: { rateLimitStorage: rateLimitStorageOn(clock) },
+        extras: { clock },
       });
       await t.admin.setCredits(ACCOUNT, 1000);
     });
