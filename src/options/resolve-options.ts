@@ -212,7 +212,8 @@ function checkWiring(options: ResolvedWebhookTriggerOptions, raw: Record<string,
     const declared = (typeof part === 'function' ? part : part.constructor) as PartClass & { name: string };
     if (declared.requiresRedis && !options.redis) throw invalid('redis', EXTRA_NEEDS_REDIS(declared.name, name));
   }
-  if (extras.clock !== undefined && typeof (extras.clock)?.now !== 'function') {
+  const clock: unknown = extras.clock;
+  if (clock !== undefined && (typeof clock !== 'object' || clock === null || !('now' in clock) || typeof clock.now !== 'function')) {
     throw invalid('clock', CLOCK_WITHOUT_NOW);
   }
   if (extras.storage !== undefined) {
