@@ -23,6 +23,11 @@ export interface TriggerRecord {
   /** AES-256-GCM ciphertext of the key when the host configured `keySecret`. */
   keyCiphertext: string | null;
   createdAt: Date;
+  /**
+   * The addresses and CIDRs (IPv4, IPv6) a request must come from; absent or empty lets every address in.
+   * Set with `TriggerRepository.setAllowedIps` (the admin checks each entry first); stores leave it out when empty.
+   */
+  allowedIps?: string[];
 }
 
 export interface InvocationError {

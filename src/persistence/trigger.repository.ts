@@ -9,6 +9,8 @@ export abstract class TriggerRepository {
   abstract listByBot(botId: string): Promise<TriggerRecord[]>;
   /** Replaces the key; false when the trigger is unknown or deleted. */
   abstract replaceKey(id: string, keyHash: string, keyCiphertext: string | null): Promise<boolean>;
+  /** Replaces the allowed addresses ([] lets every address in); false when the trigger is unknown or deleted. */
+  abstract setAllowedIps(id: string, allowedIps: string[]): Promise<boolean>;
   /** Deletes (the trigger's past runs stay in history); false when unknown or already deleted. */
   abstract delete(id: string): Promise<boolean>;
 }

@@ -1,4 +1,5 @@
 import { IdempotencyKeyTakenError, NotEnoughCreditsError } from '../errors/webhook-trigger.errors.js';
+import type { AuditLog } from './audit-log.js';
 import type { CallbackStore } from './callback-store.js';
 import type { CreditAccounts } from './credit-accounts.js';
 import type { CreditLedger } from './credit-ledger.js';
@@ -33,6 +34,8 @@ export abstract class WebhookStorage {
   /** Balances as the admin reads and sets them. */
   abstract readonly accounts: CreditAccounts;
   abstract readonly callbacks: CallbackStore;
+  /** Who changed what in the admin, and who viewed a key (docs/security.md). */
+  abstract readonly audit: AuditLog;
   /** The transaction every store's `tx` parameter joins. */
   abstract readonly unitOfWork: WebhookUnitOfWork;
 

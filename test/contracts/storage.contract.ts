@@ -1,4 +1,5 @@
 import { acceptContract } from './accept.contract.js';
+import { auditLogContract } from './audit-log.contract.js';
 import { callbackStoreContract } from './callback-store.contract.js';
 import { invocationHistoryContract } from './invocation-history.contract.js';
 import { storeContract } from './store.contract.js';
@@ -16,5 +17,6 @@ export function storageContract(name: string, open: OpenStorage): void {
     describe('invocation history', () => invocationHistoryContract(open));
     describe('CallbackStore', () => callbackStoreContract(open));
     describe('accept', () => acceptContract(open));
+    describe('AuditLog', () => auditLogContract(open));
   });
 }

@@ -1,3 +1,4 @@
+import type { AuditEntry } from '../audit-log.js';
 import type { CallbackRecord, DeliveryRecord, InvocationRecord, TriggerRecord } from '../records.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
 
@@ -89,6 +90,8 @@ export class InMemoryWebhookDatabase {
   /** Callbacks per trigger id. */
   readonly callbacks = new Map<string, CallbackRecord>();
   readonly deliveries = new Map<string, StoredDelivery>();
+  /** The audit log, by entry id. */
+  readonly auditEntries = new Map<string, AuditEntry>();
   private tail: Promise<unknown> = Promise.resolve();
 
   /** Runs `fn` once every unit and write queued before it is done. */

@@ -4,7 +4,7 @@ import { copyOf, type InMemoryWebhookDatabase, type StoredTrigger } from './in-m
 
 /** A copy without the store's own fields, so callers can never change the stored trigger by accident. */
 function toRecord({ deletedAt: _deletedAt, ...trigger }: StoredTrigger): TriggerRecord {
-  return copyOf(trigger);
+  return copyOf({ ...trigger, allowedIps: trigger.allowedIps?.length ? trigger.allowedIps : undefined });
 }
 
 const oldestFirst = (a: StoredTrigger, b: StoredTrigger) =>
@@ -45,6 +45,15 @@ export class InMemoryTriggerRepository extends TriggerRepository {
       if (!trigger || trigger.deletedAt) return false;
       trigger.keyHash = keyHash;
       trigger.keyCiphertext = keyCiphertext;
+      return true;
+    });
+  }
+
+  setAllowedIps(id: string, allowedIps: string[]): Promise<boolean> {
+    return this.database.write(undefined, () => {
+      const trigger = this.triggers.get(id);
+      if (!trigger || trigger.deletedAt) return false;
+      trigger.allowedIps = [...allowedIps];
       return true;
     });
   }

@@ -3,6 +3,9 @@ import { TriggerRepository } from '../trigger.repository.js';
 import { TRIGGER_COLUMNS, toTrigger } from './sql-rows.js';
 import { SqlExecutor } from './sql-executor.js';
 
+/** A JSON list, or NULL for none (every address allowed). */
+const allowedIpsColumn = (ips: string[] | undefined): string | null => (ips?.length ? JSON.stringify(ips) : null);
+
 export class SqlTriggerRepository extends TriggerRepository {
   constructor(private readonly db: SqlExecutor) {
     super();
@@ -14,7 +17,7 @@ export class SqlTriggerRepository extends TriggerRepository {
   }
 
   async create(t: TriggerRecord): Promise<void> {
-    await this.db.write(`INSERT INTO webhook_triggers (${TRIGGER_COLUMNS}, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)`, [
+    await this.db.write(`INSERT INTO webhook_triggers (${TRIGGER_COLUMNS}, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`, [
       t.id,
       t.botId,
       t.accountId,
@@ -23,6 +26,7 @@ export class SqlTriggerRepository extends TriggerRepository {
       t.keyHash,
       t.keyCiphertext,
       t.createdAt.getTime(),
+      allowedIpsColumn(t.allowedIps),
     ]);
   }
 
@@ -39,6 +43,14 @@ export class SqlTriggerRepository extends TriggerRepository {
       `UPDATE webhook_triggers SET key_hash = ?, key_ciphertext = ? WHERE id = ? AND deleted_at IS NULL`,
       [keyHash, keyCiphertext, id],
     );
+    return changes > 0;
+  }
+
+  async setAllowedIps(id: string, allowedIps: string[]): Promise<boolean> {
+    const { changes } = await this.db.write(`UPDATE webhook_triggers SET allowed_ips = ? WHERE id = ? AND deleted_at IS NULL`, [
+      allowedIpsColumn(allowedIps),
+      id,
+    ]);
     return changes > 0;
   }
 

@@ -49,6 +49,10 @@ export class WebhookTriggerEntity {
   @Column('bigint', { name: 'created_at', transformer: epochMs })
   createdAt!: Date;
 
+  /** JSON list of addresses and CIDRs; NULL lets every address in. */
+  @Column('text', { name: 'allowed_ips', nullable: true })
+  allowedIps!: string | null;
+
   @Column('bigint', { name: 'deleted_at', nullable: true, transformer: epochMs })
   deletedAt!: Date | null;
 }
@@ -199,6 +203,35 @@ export class WebhookCallbackDeliveryEntity {
   createdAt!: Date;
 }
 
+@Entity('webhook_audit_log')
+@Index('IDX_webhook_audit_log_at_id', ['at', 'id'])
+@Index('IDX_webhook_audit_log_trigger_at_id', ['triggerId', 'at', 'id'])
+export class WebhookAuditLogEntity {
+  @PrimaryColumn('varchar', { length: 40 })
+  id!: string;
+
+  @Column('bigint', { transformer: epochMs })
+  at!: Date;
+
+  @Column('varchar', { length: 60 })
+  action!: string;
+
+  @Column('varchar', { name: 'trigger_id', length: 40, nullable: true })
+  triggerId!: string | null;
+
+  @Column('varchar', { name: 'invocation_id', length: 40, nullable: true })
+  invocationId!: string | null;
+
+  @Column('varchar', { name: 'account_id', length: 200, nullable: true })
+  accountId!: string | null;
+
+  @Column('varchar', { length: 200, nullable: true })
+  principal!: string | null;
+
+  @Column('varchar', { length: 2000 })
+  details!: string;
+}
+
 /** Add these to your DataSource's `entities` when you pass `dataSourceName`. */
 export const WEBHOOK_TRIGGER_ENTITIES = [
   WebhookAccountEntity,
@@ -206,4 +239,5 @@ export const WEBHOOK_TRIGGER_ENTITIES = [
   WebhookInvocationEntity,
   WebhookCallbackEntity,
   WebhookCallbackDeliveryEntity,
+  WebhookAuditLogEntity,
 ];
