@@ -10,6 +10,7 @@ import type { TriggerRepository } from '../persistence/trigger.repository.js';
 import type { TriggerRecord } from '../persistence/records.js';
 import { RateLimitStorage, type RateLimitWindow } from '../rate-limits/rate-limit.storage.js';
 import { AUTHENTICATED_TRIGGER, type RawRequest, rawRequestOf } from './http.types.js';
+import { assertIpAllowed } from './ip-allow-list.js';
 
 /** Express and Fastify both expose `ip` (honouring their trust-proxy settings); else the socket's address. */
 function clientIp(request: unknown, raw: RawRequest): string {
@@ -53,6 +54,7 @@ export class TriggerKeyGuard implements CanActivate {
     const trigger = TRIGGER_ID_PATTERN.test(triggerId) ? await this.triggers.findActive(triggerId) : null;
     if (!trigger) throw new UnknownTriggerError(triggerId);
     const raw = rawRequestOf(request);
+    assertIpAllowed(trigger.allowedIps, clientIp(request, raw)); // 403 before the key, the limits and the body
     const presented = raw.headers['x-key']; // Node lower-cases header names: any spelling works
     const missing = typeof presented !== 'string' || presented === '';
     const valid = !missing && verifyTriggerKey(presented, trigger.keyHash);
