@@ -14,6 +14,10 @@ import type {
   TriggerListItem,
   TriggerWithKey,
 } from './admin-views.js';
+import { AdminAudit } from './audit/admin-audit.js';
+import type { AuditFilter, AuditPage } from './audit/audit-views.js';
+import { AdminAllowedIps } from './service/admin-allowed-ips.js';
+import { AdminAuditLog } from './service/admin-audit-log.js';
 import { AdminCallbacks } from './service/admin-callbacks.js';
 import { AdminCredits } from './service/admin-credits.js';
 import { AdminRunHistory } from './service/admin-run-history.js';
@@ -36,6 +40,8 @@ export class WebhookTriggersAdmin {
     private readonly callbacks: AdminCallbacks,
     private readonly credits: AdminCredits,
     private readonly urls: TriggerUrls,
+    private readonly allowedIps: AdminAllowedIps,
+    private readonly auditLog: AdminAuditLog,
   ) {}
 
   // Bots and triggers
@@ -81,6 +87,15 @@ export class WebhookTriggersAdmin {
   /** Deletes a trigger and its callback: its URL answers 404 from now on; its runs stay in history. False when unknown. */
   deleteTrigger(triggerId: string): Promise<boolean> {
     return this.triggers.deleteTrigger(triggerId);
+  }
+
+  /**
+   * Replaces the trigger's IP allow-list: addresses and CIDRs, IPv4 or IPv6 (`203.0.113.0/24`, `2001:db8::/32`),
+   * at most 100; `[]` lets every address in. Every entry is checked first (`WebhookAdminInputError` naming the
+   * bad one, nothing stored). Applies on every node before it answers. Null when the trigger is unknown.
+   */
+  setAllowedIps(triggerId: string, allowedIps: string[]): Promise<string[] | null> {
+    return this.allowedIps.setAllowedIps(triggerId, allowedIps);
   }
 
   /**
@@ -139,6 +154,17 @@ export class WebhookTriggersAdmin {
    */
   watchRuns(botId: string | undefined, listener: (change: RunChange) => void): () => void {
     return this.history.watchRuns(botId, listener);
+  }
+
+  // Audit log
+
+  /**
+   * The audit log, newest first, filtered and paged (`next` → `cursor` of the following page). Every change made
+   * through this service is recorded with the principal of `AuditContext.run` (the admin API sets it from
+   * `auditPrincipal`). Throws `WebhookAdminInputError` for a bad filter.
+   */
+  listAuditLog(filter: AuditFilter = {}): Promise<AuditPage> {
+    return this.auditLog.listAuditLog(filter);
   }
 
   // Credits
@@ -206,4 +232,7 @@ export const ADMIN_SERVICE_PROVIDERS: Provider[] = [
   AdminCallbacks,
   AdminCredits,
   TriggerUrls,
+  AdminAllowedIps,
+  AdminAuditLog,
+  AdminAudit,
 ];

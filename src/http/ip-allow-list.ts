@@ -20,7 +20,7 @@ function parseEntry(text: string): Entry | null {
   const mapped = IPV4_MAPPED.exec(address);
   const version = isIP(address);
   if (version === 0) return null;
-  let prefix = prefixText === undefined ? null : Number(prefixText);
+  const prefix = prefixText === undefined ? null : Number(prefixText);
   if (prefix !== null && prefix > (version === 4 ? 32 : 128)) return null;
   if (mapped) {
     if (prefix !== null && prefix < 96) return { address, family: 'ipv6', prefix };
@@ -33,8 +33,9 @@ function parseEntry(text: string): Entry | null {
  * The first entry that is not an address or CIDR (IPv4 or IPv6), or null when every one is; what the admin
  * checks before storing a list, so the guard only ever reads good entries.
  */
-export function badAllowedIp(entries: readonly string[]): string | null {
-  return entries.find((e) => typeof e !== 'string' || e.length > 64 || parseEntry(e) === null) ?? null;
+export function badAllowedIp(entries: readonly unknown[]): string | null {
+  const bad = entries.findIndex((e) => typeof e !== 'string' || e.length > 64 || parseEntry(e) === null);
+  return bad === -1 ? null : String(entries[bad]);
 }
 
 /** One BlockList per stored list (a cached trigger keeps its array, so it is built once per trigger change). */

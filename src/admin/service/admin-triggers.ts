@@ -21,6 +21,7 @@ import {
   type TriggerView,
   type TriggerWithKey,
 } from '../admin-views.js';
+import { AdminAudit } from '../audit/admin-audit.js';
 import { TriggerUrls } from './trigger-urls.js';
 
 /** The admin's bots and their triggers: create, list, view, rotate the key, delete. Behind `WebhookTriggersAdmin`. */
@@ -36,6 +37,7 @@ export class AdminTriggers {
     private readonly callbacks: CallbackStore,
     private readonly bus: ClusterBus,
     private readonly urls: TriggerUrls,
+    private readonly audit: AdminAudit,
     @Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions,
   ) {
     this.cipher = options.keySecret ? new TriggerKeyCipher(options.keySecret) : null;
@@ -90,6 +92,7 @@ export class AdminTriggers {
     await this.triggers.create(record);
     // Trigger caches keep no misses, so nothing needs it yet; said anyway, so every trigger write is heard.
     await this.bus.announceTriggerChanged(record.id);
+    await this.audit.triggerCreated(record);
     return { ...this.view(record, origin), key };
   }
 
@@ -104,6 +107,7 @@ export class AdminTriggers {
     const trigger = TRIGGER_ID_PATTERN.test(triggerId) ? await this.triggers.findActive(triggerId) : null;
     if (!trigger) return null;
     const key = trigger.keyCiphertext && this.cipher ? this.cipher.decrypt(trigger.keyCiphertext) : null;
+    if (key !== null) await this.audit.keyViewed(trigger.id);
     return { ...this.view(trigger, origin), key };
   }
 
@@ -113,6 +117,7 @@ export class AdminTriggers {
     if (!(await this.triggers.replaceKey(triggerId, hashTriggerKey(key), this.cipher?.encrypt(key) ?? null))) return null;
     // Before answering: every node's trigger cache drops the old key (docs/scaling.md).
     await this.bus.announceTriggerChanged(triggerId);
+    await this.audit.keyRotated(triggerId);
     const trigger = await this.triggers.findActive(triggerId);
     return trigger ? { ...this.view(trigger, origin), key } : null;
   }
@@ -122,6 +127,7 @@ export class AdminTriggers {
     // Its callback goes with it: deliveries still pending are not sent.
     await this.callbacks.deleteCallback(triggerId);
     await this.bus.announceTriggerChanged(triggerId);
+    await this.audit.triggerDeleted(triggerId);
     return true;
   }
 
@@ -135,6 +141,7 @@ export class AdminTriggers {
       accountId: t.accountId,
       url: this.urls.triggerUrl(t.id, origin),
       createdAt: t.createdAt,
+      allowedIps: t.allowedIps ?? [],
     };
   }
 }
