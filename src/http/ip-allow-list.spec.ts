@@ -47,7 +47,17 @@ describe('IP allow-list', () => {
   it('finds the first entry that is not an address or CIDR', () => {
     expect(badAllowedIp(list)).toBeNull();
     expect(badAllowedIp(['10.0.0.0/8', '10.0.0.0/33'])).toBe('10.0.0.0/33');
-    for (const bad of ['300.1.1.1', '10.0.0.0/', '10.0.0.0/8/8', '2001:db8::/129', 'example.com', '', ' 10.0.0.1', '10.0.0.1/-1', '10.0.0.0/8a']) {
+    for (const bad of [
+      '300.1.1.1',
+      '10.0.0.0/',
+      '10.0.0.0/8/8',
+      '2001:db8::/129',
+      'example.com',
+      '',
+      ' 10.0.0.1',
+      '10.0.0.1/-1',
+      '10.0.0.0/8a',
+    ]) {
       expect(badAllowedIp([bad])).toBe(bad);
     }
   });
