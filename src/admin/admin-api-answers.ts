@@ -88,6 +88,10 @@ export interface AdminPageConfig {
   historyPageSize: number;
   /** Most runs the bots list counts per bot (`runsLast24h` stops there). */
   recentRunsCap: number;
+  /** Every action the audit log records (its Action filter lists them). */
+  auditActions: string[];
+  /** Entries per Audit log page (`limit` of `GET api/audit-log`). */
+  auditPageSize: number;
 }
 
 /** The answers as the screens read them. */
