@@ -50,7 +50,7 @@ export function allowedIpsSection(scope, trigger) {
   );
   const status = statusLine();
   const errors = errorSlot();
-  const save = h('button', { type: 'submit', class: 'button' }, 'Save allowed IPs');
+  const save = h('button', { type: 'submit', class: 'button primary' }, 'Save allowed IPs');
   const form = h(
     'form',
     {
