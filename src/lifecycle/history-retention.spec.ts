@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { createWebhookFakes } from '../../test/fakes/webhook-fakes.js';
 import { HistoryRetention } from './history-retention.js';
+import { ManualClock } from '../../test/fakes/manual-clock.js';
 import { ShutdownState } from './shutdown.state.js';
 
 describe('HistoryRetention', () => {
@@ -52,5 +53,49 @@ describe('HistoryRetention', () => {
     shutdown.begin();
     await expect(new HistoryRetention(f.invocations, shutdown, f.options, f.callbacks).sweep()).resolves.toBe(0);
     expect(error).not.toHaveBeenCalled();
+  });
+
+  describe('of the audit log', () => {
+    const DAY_MS = 24 * 60 * 60 * 1000;
+    const now = Date.UTC(2026, 5, 1);
+    async function logWithEntries(auditRetentionDays: number) {
+      const f = createWebhookFakes({ auditRetentionDays });
+      for (const [n, days] of [
+        [1, 10.01],
+        [2, 9.99],
+      ] as const) {
+        await f.storage.audit.append({
+          id: `aud_${String(n).padStart(32, '0')}`,
+          at: new Date(now - days * DAY_MS),
+          action: 'trigger.key_rotated',
+          triggerId: null,
+          invocationId: null,
+          accountId: null,
+          principal: null,
+          details: {},
+        });
+      }
+      const retention = new HistoryRetention(
+        f.invocations,
+        new ShutdownState(),
+        f.options,
+        f.callbacks,
+        f.storage.audit,
+        new ManualClock(now),
+      );
+      return { f, retention };
+    }
+
+    it('deletes entries older than auditRetentionDays by the clock it is given', async () => {
+      const { f, retention } = await logWithEntries(10);
+      await expect(retention.sweepAudit()).resolves.toBe(1);
+      expect((await f.storage.audit.list({ limit: 10 })).map((e) => e.id)).toEqual([`aud_${'0'.repeat(31)}2`]);
+    });
+
+    it('keeps every entry with auditRetentionDays 0', async () => {
+      const { f, retention } = await logWithEntries(0);
+      await expect(retention.sweepAudit()).resolves.toBe(0);
+      expect(await f.storage.audit.list({ limit: 10 })).toHaveLength(2);
+    });
   });
 });

@@ -200,9 +200,9 @@ describe.each(ADAPTERS)('audit log settings on %s', (_adapterName, makeAdapter) 
 
   it('deletes entries older than auditRetentionDays on the clock, and keeps the younger ones', async () => {
     const old = await createTrigger(t);
-    clock.advance(29 * DAY_MS);
-    const young = await createTrigger(t);
-    clock.advance(1 * DAY_MS + 1);
+    clock.advance(1);
+    const young = await createTrigger(t); // 1 ms younger: exactly auditRetentionDays old at the sweep, so kept
+    clock.advance(30 * DAY_MS);
     await expect(t.app.get(HistoryRetention).sweepAudit()).resolves.toBeGreaterThanOrEqual(1);
     expect((await t.admin.listAuditLog({ triggerId: old.id })).entries).toEqual([]);
     expect((await t.admin.listAuditLog({ triggerId: young.id })).entries).toHaveLength(1);
