@@ -268,6 +268,15 @@ export class InvocationExecutor {
     run.controller.abort(row.status === 'cancelled' ? RunStop.cancelled() : RunStop.interrupted());
   }
 
+  /**
+   * Resolves once the run is no longer in flight in this process: its bot is over and its outcome stored, or
+   * dropped because the run was finished elsewhere (at once when it is not running here). What a test awaits
+   * before it asserts that a late outcome changed nothing.
+   */
+  settled(invocationId: string): Promise<void> {
+    return this.active.get(invocationId)?.done ?? Promise.resolve();
+  }
+
   /** Fires the signal of a run in flight here (after cancel stored `cancelled`); false if not here. */
   abort(invocationId: string, reason: RunStop): boolean {
     const run = this.active.get(invocationId);
