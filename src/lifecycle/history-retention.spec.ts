@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { createWebhookFakes } from '../../test/fakes/webhook-fakes.js';
 import { HistoryRetention } from './history-retention.js';
 import { ShutdownState } from './shutdown.state.js';
+import { SYSTEM_CLOCK } from '../time/clock.js';
 
 describe('HistoryRetention', () => {
   const failingStore = () => {
@@ -33,7 +34,7 @@ describe('HistoryRetention', () => {
       });
       await f.invocations.transition(id, 'queued', 'cancelled', { finishedAt: daysAgo(days) });
     }
-    await expect(new HistoryRetention(f.invocations, new ShutdownState(), f.options, f.callbacks).sweep(now)).resolves.toBe(1);
+    await expect(new HistoryRetention(f.invocations, new ShutdownState(SYSTEM_CLOCK), f.options, f.callbacks).sweep(now)).resolves.toBe(1);
     expect(await f.invocations.findById('inv_old')).toBeNull();
     expect(await f.invocations.findById('inv_young')).toMatchObject({ status: 'cancelled' });
   });
@@ -41,14 +42,14 @@ describe('HistoryRetention', () => {
   it('logs a failed sweep as an error while the app runs', async () => {
     const f = failingStore();
     const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    await expect(new HistoryRetention(f.invocations, new ShutdownState(), f.options, f.callbacks).sweep()).resolves.toBe(0);
+    await expect(new HistoryRetention(f.invocations, new ShutdownState(SYSTEM_CLOCK), f.options, f.callbacks).sweep()).resolves.toBe(0);
     expect(error).toHaveBeenCalledWith('History retention failed; retrying in an hour', expect.stringContaining('not open'));
   });
 
   it('says nothing when the sweep was cut off by the app shutting down (the database closed under it)', async () => {
     const f = failingStore();
     const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    const shutdown = new ShutdownState();
+    const shutdown = new ShutdownState(SYSTEM_CLOCK);
     shutdown.begin();
     await expect(new HistoryRetention(f.invocations, shutdown, f.options, f.callbacks).sweep()).resolves.toBe(0);
     expect(error).not.toHaveBeenCalled();

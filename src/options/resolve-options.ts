@@ -213,7 +213,15 @@ function checkWiring(options: ResolvedWebhookTriggerOptions, raw: Record<string,
     if (declared.requiresRedis && !options.redis) throw invalid('redis', EXTRA_NEEDS_REDIS(declared.name, name));
   }
   const clock: unknown = extras.clock;
-  if (clock !== undefined && (typeof clock !== 'object' || clock === null || !('now' in clock) || typeof clock.now !== 'function')) {
+  if (
+    clock !== undefined &&
+    (typeof clock !== 'object' ||
+      clock === null ||
+      !('now' in clock) ||
+      typeof clock.now !== 'function' ||
+      !('setTimer' in clock) ||
+      typeof clock.setTimer !== 'function')
+  ) {
     throw invalid('clock', CLOCK_WITHOUT_NOW);
   }
   if (extras.storage !== undefined) {

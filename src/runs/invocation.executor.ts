@@ -21,6 +21,7 @@ import { RunStop } from './run-stop.reasons.js';
 import { CallbackOutbox, type CallbackInvocation } from '../deliveries/callback-outbox.js';
 import { RunFinisher } from '../deliveries/run-finisher.js';
 import { isValidOutput, RunOutputs } from './run-outputs.js';
+import { Clock } from '../time/clock.js';
 
 interface Outcome {
   status: InvocationStatus;
@@ -74,6 +75,7 @@ export class InvocationExecutor {
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
     private readonly outbox: CallbackOutbox,
     private readonly finisher: RunFinisher,
+    private readonly clock: Clock,
   ) {
     bus.onAnyFinished((invocationId) => {
       if (this.active.has(invocationId)) void this.finishedElsewhere(invocationId);
@@ -92,7 +94,7 @@ export class InvocationExecutor {
    */
   async execute(invocationId: string, botDone: () => void = () => undefined): Promise<void> {
     if (this.drainStarted) return; // stays queued for another process or the next start
-    const startedAt = new Date();
+    const startedAt = new Date(this.clock.now());
     // The conditional claim makes a second dispatch of the same id a no-op. Shutdown waits for claims in
     // flight too, so none of them meets a closed database.
     const claim = this.invocations.markRunning(invocationId, startedAt, this.owner, this.leaseFrom(startedAt));
@@ -124,7 +126,7 @@ export class InvocationExecutor {
    * waits for it.
    */
   runAccepted(invocation: InvocationRecord, botDone: () => void = () => undefined): Promise<void> {
-    return this.run(invocation, invocation.startedAt ?? new Date(), botDone);
+    return this.run(invocation, invocation.startedAt ?? new Date(this.clock.now()), botDone);
   }
 
   private async run(invocation: InvocationRecord, startedAt: Date, botDone: () => void): Promise<void> {
@@ -203,7 +205,7 @@ export class InvocationExecutor {
   ): Promise<Outcome> {
     // Cancelled (or finished elsewhere) before the bot was called: it is not called at all.
     if (controller.signal.aborted) return this.stopped(controller.signal.reason);
-    const timer = setTimeout(() => controller.abort(RunStop.timeout(bot.timeoutMs)), bot.timeoutMs);
+    const timer = this.clock.setTimer(() => controller.abort(RunStop.timeout(bot.timeoutMs)), bot.timeoutMs);
     try {
       const result = await Promise.race([
         bot.instance.main(invocation.inputs, {
@@ -237,7 +239,7 @@ export class InvocationExecutor {
       if (controller.signal.aborted) return this.stopped(controller.signal.reason);
       return { status: 'failed', outputs: [], error: { message: thrown instanceof Error ? thrown.message : String(thrown) } };
     } finally {
-      clearTimeout(timer);
+      timer.clear();
     }
   }
 
@@ -249,7 +251,7 @@ export class InvocationExecutor {
   private async store(invocation: InvocationRecord, startedAt: Date, outcome: Outcome): Promise<void> {
     // Cancel already stored its own terminal state; nothing to write.
     if (outcome.status === 'cancelled') return;
-    const fields = { finishedAt: new Date(), outputs: outcome.outputs, error: outcome.error };
+    const fields = { finishedAt: new Date(this.clock.now()), outputs: outcome.outputs, error: outcome.error };
     const stored = await this.finisher.finish({ ...invocation, startedAt }, { status: outcome.status, ...fields }, (tx) =>
       this.invocations.transition(invocation.id, 'running', outcome.status, fields, { owner: this.owner, tx }),
     );
@@ -287,7 +289,7 @@ export class InvocationExecutor {
 
   /** Extends this process's leases; called by the recovery loop well before they expire. */
   async renewLeases(): Promise<void> {
-    if (this.active.size > 0) await this.invocations.renewLeases(this.owner, this.leaseFrom(new Date()));
+    if (this.active.size > 0) await this.invocations.renewLeases(this.owner, this.leaseFrom(new Date(this.clock.now())));
   }
 
   /**

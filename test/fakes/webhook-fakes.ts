@@ -17,6 +17,7 @@ import { InMemoryWebhookStorage } from '../../src/persistence/memory/in-memory-w
 import { CallbackOutbox } from '../../src/deliveries/callback-outbox.js';
 import { RunFinisher } from '../../src/deliveries/run-finisher.js';
 import { RecordingBotRunner } from './recording-bot.runner.js';
+import { Clock, SYSTEM_CLOCK } from '../../src/time/clock.js';
 
 export type BotMain = (inputs: BotInputs, ctx: BotContext) => Promise<BotOutput[]>;
 
@@ -55,6 +56,8 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
  */
 export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, extras: ChosenExtras = {}) {
   const resolved = resolveWebhookTriggerOptions(options, extras);
+  // The module's clock: the extras' (a ManualClock a spec moves), else the system's.
+  const clock = (extras.clock as Clock | undefined) ?? SYSTEM_CLOCK;
   const storage = new InMemoryWebhookStorage();
   const { database, triggers, invocations, ledger, accounts, callbacks, unitOfWork } = storage;
   const registry = new WebhookBotRegistry();
@@ -63,12 +66,12 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
   const events: RecordedEvent[] = [];
   emitter.onAny((name, event) => void events.push({ name: String(name), event: event as InvocationEvent }));
   const invocationEvents = new InvocationEvents(bus, emitter);
-  const shutdown = new ShutdownState();
-  const outbox = new CallbackOutbox(callbacks, unitOfWork, resolved, bus);
+  const shutdown = new ShutdownState(clock);
+  const outbox = new CallbackOutbox(callbacks, unitOfWork, resolved, bus, clock);
   const finisher = new RunFinisher(outbox, bus, invocationEvents);
-  const executor = new InvocationExecutor(invocations, registry, bus, invocationEvents, resolved, outbox, finisher);
+  const executor = new InvocationExecutor(invocations, registry, bus, invocationEvents, resolved, outbox, finisher, clock);
   const runner = new RecordingBotRunner(executor);
-  const service = new InvocationService(storage, registry, runner, invocationEvents, executor, shutdown, resolved, finisher);
+  const service = new InvocationService(storage, registry, runner, invocationEvents, executor, shutdown, resolved, finisher, clock);
 
   /** Registers a bot with the module's defaults for what it leaves out. */
   function addBot(bot: Partial<Omit<RegisteredBot, 'instance'>> & { id: string; main?: BotMain }): RegisteredBot {
@@ -105,6 +108,7 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
 
   return {
     options: resolved,
+    clock,
     storage,
     database,
     callbacks,
