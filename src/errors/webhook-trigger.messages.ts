@@ -100,6 +100,7 @@ export const DATA_SOURCE_AND_DATABASE = 'set either "dataSourceName" (the host\'
 export const MIGRATIONS_RUN_WITH_DATA_SOURCE =
   'applies to the module\'s own database only; with "dataSourceName" your DataSource runs WEBHOOK_TRIGGER_MIGRATIONS (migrationsRun: true there)';
 export const STORAGE_NOT_CLASS = 'expected a WebhookStorage class or instance';
+export const TRANSPORT_NOT_CLASS = 'expected a CallbackTransport class or instance';
 export const CLOCK_WITHOUT_NOW = 'expected a Clock: an object with now() (ms since the epoch) and setTimer(fn, ms)';
 export const STORAGE_REPLACES_SQL = 'applies to the module\'s SQL storage only, and the "storage" extra replaces it';
 export const API_ROLE_RUNS_NOTHING =

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { ClusterBus } from '../cluster/cluster-bus.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { sendCallback } from '../callbacks/callback-sender.js';
+import { CallbackTransport } from '../callbacks/callback-transport.js';
 import { nextAttemptDelay } from '../callbacks/retry-schedule.js';
 import { webhookHeaders } from '../callbacks/standard-webhooks.js';
 import { CallbackOutbox, CallbackSecrets } from '../deliveries/callback-outbox.js';
@@ -49,6 +49,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
     private readonly bus: ClusterBus,
     private readonly clock: Clock,
+    private readonly transport: CallbackTransport,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -142,7 +143,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     }
     const attemptedAt = new Date(this.clock.now());
     const headers = webhookHeaders(secret, delivery.msgId, Math.floor(attemptedAt.getTime() / 1000), delivery.body);
-    const result = await sendCallback({
+    const result = await this.transport.send({
       url: callback.url,
       headers: { ...headers },
       body: delivery.body,
