@@ -19,12 +19,25 @@ export function verifyTriggerKey(presented: string, storedHash: string): boolean
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+/** Keys derived from `keySecret`s, so each part (and each app of a test run) pays scrypt's cost once. */
+const derivedKeys = new Map<string, Buffer>();
+
+function derivedKeyOf(secret: string): Buffer {
+  let key = derivedKeys.get(secret);
+  if (!key) {
+    key = scryptSync(secret, 'nestjs-webhook-triggers:key-cipher', 32);
+    if (derivedKeys.size >= 16) derivedKeys.delete(derivedKeys.keys().next().value!);
+    derivedKeys.set(secret, key);
+  }
+  return key;
+}
+
 /** AES-256-GCM with a key derived from the host's `keySecret`, so "View" can show a key again. */
 export class TriggerKeyCipher {
   private readonly key: Buffer;
 
   constructor(secret: string) {
-    this.key = scryptSync(secret, 'nestjs-webhook-triggers:key-cipher', 32);
+    this.key = derivedKeyOf(secret);
   }
 
   encrypt(plain: string): string {

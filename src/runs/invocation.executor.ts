@@ -20,7 +20,7 @@ import { InvocationEvents } from '../events/invocation.events.js';
 import { RunStop } from './run-stop.reasons.js';
 import { CallbackOutbox, type CallbackInvocation } from '../deliveries/callback-outbox.js';
 import { RunFinisher } from '../deliveries/run-finisher.js';
-import { isValidOutput, RunOutputs } from './run-outputs.js';
+import { cleanOutputs, isValidOutputs, RunOutputs } from './run-outputs.js';
 import { Clock } from '../time/clock.js';
 
 interface Outcome {
@@ -36,14 +36,9 @@ interface ActiveRun {
   done: Promise<void>;
 }
 
-const isValidOutputs = (value: unknown): value is BotOutput[] => Array.isArray(value) && value.every(isValidOutput);
-
 const NO_EVENTS: ReadonlySet<CallbackEvent> = new Set();
 /** When the callback cannot be read, its events are tried (each delivery reads it again before it is stored). */
 const ALL_EVENTS: ReadonlySet<CallbackEvent> = new Set(CALLBACK_EVENTS);
-
-/** Keeps exactly title and message, so a bot cannot leak extra fields into responses by accident. */
-const cleanOutputs = (outputs: BotOutput[]): BotOutput[] => outputs.map(({ title, message }) => ({ title, message }));
 
 /** Resolves with the signal's reason once it fires (or at once if it has): what lets a run end even if its bot ignores the signal. */
 function whenAborted(signal: AbortSignal): Promise<unknown> {
@@ -277,6 +272,20 @@ export class InvocationExecutor {
    */
   settled(invocationId: string): Promise<void> {
     return this.active.get(invocationId)?.done ?? Promise.resolve();
+  }
+
+  /**
+   * Resolves once nothing is in flight in this process: no claim pending, no bot running, no outcome being
+   * stored (runs started meanwhile are waited for too). A bot that never ends keeps it pending.
+   */
+  async idle(): Promise<void> {
+    for (;;) {
+      await Promise.allSettled([...this.claims]);
+      await Promise.all([...this.active.values()].map((run) => run.done));
+      // A freed slot starts the next queued run on a later turn: look again once it had its chance.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.claims.size === 0 && this.active.size === 0) return;
+    }
   }
 
   /** Fires the signal of a run in flight here (after cancel stored `cancelled`); false if not here. */
