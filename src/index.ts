@@ -76,6 +76,7 @@ export { WebhookStorage } from './persistence/webhook-storage.js';
 export { InMemoryWebhookStorage } from './persistence/memory/in-memory-webhook-storage.js';
 export type { AcceptOutcome } from './persistence/webhook-storage.js';
 export { TriggerRepository } from './persistence/trigger.repository.js';
+export type { AddKeyOutcome, AddKeyRules } from './persistence/trigger.repository.js';
 export { InvocationRepository } from './persistence/invocation.repository.js';
 export type { HistoryQuery, LostRun } from './persistence/invocation.repository.js';
 export { CreditLedger } from './persistence/credit-ledger.js';
@@ -87,6 +88,7 @@ export type { WebhookTransaction } from './persistence/unit-of-work.js';
 export { INVOCATION_STATUSES, TERMINAL_STATUSES } from './persistence/records.js';
 export type {
   TriggerRecord,
+  TriggerKeyRecord,
   InvocationRecord,
   InvocationStatus,
   InvocationError,
@@ -100,6 +102,7 @@ export {
   WEBHOOK_TRIGGER_ENTITIES,
   WebhookAccountEntity,
   WebhookTriggerEntity,
+  WebhookTriggerKeyEntity,
   WebhookInvocationEntity,
 } from './persistence/typeorm/entities.js';
 export { WEBHOOK_TRIGGER_MIGRATIONS } from './persistence/typeorm/migrations/index.js';

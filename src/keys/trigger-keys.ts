@@ -1,3 +1,4 @@
+import type { TriggerKeyRecord } from '../persistence/records.js';
 import { createCipheriv, createDecipheriv, createHash, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
 
 export const KEY_PREFIX = 'whk_';
@@ -17,6 +18,34 @@ export function verifyTriggerKey(presented: string, storedHash: string): boolean
   const a = createHash('sha256').update(presented, 'utf8').digest();
   const b = Buffer.from(storedHash, 'hex');
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Most usable (not revoked, not expired) keys a trigger may have at once. */
+export const MAX_USABLE_KEYS = 10;
+
+/** Whether a key opens its trigger at `now` (ms): not revoked, not yet expired. */
+export function isUsableKey(key: Pick<TriggerKeyRecord, 'expiresAt' | 'revokedAt'>, now: number): boolean {
+  return key.revokedAt === null && (key.expiresAt === null || key.expiresAt.getTime() > now);
+}
+
+/**
+ * The id of the usable key (see `isUsableKey`) that `presented` is, or null. Constant time in what an attacker
+ * controls: the presented key is hashed once and compared with `timingSafeEqual` against every key's hash,
+ * usable or not, with no early exit; only the number of the trigger's keys shows in the time it takes.
+ */
+export function matchTriggerKey(
+  presented: string,
+  keys: readonly Pick<TriggerKeyRecord, 'id' | 'keyHash' | 'expiresAt' | 'revokedAt'>[],
+  now: number,
+): string | null {
+  const hash = createHash('sha256').update(presented, 'utf8').digest();
+  let matched: string | null = null;
+  for (const key of keys) {
+    const stored = Buffer.from(key.keyHash, 'hex');
+    const equal = stored.length === hash.length && timingSafeEqual(hash, stored);
+    if (equal && matched === null && isUsableKey(key, now)) matched = key.id;
+  }
+  return matched;
 }
 
 /** AES-256-GCM with a key derived from the host's `keySecret`, so "View" can show a key again. */

@@ -6,7 +6,8 @@ import { RedisClusterBus } from '../../src/redis/redis-cluster.bus.js';
 import { TriggerCache } from '../../src/invocations/trigger-cache.js';
 import { ClusterBus, TriggerRepository, WebhookTriggerAdminModule, WebhookTriggerModule, WebhookTriggersAdmin } from '../../src/index.js';
 import { newTriggerId } from '../../src/keys/ids.js';
-import { generateTriggerKey, hashTriggerKey } from '../../src/keys/trigger-keys.js';
+import { generateTriggerKey } from '../../src/keys/trigger-keys.js';
+import { triggerKeyRecord } from '../fakes/trigger-keys.js';
 import { SlowBot } from '../fixtures/bots.js';
 import { ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
 import { createScratchDatabase, deleteRedisKeys, serviceUrl } from '../helpers/services.js';
@@ -179,8 +180,7 @@ if (!redisUrl || !postgresUrl) {
         accountId: 'acct',
         name: 'host-made',
         type: 'webhook',
-        keyHash: hashTriggerKey(key),
-        keyCiphertext: null,
+        keys: [triggerKeyRecord(id, key)],
         createdAt: new Date(),
       });
       const res = await request(onB.url, {
