@@ -31,16 +31,25 @@ export class AdminTriggerKeys {
     this.graceMs = options.keyRotationGraceMs;
   }
 
-  /** A new key for a trigger (stored by the caller): its record and the plain key. */
-  newKey(triggerId: string, label: string, expiresAt: Date | null = null): { record: TriggerKeyRecord; key: string } {
+  /**
+   * A new key for a trigger (stored by the caller): its record and the plain key. Created after every key of
+   * `after` (1 ms later at least), so "newest" is never a tie, even within a millisecond.
+   */
+  newKey(
+    triggerId: string,
+    label: string,
+    expiresAt: Date | null = null,
+    after: TriggerKeyRecord[] = [],
+  ): { record: TriggerKeyRecord; key: string } {
     const key = generateTriggerKey();
+    const newest = after.reduce((latest, k) => Math.max(latest, k.createdAt.getTime() + 1), 0);
     const record: TriggerKeyRecord = {
       id: newTriggerKeyId(),
       triggerId,
       label,
       keyHash: hashTriggerKey(key),
       keyCiphertext: this.cipher?.encrypt(key) ?? null,
-      createdAt: new Date(this.clock.now()),
+      createdAt: new Date(Math.max(this.clock.now(), newest)),
       expiresAt,
       rotatedAt: null,
       revokedAt: null,
@@ -71,7 +80,7 @@ export class AdminTriggerKeys {
     const now = this.clock.now();
     const label = this.label(input?.label, trigger);
     const expiresAt = this.expiry(input?.expiresAt, now);
-    const { record, key } = this.newKey(trigger.id, label, expiresAt);
+    const { record, key } = this.newKey(trigger.id, label, expiresAt, trigger.keys);
     if (!(await this.add(record, { now: new Date(now), maxUsable: MAX_USABLE_KEYS }))) return null;
     return { ...this.view(record, now), key };
   }
@@ -93,7 +102,7 @@ export class AdminTriggerKeys {
     if (!trigger) return null;
     const now = this.clock.now();
     const graceEndsAt = new Date(now + this.graceMs);
-    const { record, key } = this.newKey(trigger.id, this.label(undefined, trigger));
+    const { record, key } = this.newKey(trigger.id, this.label(undefined, trigger), null, trigger.keys);
     if (!(await this.add(record, { now: new Date(now), maxUsable: MAX_USABLE_KEYS, othersExpireAt: graceEndsAt }))) return null;
     return { ...view(trigger), key, keyId: record.id, graceEndsAt };
   }
