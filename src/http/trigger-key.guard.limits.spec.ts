@@ -11,7 +11,7 @@ import { InMemoryWebhookDatabase } from '../persistence/memory/in-memory-databas
 import { InMemoryTriggerRepository } from '../persistence/memory/in-memory-trigger.repository.js';
 import { ManualClock, rateLimitStorageOn } from '../../test/fakes/manual-clock.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
-import { TriggerKeyCheck } from '../keys/trigger-key-check.js';
+import { TriggerKeyCheck } from './trigger-key-check.js';
 import { SYSTEM_CLOCK } from '../time/clock.js';
 import { triggerKeyRecord } from '../../test/fakes/trigger-keys.js';
 

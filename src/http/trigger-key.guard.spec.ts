@@ -10,7 +10,7 @@ import { expressRequest, fastifyRequest, httpContext } from '../../test/fakes/ht
 import { InMemoryTriggerRepository } from '../persistence/memory/in-memory-trigger.repository.js';
 import { AUTHENTICATED_TRIGGER, rawRequestOf } from './http.types.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
-import { TriggerKeyCheck } from '../keys/trigger-key-check.js';
+import { TriggerKeyCheck } from './trigger-key-check.js';
 import { SYSTEM_CLOCK } from '../time/clock.js';
 import { triggerKeyRecord } from '../../test/fakes/trigger-keys.js';
 import { InMemoryClusterBus } from '../cluster/in-memory-cluster.bus.js';

@@ -3,7 +3,7 @@ import { InvalidKeyError, RateLimitedError, UnknownTriggerError } from '../error
 import { TOO_MANY_FAILED_KEYS } from '../errors/webhook-trigger.messages.js';
 import { TriggerCache } from '../invocations/trigger-cache.js';
 import { TRIGGER_ID_PATTERN } from '../keys/ids.js';
-import { TriggerKeyCheck } from '../keys/trigger-key-check.js';
+import { TriggerKeyCheck } from './trigger-key-check.js';
 import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions, WebhookRateLimit } from '../options/webhook-trigger-options.interface.js';
 import type { TriggerRepository } from '../persistence/trigger.repository.js';

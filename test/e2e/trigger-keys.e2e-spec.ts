@@ -7,7 +7,7 @@
 import { DataSource } from 'typeorm';
 import { INVALID_KEY, TOO_MANY_TRIGGER_KEYS } from '../../src/errors/webhook-trigger.messages.js';
 import { WEBHOOK_TRIGGER_MIGRATIONS, WebhookTriggerAdminModule } from '../../src/index.js';
-import { TriggerKeyCheck } from '../../src/keys/trigger-key-check.js';
+import { TriggerKeyCheck } from '../../src/http/trigger-key-check.js';
 import { generateTriggerKey, hashTriggerKey, MAX_USABLE_KEYS, TriggerKeyCipher } from '../../src/keys/trigger-keys.js';
 import { ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
 import { ManualClock } from '../fakes/manual-clock.js';
@@ -46,7 +46,7 @@ describeOnEveryAdapterAndDatabase('trigger keys', (row) => {
   const get = (path: string) => send('GET', api(path), { headers: AUTH });
   const post = (path: string, json?: unknown) => send('POST', api(path), { headers: AUTH, json });
   const del = (path: string) => send('DELETE', api(path), { headers: AUTH });
-  const keys = async (t: TestTrigger) => (await get(`/triggers/${t.id}/keys`)).body as Array<Record<string, unknown>>;
+  const keys = async (t: TestTrigger) => (await get(`/triggers/${t.id}/keys`)).body as Array<{ id: string } & Record<string, unknown>>;
   const withKey = (t: TestTrigger, key: string): TestTrigger => ({ ...t, key });
   const status = async (t: TestTrigger) => (await triggerBot(t, { n: 1 })).status;
   function expectRefused(res: HttpResult): void {

@@ -3,7 +3,7 @@ import { KEY_USES_NOT_STORED } from '../errors/webhook-trigger.messages.js';
 import type { TriggerRecord } from '../persistence/records.js';
 import { TriggerRepository } from '../persistence/trigger.repository.js';
 import { Clock } from '../time/clock.js';
-import { matchTriggerKey } from './trigger-keys.js';
+import { matchTriggerKey } from '../keys/trigger-keys.js';
 
 /** A key's last use is written at most this often by one process. */
 export const KEY_USE_WRITE_INTERVAL_MS = 60_000;
