@@ -25,7 +25,11 @@ describe('TriggerKeyCheck', () => {
     repository = new RecordingTriggerRepository(new InMemoryWebhookDatabase());
     check = new TriggerKeyCheck(repository, clock);
     const id = 'trg_0000000000000001';
-    const keys = [triggerKeyRecord(id, 'whk_a'), triggerKeyRecord(id, 'whk_b', { expiresAt: new Date(clock.now() + 1000) })];
+    // Created one after the other (the keys are listed oldest first).
+    const keys = [
+      triggerKeyRecord(id, 'whk_a'),
+      triggerKeyRecord(id, 'whk_b', { expiresAt: new Date(clock.now() + 1000), createdAt: new Date(Date.now() + 1) }),
+    ];
     trigger = { id, botId: 'echo', accountId: 'acct', name: 't', type: 'webhook', keys, createdAt: new Date() };
     await repository.create(trigger);
   });

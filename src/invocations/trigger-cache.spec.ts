@@ -37,7 +37,15 @@ class SmallTriggerCache extends TriggerCache {
 
 const trigger = (key = 'whk_a'): TriggerRecord => {
   const id = newTriggerId();
-  return { id, botId: 'echo', accountId: 'acct', name: 'echo', type: 'webhook', keys: [triggerKeyRecord(id, key)], createdAt: new Date() };
+  return {
+    id,
+    botId: 'echo',
+    accountId: 'acct',
+    name: 'echo',
+    type: 'webhook',
+    keys: [triggerKeyRecord(id, key, { createdAt: new Date(1) })],
+    createdAt: new Date(),
+  };
 };
 
 /** The hashes of a trigger's keys that were not revoked. */
@@ -45,7 +53,11 @@ const hashes = (found: TriggerRecord | null) => found?.keys.map((k) => k.keyHash
 
 /** A rotation with no grace: `key` is added, the trigger's other keys end now. */
 const rotate = (repository: InMemoryTriggerRepository, triggerId: string, key: string) =>
-  repository.addKey(triggerKeyRecord(triggerId, key), { now: new Date(), maxUsable: 10, othersExpireAt: new Date() });
+  repository.addKey(triggerKeyRecord(triggerId, key, { createdAt: new Date(2) }), {
+    now: new Date(),
+    maxUsable: 10,
+    othersExpireAt: new Date(),
+  });
 
 describe('TriggerCache', () => {
   let repository: CountingTriggerRepository;
