@@ -54,7 +54,7 @@ describe('AdminTriggerKeys', () => {
   it('with keyRotationGraceMs 0, a rotation ends the other keys at once', async () => {
     await setUp({ keyRotationGraceMs: 0 });
     const created = await a.triggers.createTrigger('weather', { name: 'n' });
-    const rotated = (await a.keys.rotateKey(created.id, (t) => a.triggers.view(t)))!;
+    const rotated = (await a.keys.rotateKey(created.id, (t) => a.triggers.view(t, undefined)))!;
     expect(rotated.graceEndsAt.getTime()).toBeLessThanOrEqual(Date.now());
     expect(await opens(created.id, created.key!)).toBe(false);
     expect(await opens(created.id, rotated.key!)).toBe(true);
@@ -64,7 +64,7 @@ describe('AdminTriggerKeys', () => {
     const created = await a.triggers.createTrigger('weather', { name: 'n' });
     const soon = new Date(Date.now() + 60_000);
     const short = (await a.keys.createKey(created.id, { label: 'short', expiresAt: soon.toISOString() }))!;
-    const rotated = (await a.keys.rotateKey(created.id, (t) => a.triggers.view(t)))!;
+    const rotated = (await a.keys.rotateKey(created.id, (t) => a.triggers.view(t, undefined)))!;
     const listed = (await a.keys.listKeys(created.id))!;
     expect(listed.map((k) => [k.label, k.expiresAt, k.inGrace])).toEqual([
       ['Key 1', rotated.graceEndsAt, true],
