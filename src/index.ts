@@ -52,6 +52,10 @@ export type {
   TriggerView,
   TriggerListItem,
   TriggerWithKey,
+  TriggerKeyView,
+  CreatedTriggerKeyView,
+  CreateTriggerKeyInput,
+  RotatedTriggerKey,
   InvocationView,
   InvocationDetail,
   TimelineStep,
@@ -76,6 +80,7 @@ export { WebhookStorage } from './persistence/webhook-storage.js';
 export { InMemoryWebhookStorage } from './persistence/memory/in-memory-webhook-storage.js';
 export type { AcceptOutcome } from './persistence/webhook-storage.js';
 export { TriggerRepository } from './persistence/trigger.repository.js';
+export type { AddKeyOutcome, AddKeyRules } from './persistence/trigger.repository.js';
 export { InvocationRepository } from './persistence/invocation.repository.js';
 export type { HistoryQuery, LostRun } from './persistence/invocation.repository.js';
 export { CreditLedger } from './persistence/credit-ledger.js';
@@ -87,6 +92,7 @@ export type { WebhookTransaction } from './persistence/unit-of-work.js';
 export { INVOCATION_STATUSES, TERMINAL_STATUSES } from './persistence/records.js';
 export type {
   TriggerRecord,
+  TriggerKeyRecord,
   InvocationRecord,
   InvocationStatus,
   InvocationError,
@@ -100,6 +106,7 @@ export {
   WEBHOOK_TRIGGER_ENTITIES,
   WebhookAccountEntity,
   WebhookTriggerEntity,
+  WebhookTriggerKeyEntity,
   WebhookInvocationEntity,
 } from './persistence/typeorm/entities.js';
 export { WEBHOOK_TRIGGER_MIGRATIONS } from './persistence/typeorm/migrations/index.js';

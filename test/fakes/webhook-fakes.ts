@@ -5,7 +5,8 @@ import { WebhookBotRegistry, type RegisteredBot } from '../../src/bots/webhook-b
 import { InMemoryClusterBus } from '../../src/cluster/in-memory-cluster.bus.js';
 import { InvocationEvents, type InvocationEvent } from '../../src/events/invocation.events.js';
 import { newTriggerId } from '../../src/keys/ids.js';
-import { generateTriggerKey, hashTriggerKey } from '../../src/keys/trigger-keys.js';
+import { generateTriggerKey } from '../../src/keys/trigger-keys.js';
+import { triggerKeyRecord } from './trigger-keys.js';
 import { ShutdownState } from '../../src/lifecycle/shutdown.state.js';
 import { resolveWebhookTriggerOptions } from '../../src/options/resolve-options.js';
 import type { WebhookTriggerModuleOptions } from '../../src/options/webhook-trigger-options.interface.js';
@@ -91,14 +92,14 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
   /** Stores a trigger of `botId` (account from the bot, if registered) and returns it with its key. */
   async function addTrigger(botId: string, fields: Partial<TriggerRecord> = {}): Promise<{ trigger: TriggerRecord; key: string }> {
     const key = generateTriggerKey();
+    const id = fields.id ?? newTriggerId();
     const trigger: TriggerRecord = {
-      id: newTriggerId(),
+      id,
       botId,
       accountId: registry.get(botId)?.accountId ?? resolved.defaultAccountId,
       name: `${botId} trigger`,
       type: 'webhook',
-      keyHash: hashTriggerKey(key),
-      keyCiphertext: null,
+      keys: [triggerKeyRecord(id, key)],
       createdAt: new Date(),
       ...fields,
     };
