@@ -24,6 +24,15 @@ module.exports = {
       to: { path: '^src/redis/' },
     },
     {
+      name: 'testing-kit-stays-in-src-testing',
+      severity: 'error',
+      comment:
+        'Only src/testing/ may import src/testing/ (and @nestjs/testing): the main entry must never load the testing kit; ' +
+        'specs opt in through the "./testing" export.',
+      from: { path: '^src/', pathNot: ['^src/testing/', '\\.spec\\.ts$'] },
+      to: { path: ['^src/testing/', '(^|/)node_modules/@nestjs/testing/'] },
+    },
+    {
       name: 'redis-packages-only-in-src-redis',
       severity: 'error',
       comment:

@@ -1,11 +1,12 @@
 // @ts-check
-// A trigger's View: its URL and key (with copy buttons), curl commands, its Callback and its Deliveries.
+// A trigger's View: its URL and newest key (with copy buttons), curl commands, its Keys, its Callback and its Deliveries.
 
 import { allowedIpsSection } from './allowed-ips-section.js';
 import { triggerPath } from './api.js';
 import { callbackSection } from './callback-section.js';
 import { copyField } from './dialogs.js';
 import { deliveriesSection } from './deliveries.js';
+import { keysSection } from './trigger-keys.js';
 import { h, heading, nextId, readonlyInput, statusLine, time } from './dom.js';
 import { curlCommands, KEY_PLACEHOLDER } from './format.js';
 
@@ -49,6 +50,7 @@ export function triggerView(scope, trigger, note, onClose) {
     ),
     addressFields(trigger, copyStatus),
     copyStatus,
+    keysSection(scope, trigger),
     allowedIpsSection(scope, trigger),
     callbackSection(scope, trigger, deliveries),
     deliveries.el,

@@ -4,6 +4,7 @@
 import { addTriggerForm } from './add-trigger-form.js';
 import { api, botPath, errorText, triggerPath } from './api.js';
 import { confirmDialog } from './dialogs.js';
+import { formatTime } from './format.js';
 import { alertEl, dataTable, errorSlot, fill, focusEl, h, heading, loadingEl, statusLine, time } from './dom.js';
 import { Scope } from './scope.js';
 import { settings } from './settings.js';
@@ -160,7 +161,10 @@ async function view(tab, trigger) {
 async function rotate(tab, trigger) {
   tab.errors.clear();
   tab.status.textContent = '';
-  const ok = await confirmDialog(`Rotate the key of “${trigger.name}”? The old key stops working at once.`, 'Rotate key');
+  const ok = await confirmDialog(
+    `Rotate the key of “${trigger.name}”? A new key is made; the current keys keep working until the grace period ends.`,
+    'Rotate key',
+  );
   if (!ok || !tab.scope.alive) return;
   try {
     /** @type {RotatedKeyAnswer} */
@@ -170,7 +174,7 @@ async function rotate(tab, trigger) {
     showView(
       tab,
       { ...trigger, ...rotated, name: trigger.name, type: trigger.type },
-      'New key: the old key no longer works. Copy this one now.',
+      `New key. The old key works until ${formatTime(rotated.graceEndsAt)?.text ?? rotated.graceEndsAt}, then stops; copy this one now.`,
     );
   } catch (error) {
     tab.errors.show(error);

@@ -52,6 +52,10 @@ export type {
   TriggerView,
   TriggerListItem,
   TriggerWithKey,
+  TriggerKeyView,
+  CreatedTriggerKeyView,
+  CreateTriggerKeyInput,
+  RotatedTriggerKey,
   InvocationView,
   InvocationDetail,
   TimelineStep,
@@ -81,6 +85,7 @@ export { WebhookStorage } from './persistence/webhook-storage.js';
 export { InMemoryWebhookStorage } from './persistence/memory/in-memory-webhook-storage.js';
 export type { AcceptOutcome } from './persistence/webhook-storage.js';
 export { TriggerRepository } from './persistence/trigger.repository.js';
+export type { AddKeyOutcome, AddKeyRules } from './persistence/trigger.repository.js';
 export { InvocationRepository } from './persistence/invocation.repository.js';
 export type { HistoryQuery, LostRun } from './persistence/invocation.repository.js';
 export { CreditLedger } from './persistence/credit-ledger.js';
@@ -92,6 +97,7 @@ export type { WebhookTransaction } from './persistence/unit-of-work.js';
 export { INVOCATION_STATUSES, TERMINAL_STATUSES } from './persistence/records.js';
 export type {
   TriggerRecord,
+  TriggerKeyRecord,
   InvocationRecord,
   InvocationStatus,
   InvocationError,
@@ -105,6 +111,7 @@ export {
   WEBHOOK_TRIGGER_ENTITIES,
   WebhookAccountEntity,
   WebhookTriggerEntity,
+  WebhookTriggerKeyEntity,
   WebhookInvocationEntity,
 } from './persistence/typeorm/entities.js';
 export { WEBHOOK_TRIGGER_MIGRATIONS } from './persistence/typeorm/migrations/index.js';
@@ -114,7 +121,9 @@ export type { DispatchedRun } from './runs/bot-runner.js';
 export { ClusterBus } from './cluster/cluster-bus.js';
 export type { RunChange } from './cluster/cluster-bus.js';
 export { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
-export { Clock, SYSTEM_CLOCK } from './time/clock.js';
+export { Clock, SYSTEM_CLOCK, type ClockTimer } from './time/clock.js';
+export { CallbackTransport, HttpCallbackTransport } from './callbacks/callback-transport.js';
+export type { CallbackRequest, CallbackResult, CallbackOutcome } from './callbacks/callback-sender.js';
 export type { Admission, AdmissionRequest, RateLimitRecord, RateLimitWindow } from './rate-limits/rate-limit.storage.js';
 export type { WebhookErrorBody } from './http/webhook-exception.filter.js';
 export { addWebhookKeyScheme, WEBHOOK_KEY_SCHEME } from './http/openapi.js';

@@ -4,6 +4,7 @@ import type { WebhookTriggerExtraName } from './options/resolve-options.js';
 import type { WebhookStorage } from './persistence/webhook-storage.js';
 import type { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
 import type { Clock } from './time/clock.js';
+import type { CallbackTransport } from './callbacks/callback-transport.js';
 import type { BotRunner } from './runs/bot-runner.js';
 
 /**
@@ -50,6 +51,13 @@ export interface WebhookTriggerModuleExtras {
    * test's clock it moves. @default the system clock (`Date.now()`)
    */
   clock?: Clock;
+  /**
+   * Replace how a callback attempt reaches its receiver: a class extending `CallbackTransport` or an instance,
+   * e.g. the testing kit's, which captures deliveries instead of sending them. A transport of yours gets the
+   * request with its signed headers and decides nothing about retries (the schedule is the module's).
+   * @default HttpCallbackTransport (a POST, SSRF-safe: public addresses unless `callbackAllowedHosts`)
+   */
+  callbackTransport?: Type<CallbackTransport> | CallbackTransport;
 }
 
 // The checks in options/ know the extras by name only; the two lists must agree (a compile error otherwise,

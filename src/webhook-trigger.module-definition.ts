@@ -11,6 +11,15 @@ import { RateLimitStorage } from './rate-limits/rate-limit.storage.js';
 import { BotRunner } from './runs/bot-runner.js';
 import { Clock, SYSTEM_CLOCK } from './time/clock.js';
 import { InProcessBotRunner } from './runs/in-process.runner.js';
+import { CallbackTransport, HttpCallbackTransport } from './callbacks/callback-transport.js';
+
+/** The callback transport the extras chose (a class or an instance), else the HTTP one. */
+function callbackTransportProvider(transport: WebhookTriggerModuleExtras['callbackTransport']): Provider {
+  if (transport === undefined) return { provide: CallbackTransport, useClass: HttpCallbackTransport };
+  return typeof transport === 'function'
+    ? { provide: CallbackTransport, useClass: transport }
+    : { provide: CallbackTransport, useValue: transport };
+}
 
 /** The raw options token, before defaults (internal). */
 const MODULE_OPTIONS = 'WEBHOOK_TRIGGER_MODULE_OPTIONS';
@@ -27,6 +36,7 @@ function wiringProviders(extras: WebhookTriggerModuleExtras): Provider[] {
     { provide: ClusterBus, useClass: extras.clusterBus ?? InMemoryClusterBus },
     { provide: RateLimitStorage, useClass: extras.rateLimitStorage ?? InMemoryRateLimitStorage },
     { provide: Clock, useValue: extras.clock ?? SYSTEM_CLOCK },
+    callbackTransportProvider(extras.callbackTransport),
   ];
 }
 

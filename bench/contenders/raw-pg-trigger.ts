@@ -1,7 +1,8 @@
 // The PostgreSQL measuring stick (issue 13, item 1): the module's accept step written by hand on
 // node:http + `pg`, no Nest, on the module's real schema (the shipped WEBHOOK_TRIGGER_MIGRATIONS, run on
 // the scratch database the orchestrator created). Per request: route match, the trigger looked up by id
-// (SELECT, the presented key's SHA-256 compared in constant time with key_hash), JSON body parsed and
+// (SELECT with its one key from webhook_trigger_keys, the presented key's SHA-256 compared in constant time
+// with key_hash), JSON body parsed and
 // checked to be an object, then in ONE transaction the account debited
 // (`UPDATE … SET credits = credits - $n WHERE id = $1 AND credits >= $n`) and the queued run INSERTed,
 // and a 200 with the invocation id only after COMMIT. No rate limits, no queue, no run executed.
@@ -75,7 +76,9 @@ const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 async function lookUp(id: string): Promise<TriggerRow | undefined> {
   const r = await pool.query<TriggerRow>({
     name: 'trigger',
-    text: 'SELECT id, bot_id, account_id, key_hash FROM webhook_triggers WHERE id = $1 AND deleted_at IS NULL',
+    text:
+      'SELECT t.id, t.bot_id, t.account_id, k.key_hash FROM webhook_triggers t JOIN webhook_trigger_keys k ON k.trigger_id = t.id ' +
+      'AND k.revoked_at IS NULL WHERE t.id = $1 AND t.deleted_at IS NULL LIMIT 1',
     values: [id],
   });
   return r.rows[0];
@@ -287,9 +290,15 @@ async function main(): Promise<void> {
     config.credits,
   ]);
   await pool.query(
-    "INSERT INTO webhook_triggers (id, bot_id, account_id, name, type, key_hash, key_ciphertext, created_at) VALUES ($1, $2, $3, 'raw bench', 'webhook', $4, NULL, $5)",
-    [id, BOT, ACCOUNT, createHash('sha256').update(key, 'utf8').digest('hex'), Date.now()],
+    "INSERT INTO webhook_triggers (id, bot_id, account_id, name, type, created_at) VALUES ($1, $2, $3, 'raw bench', 'webhook', $4)",
+    [id, BOT, ACCOUNT, Date.now()],
   );
+  await pool.query("INSERT INTO webhook_trigger_keys (id, trigger_id, label, key_hash, created_at) VALUES ($1, $2, 'Key 1', $3, $4)", [
+    `key_${randomBytes(12).toString('base64url')}`,
+    id,
+    createHash('sha256').update(key, 'utf8').digest('hex'),
+    Date.now(),
+  ]);
 
   // A rejection is unhandled on purpose: dieOnUnhandled ends the contender, and the bench with it.
   const server = createServer((req, res) => void handle(req, res));

@@ -4,6 +4,9 @@ import type { CallbackEvent, InvocationStatus } from '../persistence/records.js'
 import type {
   BotSummary,
   CallbackView,
+  CreatedTriggerKeyView,
+  RotatedTriggerKey,
+  TriggerKeyView,
   DeliveryView,
   InvocationDetail,
   InvocationView,
@@ -39,8 +42,17 @@ export interface AllowedIps {
 /** `GET api/audit-log`: a page of entries, newest first, and the cursor of the next page. */
 export type AdminAuditPage = AuditPage;
 
-/** `POST api/triggers/:triggerId/rotate-key`. */
-export type RotatedKey = Pick<TriggerWithKey, 'id' | 'url' | 'key'>;
+/**
+ * `POST api/triggers/:triggerId/rotate-key`: the new key (`keyId`), and until when the trigger's other keys
+ * keep working (`graceEndsAt`).
+ */
+export type RotatedKey = Pick<RotatedTriggerKey, 'id' | 'url' | 'key' | 'keyId' | 'graceEndsAt'>;
+
+/** `GET api/triggers/:triggerId/keys`, one element: never the key itself. */
+export type AdminTriggerKey = TriggerKeyView;
+
+/** `POST api/triggers/:triggerId/keys`: the new key, shown in full this once (and with `keySecret` in the View). */
+export type CreatedKey = CreatedTriggerKeyView;
 
 /** `GET`, `PUT` `api/triggers/:triggerId/callback` and `POST …/callback/rotate-secret`. */
 export type AdminCallback = Pick<CallbackView, 'url' | 'events' | 'secret' | 'enabled' | 'consecutiveFailures' | 'disabledReason'>;
@@ -100,6 +112,8 @@ export type ListedTriggerAnswer = Json<ListedTrigger>;
 export type CreatedTriggerAnswer = Json<CreatedTrigger>;
 export type ViewedTriggerAnswer = Json<ViewedTrigger>;
 export type RotatedKeyAnswer = Json<RotatedKey>;
+export type AdminTriggerKeyAnswer = Json<AdminTriggerKey>;
+export type CreatedKeyAnswer = Json<CreatedKey>;
 export type AdminCallbackAnswer = Json<AdminCallback>;
 export type AdminDeliveryAnswer = Json<AdminDelivery>;
 export type RedeliveryAnswer = Json<Redelivery>;
@@ -127,8 +141,13 @@ export function listedTriggerAnswer({ id, name, type, url, createdAt, lastUsedAt
 }
 
 /** A rotated key. */
-export function rotatedKeyAnswer({ id, url, key }: TriggerWithKey): RotatedKey {
-  return { id, url, key };
+export function rotatedKeyAnswer({ id, url, key, keyId, graceEndsAt }: RotatedTriggerKey): RotatedKey {
+  return { id, url, key, keyId, graceEndsAt };
+}
+
+/** A key in a trigger's list (the view carries no key: picked, so a later field cannot leak into the list). */
+export function triggerKeyAnswer({ id, label, createdAt, lastUsedAt, expiresAt, inGrace, usable }: TriggerKeyView): AdminTriggerKey {
+  return { id, label, createdAt, lastUsedAt, expiresAt, inGrace, usable };
 }
 
 /** A run in a bot's history page: the bot is the page's. */

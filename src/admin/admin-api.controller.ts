@@ -9,6 +9,7 @@ import {
   UNKNOWN_DELIVERY,
   UNKNOWN_INVOCATION_ID,
   UNKNOWN_TRIGGER,
+  UNKNOWN_TRIGGER_KEY,
 } from '../errors/webhook-trigger.messages.js';
 import {
   type AdminAccount,
@@ -18,6 +19,8 @@ import {
   type AdminCallback,
   type AdminDelivery,
   type AdminRun,
+  type AdminTriggerKey,
+  type CreatedKey,
   type CreatedTrigger,
   type ListedRun,
   type ListedTrigger,
@@ -32,6 +35,7 @@ import {
   redeliveryAnswer,
   rotatedKeyAnswer,
   triggerAnswer,
+  triggerKeyAnswer,
 } from './admin-api-answers.js';
 import { historyFilter, optionalObject, type QueryValue, requireObject, single } from './admin-api-requests.js';
 import { AdminEventStreams } from './admin-event-streams.js';
@@ -104,6 +108,25 @@ export class AdminApiController {
   @HttpCode(200)
   async rotateKey(@Param('triggerId') triggerId: string, @Req() request: unknown): Promise<RotatedKey> {
     return rotatedKeyAnswer(found(await this.admin.rotateKey(triggerId, requestOrigin(request)), UNKNOWN_TRIGGER(triggerId)));
+  }
+
+  @Get('triggers/:triggerId/keys')
+  async listKeys(@Param('triggerId') triggerId: string): Promise<AdminTriggerKey[]> {
+    return found(await this.admin.listKeys(triggerId), UNKNOWN_TRIGGER(triggerId)).map(triggerKeyAnswer);
+  }
+
+  @Post('triggers/:triggerId/keys')
+  @HttpCode(201)
+  async createKey(@Param('triggerId') triggerId: string, @Body() body: unknown): Promise<CreatedKey> {
+    const { label, expiresAt } = optionalObject(body);
+    const input = { label: label as string | undefined, expiresAt: expiresAt as string | null | undefined };
+    return found(await this.admin.createKey(triggerId, input), UNKNOWN_TRIGGER(triggerId));
+  }
+
+  @Delete('triggers/:triggerId/keys/:keyId')
+  @HttpCode(204)
+  async revokeKey(@Param('triggerId') triggerId: string, @Param('keyId') keyId: string): Promise<void> {
+    if (!(await this.admin.revokeKey(triggerId, keyId))) throw new WebhookAdminNotFoundError(UNKNOWN_TRIGGER_KEY(keyId));
   }
 
   @Delete('triggers/:triggerId')

@@ -41,6 +41,7 @@ export const ADMIN_ASSETS: Readonly<Record<string, string>> = {
   'triggers-tab.js': JS,
   'add-trigger-form.js': JS,
   'trigger-view.js': JS,
+  'trigger-keys.js': JS,
   'callback-section.js': JS,
   'callback-form.js': JS,
   'deliveries.js': JS,

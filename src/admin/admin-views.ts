@@ -50,6 +50,42 @@ export interface TriggerWithKey extends TriggerView {
   key: string | null;
 }
 
+/** One key of a trigger as the admin sees it: never the key itself. */
+export interface TriggerKeyView {
+  id: string;
+  label: string;
+  createdAt: Date;
+  /** Last accepted request with it (written at most once a minute per process); null when never used. */
+  lastUsedAt: Date | null;
+  /** When it stops working; null: until revoked. */
+  expiresAt: Date | null;
+  /** True when `expiresAt` is the end of a rotation's grace period (a newer key replaced it). */
+  inGrace: boolean;
+  /** False once it expired (it stays listed until revoked). */
+  usable: boolean;
+}
+
+/** A key just created: the only time its plain key is shown when the module has no `keySecret`. */
+export interface CreatedTriggerKeyView extends TriggerKeyView {
+  key: string;
+}
+
+/** What the admin gives to add a key. */
+export interface CreateTriggerKeyInput {
+  /** 1–200 characters. @default "Key <n>" */
+  label?: string;
+  /** An ISO 8601 time (or a Date) in the future; null or absent: until revoked. */
+  expiresAt?: string | Date | null;
+}
+
+/** A rotation: the trigger with its new key, and until when its other keys keep working. */
+export interface RotatedTriggerKey extends TriggerWithKey {
+  /** The new key's id. */
+  keyId: string;
+  /** The end of the grace period (now + `keyRotationGraceMs`): the other keys are refused from then on. */
+  graceEndsAt: Date;
+}
+
 export interface InvocationView {
   id: string;
   triggerId: string;

@@ -6,11 +6,15 @@ import type {
   BotView,
   CallbackInput,
   CallbackView,
+  CreatedTriggerKeyView,
   CreateTriggerInput,
+  CreateTriggerKeyInput,
   DeliveryView,
   HistoryFilter,
   InvocationDetail,
   InvocationView,
+  RotatedTriggerKey,
+  TriggerKeyView,
   TriggerListItem,
   TriggerWithKey,
 } from './admin-views.js';
@@ -18,6 +22,7 @@ import { AdminAudit } from './audit/admin-audit.js';
 import type { AuditFilter, AuditPage } from './audit/audit-views.js';
 import { AdminAllowedIps } from './service/admin-allowed-ips.js';
 import { AdminAuditLog } from './service/admin-audit-log.js';
+import { AdminTriggerKeys } from './service/admin-trigger-keys.js';
 import { AdminCallbacks } from './service/admin-callbacks.js';
 import { AdminCredits } from './service/admin-credits.js';
 import { AdminRunHistory } from './service/admin-run-history.js';
@@ -42,6 +47,7 @@ export class WebhookTriggersAdmin {
     private readonly urls: TriggerUrls,
     private readonly allowedIps: AdminAllowedIps,
     private readonly auditLog: AdminAuditLog,
+    private readonly keys: AdminTriggerKeys,
   ) {}
 
   // Bots and triggers
@@ -74,14 +80,41 @@ export class WebhookTriggersAdmin {
     return this.triggers.listTriggers(botId, origin);
   }
 
-  /** The trigger with its key (decrypted with `keySecret`), or null when unknown or deleted. */
+  /**
+   * The trigger with its newest usable key (decrypted with `keySecret`; else null), or null when unknown or
+   * deleted. Its other keys: `listKeys`.
+   */
   viewTrigger(triggerId: string, origin?: string): Promise<TriggerWithKey | null> {
     return this.triggers.viewTrigger(triggerId, origin);
   }
 
-  /** Issues a new key; the old one stops working at once. Null when the trigger is unknown or deleted. */
-  rotateKey(triggerId: string, origin?: string): Promise<TriggerWithKey | null> {
-    return this.triggers.rotateKey(triggerId, origin);
+  // Trigger keys (several per trigger; any usable one opens it)
+
+  /**
+   * Issues a new key; every other usable key keeps working until `graceEndsAt` (now + `keyRotationGraceMs`;
+   * `0`: refused at once), never longer than it would have. Null when the trigger is unknown or deleted; throws
+   * `WebhookAdminConflictError` (409) when the trigger would have more than `MAX_USABLE_KEYS` usable keys.
+   */
+  rotateKey(triggerId: string, origin?: string): Promise<RotatedTriggerKey | null> {
+    return this.keys.rotateKey(triggerId, (trigger) => this.triggers.view(trigger, origin));
+  }
+
+  /** The trigger's keys not revoked, oldest first, never a plain key; null when the trigger is unknown. */
+  listKeys(triggerId: string): Promise<TriggerKeyView[] | null> {
+    return this.keys.listKeys(triggerId);
+  }
+
+  /**
+   * Adds a key (its plain key is in the answer); null when the trigger is unknown. Throws `WebhookAdminInputError`
+   * for a bad label or an expiry not in the future, `WebhookAdminConflictError` (409) past `MAX_USABLE_KEYS`.
+   */
+  createKey(triggerId: string, input?: CreateTriggerKeyInput): Promise<CreatedTriggerKeyView | null> {
+    return this.keys.createKey(triggerId, input);
+  }
+
+  /** Revokes one key: refused at once, on every node. False when the trigger or key is unknown or already revoked. */
+  revokeKey(triggerId: string, keyId: string): Promise<boolean> {
+    return this.keys.revokeKey(triggerId, keyId);
   }
 
   /** Deletes a trigger and its callback: its URL answers 404 from now on; its runs stay in history. False when unknown. */
@@ -228,6 +261,7 @@ export class WebhookTriggersAdmin {
 export const ADMIN_SERVICE_PROVIDERS: Provider[] = [
   WebhookTriggersAdmin,
   AdminTriggers,
+  AdminTriggerKeys,
   AdminRunHistory,
   AdminCallbacks,
   AdminCredits,

@@ -10,6 +10,7 @@ import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-o
 import type { CallbackEvent, DeliveryRecord, InvocationError, InvocationStatus } from '../persistence/records.js';
 import { CallbackStore } from '../persistence/callback-store.js';
 import { WebhookUnitOfWork, type WebhookTransaction } from '../persistence/unit-of-work.js';
+import { Clock } from '../time/clock.js';
 
 /** `dlv_` + 16 random bytes. */
 export const newDeliveryId = (): string => 'dlv_' + randomBytes(16).toString('base64url');
@@ -101,6 +102,7 @@ export class CallbackOutbox implements OnModuleDestroy {
     private readonly unitOfWork: WebhookUnitOfWork,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
     bus: ClusterBus,
+    private readonly clock: Clock,
   ) {
     this.wanted = new TriggerChangeCache(bus, options.triggerCacheTtlMs, async (triggerId): Promise<ReadonlySet<CallbackEvent>> => {
       const callback = await this.store.findCallback(triggerId);
@@ -213,7 +215,7 @@ export class CallbackOutbox implements OnModuleDestroy {
   private async insert(event: CallbackEvent, run: CallbackInvocation, tx?: WebhookTransaction): Promise<string | null> {
     const callback = await this.store.findCallback(run.triggerId, tx);
     if (!callback || !callback.enabled || !callback.events.includes(event)) return null;
-    const now = new Date();
+    const now = new Date(this.clock.now());
     const delivery: DeliveryRecord = {
       id: newDeliveryId(),
       triggerId: run.triggerId,

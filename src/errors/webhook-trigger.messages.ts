@@ -72,6 +72,12 @@ export const UNKNOWN_ACCOUNT = (id: string) => `No account ${id.slice(0, 200)}`;
 export const UNKNOWN_DELIVERY = (id: string) => `No delivery ${id.slice(0, 200)}`;
 /** 404 for a trigger without a callback (or an unknown trigger). */
 export const NO_CALLBACK = (triggerId: string) => `No callback on trigger ${triggerId.slice(0, 200)}`;
+// Trigger keys (several per trigger: docs/security.md "Keys and rotation")
+export const UNKNOWN_TRIGGER_KEY = (keyId: string) => `Key "${String(keyId).slice(0, 200)}" does not exist on this trigger (or is revoked)`;
+export const BAD_KEY_LABEL = 'Key label must be 1–200 characters without control characters';
+export const BAD_KEY_EXPIRY = 'expiresAt must be an ISO 8601 date and time in the future, or null';
+export const TOO_MANY_TRIGGER_KEYS = (max: number) =>
+  `This trigger already has ${max} usable keys, the most it may have; revoke one first (nothing was changed)`;
 export const ADMIN_BODY_NOT_OBJECT = 'Send a JSON object with Content-Type: application/json';
 
 // Startup
@@ -100,7 +106,8 @@ export const DATA_SOURCE_AND_DATABASE = 'set either "dataSourceName" (the host\'
 export const MIGRATIONS_RUN_WITH_DATA_SOURCE =
   'applies to the module\'s own database only; with "dataSourceName" your DataSource runs WEBHOOK_TRIGGER_MIGRATIONS (migrationsRun: true there)';
 export const STORAGE_NOT_CLASS = 'expected a WebhookStorage class or instance';
-export const CLOCK_WITHOUT_NOW = 'expected an object with a now() method (ms since the epoch)';
+export const TRANSPORT_NOT_CLASS = 'expected a CallbackTransport class or instance';
+export const CLOCK_WITHOUT_NOW = 'expected a Clock: an object with now() (ms since the epoch) and setTimer(fn, ms)';
 export const STORAGE_REPLACES_SQL = 'applies to the module\'s SQL storage only, and the "storage" extra replaces it';
 export const API_ROLE_RUNS_NOTHING =
   "'api' means this process never runs bots, but the in-process runner runs them here; choose runner: BullMqBotRunner (workers elsewhere), or role 'all'";
@@ -193,6 +200,7 @@ export const ACCOUNT_NEVER_OPENED = (accountId: string, botIds: string[]) =>
   `Its owner ${OPENS_IT}, e.g. accounts: { ${JSON.stringify(accountId)}: { credits: 100 } }`;
 
 // Log lines of the webhook API (for the host's operators)
+export const KEY_USES_NOT_STORED = (count: number, reason: string) => `Could not store the last use of ${count} trigger key(s): ${reason}`;
 export const LOG_EVENT_STREAM_READ_FAILED = (invocationId: string, error: string) =>
   `Run event stream of ${invocationId} ended: could not read the run (${error})`;
 export const LOG_DATABASE_LOST = (reason: string) => `The database connection was lost during a webhook request: ${reason}`;

@@ -7,6 +7,7 @@ import { ShutdownState } from '../lifecycle/shutdown.state.js';
 import { resolveWebhookTriggerOptions } from '../options/resolve-options.js';
 import type { InvocationRecord, TriggerRecord } from '../persistence/records.js';
 import { RUN_STREAM_KEEPALIVE_MS, RunEventStreams } from './run-event-streams.js';
+import { SYSTEM_CLOCK } from '../time/clock.js';
 
 /** What the stream writes, on a ServerResponse stand-in. */
 class FakeResponse extends EventEmitter {
@@ -51,7 +52,7 @@ describe('RunEventStreams', () => {
     current = row({});
     reads = 0;
     bus = new InMemoryClusterBus();
-    shutdown = new ShutdownState();
+    shutdown = new ShutdownState(SYSTEM_CLOCK);
     const service = { find: async () => (reads++, current) } as unknown as InvocationService;
     streams = new RunEventStreams(service, new InvocationChanges(bus), resolveWebhookTriggerOptions({ maxEventStreams: 1 }, {}), shutdown);
   });

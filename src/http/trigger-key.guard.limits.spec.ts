@@ -1,6 +1,6 @@
 import { InvalidKeyError, RateLimitedError } from '../errors/webhook-trigger.errors.js';
 import { RATE_LIMITED, TOO_MANY_FAILED_KEYS } from '../errors/webhook-trigger.messages.js';
-import { generateTriggerKey, hashTriggerKey } from '../keys/trigger-keys.js';
+import { generateTriggerKey } from '../keys/trigger-keys.js';
 import { resolveWebhookTriggerOptions } from '../options/resolve-options.js';
 import type { WebhookTriggerModuleOptions } from '../options/webhook-trigger-options.interface.js';
 import type { TriggerRecord } from '../persistence/records.js';
@@ -11,6 +11,9 @@ import { InMemoryWebhookDatabase } from '../persistence/memory/in-memory-databas
 import { InMemoryTriggerRepository } from '../persistence/memory/in-memory-trigger.repository.js';
 import { ManualClock, rateLimitStorageOn } from '../../test/fakes/manual-clock.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
+import { TriggerKeyCheck } from './trigger-key-check.js';
+import { SYSTEM_CLOCK } from '../time/clock.js';
+import { triggerKeyRecord } from '../../test/fakes/trigger-keys.js';
 
 /** The windows' time: it moves when a test moves it. */
 const clock = new ManualClock(Date.parse('2026-01-01T00:00:00Z'));
@@ -41,20 +44,20 @@ describe('TriggerKeyGuard: rate limits per trigger and per account', () => {
   async function setUp(options: WebhookTriggerModuleOptions): Promise<void> {
     storage = new CountingStorage();
     triggers = new InMemoryTriggerRepository(new InMemoryWebhookDatabase());
-    keyGuard = new TriggerKeyGuard(triggers, storage, resolveWebhookTriggerOptions(options));
+    keyGuard = new TriggerKeyGuard(triggers, storage, resolveWebhookTriggerOptions(options), new TriggerKeyCheck(triggers, SYSTEM_CLOCK));
   }
 
   let n = 0;
   async function addTrigger(accountId: string): Promise<TriggerRecord> {
     const key = generateTriggerKey();
+    const id = `trg_${String(++n).padStart(16, '0')}`;
     const trigger: TriggerRecord = {
-      id: `trg_${String(++n).padStart(16, '0')}`,
+      id,
       botId: 'echo',
       accountId,
       name: 't',
       type: 'webhook',
-      keyHash: hashTriggerKey(key),
-      keyCiphertext: null,
+      keys: [triggerKeyRecord(id, key)],
       createdAt: new Date(),
     };
     await triggers.create(trigger);

@@ -1,7 +1,7 @@
 import { InvalidKeyError, RateLimitedError, UnknownTriggerError } from '../errors/webhook-trigger.errors.js';
 import { INVALID_KEY, MISSING_KEY, TOO_MANY_FAILED_KEYS, UNKNOWN_TRIGGER } from '../errors/webhook-trigger.messages.js';
 import { newTriggerId } from '../keys/ids.js';
-import { generateTriggerKey, hashTriggerKey } from '../keys/trigger-keys.js';
+import { generateTriggerKey } from '../keys/trigger-keys.js';
 import { resolveWebhookTriggerOptions } from '../options/resolve-options.js';
 import type { TriggerRecord } from '../persistence/records.js';
 import { InMemoryRateLimitStorage } from '../rate-limits/in-memory-rate-limit.storage.js';
@@ -10,6 +10,9 @@ import { expressRequest, fastifyRequest, httpContext } from '../../test/fakes/ht
 import { InMemoryTriggerRepository } from '../persistence/memory/in-memory-trigger.repository.js';
 import { AUTHENTICATED_TRIGGER, rawRequestOf } from './http.types.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
+import { TriggerKeyCheck } from './trigger-key-check.js';
+import { SYSTEM_CLOCK } from '../time/clock.js';
+import { triggerKeyRecord } from '../../test/fakes/trigger-keys.js';
 import { InMemoryClusterBus } from '../cluster/in-memory-cluster.bus.js';
 import { TriggerCache } from '../invocations/trigger-cache.js';
 
@@ -31,14 +34,14 @@ describe('TriggerKeyGuard', () => {
 
   beforeEach(async () => {
     key = generateTriggerKey();
+    const id = newTriggerId();
     trigger = {
-      id: newTriggerId(),
+      id,
       botId: 'echo',
       accountId: 'acct',
       name: 'echo trigger',
       type: 'webhook',
-      keyHash: hashTriggerKey(key),
-      keyCiphertext: null,
+      keys: [triggerKeyRecord(id, key)],
       createdAt: new Date(),
     };
     triggers = new CountingTriggerRepository(new InMemoryWebhookDatabase());
@@ -50,6 +53,7 @@ describe('TriggerKeyGuard', () => {
       triggers,
       storage,
       resolveWebhookTriggerOptions({ failedKeyLimit: { limit: 3, ttlMs: 60_000 }, rateLimits }),
+      new TriggerKeyCheck(triggers, SYSTEM_CLOCK),
     );
   });
 
@@ -134,11 +138,12 @@ describe('TriggerKeyGuard', () => {
     }
     const bus = new FleetBus();
     const cache = new TriggerCache(triggers, bus, { triggerCacheTtlMs: 30_000 });
-    guard = new TriggerKeyGuard(cache, storage, resolveWebhookTriggerOptions());
+    guard = new TriggerKeyGuard(cache, storage, resolveWebhookTriggerOptions(), new TriggerKeyCheck(triggers, SYSTEM_CLOCK));
     for (let i = 0; i < 3; i++) expect(await check(expressRequest(trigger.id, { 'x-key': key }))).toBe(true);
     expect(triggers.lookups).toBe(1);
     const newKey = generateTriggerKey();
-    await triggers.replaceKey(trigger.id, hashTriggerKey(newKey), null);
+    // A rotation with no grace: the old key ends now.
+    await triggers.addKey(triggerKeyRecord(trigger.id, newKey), { now: new Date(), maxUsable: 10, othersExpireAt: new Date() });
     await bus.announceTriggerChanged(trigger.id);
     expect(await check(expressRequest(trigger.id, { 'x-key': key }))).toBeInstanceOf(InvalidKeyError);
     expect(await check(expressRequest(trigger.id, { 'x-key': newKey }))).toBe(true);

@@ -3,7 +3,7 @@ import { InvalidKeyError, RateLimitedError, UnknownTriggerError } from '../error
 import { TOO_MANY_FAILED_KEYS } from '../errors/webhook-trigger.messages.js';
 import { TriggerCache } from '../invocations/trigger-cache.js';
 import { TRIGGER_ID_PATTERN } from '../keys/ids.js';
-import { verifyTriggerKey } from '../keys/trigger-keys.js';
+import { TriggerKeyCheck } from './trigger-key-check.js';
 import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions, WebhookRateLimit } from '../options/webhook-trigger-options.interface.js';
 import type { TriggerRepository } from '../persistence/trigger.repository.js';
@@ -19,7 +19,7 @@ function clientIp(request: unknown, raw: RawRequest): string {
 }
 
 /**
- * `:triggerId` → the trigger (404), `X-Key` → checked in constant time (401), then the rate limits (429);
+ * `:triggerId` → the trigger (404), `X-Key` → any of its usable keys, checked in constant time (401: `TriggerKeyCheck`), then the rate limits (429);
  * leaves the trigger on the request. Decided from the path and headers alone: the trigger's body is read
  * only after every guard passed. Once the client IP has `failedKeyLimit` failures in the window, every
  * request from it gets 429, whether its key is right or wrong, so a guesser learns nothing from it. A wrong
@@ -42,6 +42,7 @@ export class TriggerKeyGuard implements CanActivate {
     @Inject(TriggerCache) private readonly triggers: Pick<TriggerRepository, 'findActive'>,
     private readonly limits: RateLimitStorage,
     @Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions,
+    private readonly keys: TriggerKeyCheck,
   ) {
     this.failedKeyLimit = options.failedKeyLimit;
     this.rateLimits = options.rateLimits;
@@ -57,7 +58,7 @@ export class TriggerKeyGuard implements CanActivate {
     assertIpAllowed(trigger.allowedIps, clientIp(request, raw)); // 403 before the key, the limits and the body
     const presented = raw.headers['x-key']; // Node lower-cases header names: any spelling works
     const missing = typeof presented !== 'string' || presented === '';
-    const valid = !missing && verifyTriggerKey(presented, trigger.keyHash);
+    const valid = !missing && this.keys.check(trigger, presented);
     const failures = { key: `failed-key:${clientIp(request, raw)}`, ttl: this.failedKeyLimit.ttlMs, limit: this.failedKeyLimit.limit };
     if (!valid) {
       const wait = await this.limits.checkFailures(failures.key, failures.ttl, failures.limit, true);

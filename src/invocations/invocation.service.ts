@@ -23,6 +23,7 @@ import { InvocationExecutor } from '../runs/invocation.executor.js';
 import { RunStop } from '../runs/run-stop.reasons.js';
 import { ShutdownState } from '../lifecycle/shutdown.state.js';
 import { InvocationEvents } from '../events/invocation.events.js';
+import { Clock } from '../time/clock.js';
 
 export interface StartOptions {
   /** The caller's idempotency key. */
@@ -61,6 +62,7 @@ export class InvocationService {
     private readonly shutdown: ShutdownState,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
     private readonly finisher: RunFinisher,
+    private readonly clock: Clock,
   ) {
     this.invocations = storage.invocations;
   }
@@ -94,7 +96,7 @@ export class InvocationService {
     const { error } = RunStop.cancelled();
     if (invocation.status === 'queued') {
       const queued = invocation;
-      const end = { status: 'cancelled' as const, finishedAt: new Date(), error };
+      const end = { status: 'cancelled' as const, finishedAt: new Date(this.clock.now()), error };
       const refunded = async (tx?: WebhookTransaction) => {
         const stored = await this.invocations.transition(queued.id, 'queued', 'cancelled', { finishedAt: end.finishedAt, error }, { tx });
         if (!stored) return false;
@@ -106,7 +108,7 @@ export class InvocationService {
     }
     if (invocation.status === 'running') {
       const running = invocation;
-      const end = { status: 'cancelled' as const, finishedAt: new Date(), error };
+      const end = { status: 'cancelled' as const, finishedAt: new Date(this.clock.now()), error };
       const change = (tx?: WebhookTransaction) =>
         this.invocations.transition(running.id, 'running', 'cancelled', { finishedAt: end.finishedAt, error }, { tx });
       if (await this.finisher.finish(running, end, change)) {
@@ -128,7 +130,7 @@ export class InvocationService {
     this.refuseOverBacklog();
     const bot = this.registry.get(trigger.botId);
     if (!bot) throw new BotNotRegisteredError(trigger.botId);
-    const now = new Date();
+    const now = new Date(this.clock.now());
     const since = new Date(now.getTime() - this.options.idempotencyTtlMs);
     const record = {
       id: newInvocationId(),

@@ -3,6 +3,7 @@ import { InMemoryClusterBus } from '../cluster/in-memory-cluster.bus.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import type { InvocationRecord, InvocationStatus, InvocationTransition, NewInvocation } from '../persistence/records.js';
 import { InvocationWaiter } from './invocation.waiter.js';
+import { SYSTEM_CLOCK } from '../time/clock.js';
 
 /** An in-memory InvocationRepository that counts reads and can run a hook inside a read. */
 class FakeInvocationRepository extends InvocationRepository {
@@ -80,7 +81,7 @@ describe('InvocationWaiter', () => {
   beforeEach(async () => {
     repo = new FakeInvocationRepository();
     bus = new InMemoryClusterBus();
-    waiter = new InvocationWaiter(repo, bus, new ShutdownState());
+    waiter = new InvocationWaiter(repo, bus, new ShutdownState(SYSTEM_CLOCK), SYSTEM_CLOCK);
     await repo.insert({
       id: ID,
       triggerId: TRIGGER,

@@ -3,6 +3,7 @@ import { ClusterBus } from '../cluster/cluster-bus.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import { TERMINAL_STATUSES, type InvocationRecord } from '../persistence/records.js';
 import { ShutdownState } from '../lifecycle/shutdown.state.js';
+import { Clock, type ClockTimer } from '../time/clock.js';
 
 export type WaitResult =
   | { kind: 'finished'; invocation: InvocationRecord }
@@ -26,8 +27,9 @@ export class InvocationWaiter {
     private readonly invocations: InvocationRepository,
     private readonly bus: ClusterBus,
     private readonly shutdown: ShutdownState,
+    private readonly clock: Clock,
   ) {
-    shutdown?.signal.addEventListener('abort', () => this.onShutdown.forEach((wake) => wake()), { once: true });
+    shutdown.signal.addEventListener('abort', () => this.onShutdown.forEach((wake) => wake()), { once: true });
   }
 
   /**
@@ -38,7 +40,7 @@ export class InvocationWaiter {
     let wake!: (reason: WakeReason) => void;
     const woken = new Promise<WakeReason>((resolve) => (wake = resolve));
     const unsubscribe = this.bus.subscribe(invocationId, () => wake('finished'));
-    let timer: NodeJS.Timeout | undefined;
+    let timer: ClockTimer | undefined;
     const onAbort = () => wake('aborted');
     const onShutdown = () => wake('shutdown');
     this.onShutdown.add(onShutdown);
@@ -49,14 +51,14 @@ export class InvocationWaiter {
       if (signal?.aborted) return { kind: 'aborted' };
       if (this.shutdown.isShuttingDown) return { kind: 'shutdown', invocation: current };
       signal?.addEventListener('abort', onAbort, { once: true });
-      timer = setTimeout(() => wake('timeout'), timeoutMs);
+      timer = this.clock.setTimer(() => wake('timeout'), timeoutMs);
       const reason = await woken;
       if (reason === 'aborted') return { kind: 'aborted' };
       const latest = (await this.invocations.findById(invocationId)) ?? current;
       if (TERMINAL_STATUSES.has(latest.status)) return { kind: 'finished', invocation: latest };
       return { kind: reason === 'shutdown' ? 'shutdown' : 'timeout', invocation: latest };
     } finally {
-      clearTimeout(timer);
+      timer?.clear();
       signal?.removeEventListener('abort', onAbort);
       this.onShutdown.delete(onShutdown);
       unsubscribe();

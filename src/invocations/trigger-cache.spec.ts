@@ -1,6 +1,7 @@
 import { InMemoryClusterBus } from '../cluster/in-memory-cluster.bus.js';
 import { newTriggerId } from '../keys/ids.js';
 import { hashTriggerKey } from '../keys/trigger-keys.js';
+import { triggerKeyRecord } from '../../test/fakes/trigger-keys.js';
 import type { TriggerRecord } from '../persistence/records.js';
 import { InMemoryWebhookDatabase } from '../persistence/memory/in-memory-database.js';
 import { InMemoryTriggerRepository } from '../persistence/memory/in-memory-trigger.repository.js';
@@ -34,16 +35,29 @@ class SmallTriggerCache extends TriggerCache {
   protected override readonly maxEntries = 3;
 }
 
-const trigger = (key = 'whk_a'): TriggerRecord => ({
-  id: newTriggerId(),
-  botId: 'echo',
-  accountId: 'acct',
-  name: 'echo',
-  type: 'webhook',
-  keyHash: hashTriggerKey(key),
-  keyCiphertext: null,
-  createdAt: new Date(),
-});
+const trigger = (key = 'whk_a'): TriggerRecord => {
+  const id = newTriggerId();
+  return {
+    id,
+    botId: 'echo',
+    accountId: 'acct',
+    name: 'echo',
+    type: 'webhook',
+    keys: [triggerKeyRecord(id, key, { createdAt: new Date(1) })],
+    createdAt: new Date(),
+  };
+};
+
+/** The hashes of a trigger's keys that were not revoked. */
+const hashes = (found: TriggerRecord | null) => found?.keys.map((k) => k.keyHash);
+
+/** A rotation with no grace: `key` is added, the trigger's other keys end now. */
+const rotate = (repository: InMemoryTriggerRepository, triggerId: string, key: string) =>
+  repository.addKey(triggerKeyRecord(triggerId, key, { createdAt: new Date(2) }), {
+    now: new Date(),
+    maxUsable: 10,
+    othersExpireAt: new Date(),
+  });
 
 describe('TriggerCache', () => {
   let repository: CountingTriggerRepository;
@@ -91,9 +105,9 @@ describe('TriggerCache', () => {
     await repository.create(other);
     await cache.findActive(t.id);
     await cache.findActive(other.id);
-    await repository.replaceKey(t.id, hashTriggerKey('whk_b'), null);
+    await rotate(repository, t.id, 'whk_b');
     await bus.announceTriggerChanged(t.id);
-    expect((await cache.findActive(t.id))?.keyHash).toBe(hashTriggerKey('whk_b'));
+    expect(hashes(await cache.findActive(t.id))).toEqual([hashTriggerKey('whk_a'), hashTriggerKey('whk_b')]);
     expect(repository.lookups).toBe(3);
     await repository.delete(t.id);
     await bus.announceTriggerChanged(t.id);
@@ -108,13 +122,13 @@ describe('TriggerCache', () => {
     repository.gate = new Promise((resolve) => (release = resolve));
     const reading = cache.findActive(t.id); // reads the row before the rotation...
     await new Promise((resolve) => setImmediate(resolve));
-    await repository.replaceKey(t.id, hashTriggerKey('whk_b'), null);
+    await rotate(repository, t.id, 'whk_b');
     await bus.announceTriggerChanged(t.id); // ...and the news arrives while it is in flight
     release();
     repository.gate = undefined;
-    expect((await reading)?.keyHash).toBe(t.keyHash);
+    expect(hashes(await reading)).toEqual([hashTriggerKey('whk_a')]);
     expect(cache.size).toBe(0);
-    expect((await cache.findActive(t.id))?.keyHash).toBe(hashTriggerKey('whk_b'));
+    expect(hashes(await cache.findActive(t.id))).toEqual([hashTriggerKey('whk_a'), hashTriggerKey('whk_b')]);
   });
 
   it('keeps at most maxEntries, dropping the least recently used', async () => {

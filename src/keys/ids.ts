@@ -1,6 +1,7 @@
 import { randomBytes, randomFillSync } from 'node:crypto';
 
 export const TRIGGER_ID_PATTERN = /^trg_[A-Za-z0-9_-]{16}$/;
+export const TRIGGER_KEY_ID_PATTERN = /^key_[A-Za-z0-9_-]{16}$/;
 export const INVOCATION_ID_PATTERN = /^inv_[A-Za-z0-9_-]{22}$/;
 /**
  * 1–200 characters without control characters: account ids and trigger names (PostgreSQL refuses a NUL
@@ -32,5 +33,7 @@ function pooledRandom(size: number): Buffer {
 
 /** `trg_` + 12 random bytes (16 base64url characters). */
 export const newTriggerId = (): string => 'trg_' + randomBytes(12).toString('base64url');
+/** `key_` + 12 random bytes (16 base64url characters): one key of a trigger, named in the screens and the admin API. */
+export const newTriggerKeyId = (): string => 'key_' + randomBytes(12).toString('base64url');
 /** `inv_` + 16 random bytes (22 base64url characters): unguessable, so ids alone reveal nothing. */
 export const newInvocationId = (): string => 'inv_' + pooledRandom(16).toString('base64url');

@@ -1,4 +1,4 @@
-import { generateTriggerKey, hashTriggerKey, TriggerKeyCipher, verifyTriggerKey } from './trigger-keys.js';
+import { generateTriggerKey, hashTriggerKey, matchTriggerKey, TriggerKeyCipher, verifyTriggerKey } from './trigger-keys.js';
 
 describe('trigger keys', () => {
   it('are whk_ followed by 43 base64url characters (32 random bytes), never repeating', () => {
@@ -93,5 +93,35 @@ describe('TriggerKeyCipher', () => {
     ]) {
       expect(cipher.decrypt(bad)).toBeNull();
     }
+  });
+});
+
+describe('matchTriggerKey', () => {
+  const keys = ['whk_one', 'whk_two', 'whk_three'];
+  const record = (key: string, n: number, expiresAt: number | null = null) => ({
+    id: `key_${n}`,
+    keyHash: hashTriggerKey(key),
+    expiresAt: expiresAt === null ? null : new Date(expiresAt),
+    revokedAt: null,
+  });
+
+  it('names whichever of the usable keys was presented, and null for any other', () => {
+    const stored = keys.map((key, i) => record(key, i));
+    keys.forEach((key, i) => expect(matchTriggerKey(key, stored, 1000)).toBe(`key_${i}`));
+    expect(matchTriggerKey('whk_four', stored, 1000)).toBeNull();
+    expect(matchTriggerKey('', stored, 1000)).toBeNull();
+    expect(matchTriggerKey('whk_one', [], 1000)).toBeNull();
+  });
+
+  it('refuses a key from its expiry on (judged at `now`), and a revoked one', () => {
+    const stored = [record('whk_one', 1, 5000), record('whk_two', 2)];
+    expect(matchTriggerKey('whk_one', stored, 4999)).toBe('key_1');
+    expect(matchTriggerKey('whk_one', stored, 5000)).toBeNull();
+    expect(matchTriggerKey('whk_two', stored, 5000)).toBe('key_2');
+    expect(matchTriggerKey('whk_two', [{ ...record('whk_two', 2), revokedAt: new Date(1) }], 0)).toBeNull();
+  });
+
+  it('takes a usable key even when an expired copy of the same hash comes first', () => {
+    expect(matchTriggerKey('whk_one', [record('whk_one', 1, 10), record('whk_one', 2)], 100)).toBe('key_2');
   });
 });

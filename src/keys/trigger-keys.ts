@@ -12,11 +12,54 @@ export function hashTriggerKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-/** Constant-time comparison of a presented key against a stored hash. */
+/** Constant-time comparison of a presented key against one stored hash (`matchTriggerKey` with one key). */
 export function verifyTriggerKey(presented: string, storedHash: string): boolean {
-  const a = createHash('sha256').update(presented, 'utf8').digest();
-  const b = Buffer.from(storedHash, 'hex');
-  return a.length === b.length && timingSafeEqual(a, b);
+  return matchTriggerKey(presented, [{ id: 'key', keyHash: storedHash, expiresAt: null, revokedAt: null }], 0) !== null;
+}
+
+/** What the check reads of a stored key (a `TriggerKeyRecord`; keys/ imports nothing of persistence/). */
+export interface CheckedKey {
+  id: string;
+  keyHash: string;
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** Most usable (not revoked, not expired) keys a trigger may have at once. */
+export const MAX_USABLE_KEYS = 10;
+
+/** Whether a key opens its trigger at `now` (ms): not revoked, not yet expired. */
+export function isUsableKey(key: Pick<CheckedKey, 'expiresAt' | 'revokedAt'>, now: number): boolean {
+  return key.revokedAt === null && (key.expiresAt === null || key.expiresAt.getTime() > now);
+}
+
+/**
+ * The id of the usable key (see `isUsableKey`) that `presented` is, or null. Constant time in what an attacker
+ * controls: the presented key is hashed once and compared with `timingSafeEqual` against every key's hash,
+ * usable or not, with no early exit; only the number of the trigger's keys shows in the time it takes.
+ */
+export function matchTriggerKey(presented: string, keys: readonly CheckedKey[], now: number): string | null {
+  const hash = createHash('sha256').update(presented, 'utf8').digest();
+  let matched: string | null = null;
+  for (const key of keys) {
+    const stored = Buffer.from(key.keyHash, 'hex');
+    const equal = stored.length === hash.length && timingSafeEqual(hash, stored);
+    if (equal && matched === null && isUsableKey(key, now)) matched = key.id;
+  }
+  return matched;
+}
+
+/** Keys derived from `keySecret`s, so each part (and each app of a test run) pays scrypt's cost once. */
+const derivedKeys = new Map<string, Buffer>();
+
+function derivedKeyOf(secret: string): Buffer {
+  let key = derivedKeys.get(secret);
+  if (!key) {
+    key = scryptSync(secret, 'nestjs-webhook-triggers:key-cipher', 32);
+    if (derivedKeys.size >= 16) derivedKeys.delete(derivedKeys.keys().next().value!);
+    derivedKeys.set(secret, key);
+  }
+  return key;
 }
 
 /** AES-256-GCM with a key derived from the host's `keySecret`, so "View" can show a key again. */
@@ -24,7 +67,7 @@ export class TriggerKeyCipher {
   private readonly key: Buffer;
 
   constructor(secret: string) {
-    this.key = scryptSync(secret, 'nestjs-webhook-triggers:key-cipher', 32);
+    this.key = derivedKeyOf(secret);
   }
 
   encrypt(plain: string): string {

@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleD
 import { ClusterBus } from '../cluster/cluster-bus.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { sendCallback } from '../callbacks/callback-sender.js';
+import { CallbackTransport } from '../callbacks/callback-transport.js';
 import { nextAttemptDelay } from '../callbacks/retry-schedule.js';
 import { webhookHeaders } from '../callbacks/standard-webhooks.js';
 import { CallbackOutbox, CallbackSecrets } from '../deliveries/callback-outbox.js';
@@ -12,6 +12,7 @@ import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-o
 import type { DeliveryRecord } from '../persistence/records.js';
 import { CallbackStore } from '../persistence/callback-store.js';
 import { ShutdownState } from './shutdown.state.js';
+import { Clock, type ClockTimer } from '../time/clock.js';
 
 /** How often due deliveries are looked for (those stored by other processes, retries, a dead sender's). */
 export const CALLBACK_SWEEP_MS = 5_000;
@@ -33,7 +34,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   private readonly logger = new Logger(LOG_CONTEXT);
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly inFlight = new Map<string, Promise<void>>();
-  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly timers = new Map<string, ClockTimer>();
   private started = false;
   private sweeping: Promise<void> | null = null;
   /** More may be due than this process took: the last sweep's batch was full, or a delivery was turned away. */
@@ -47,6 +48,8 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     private readonly shutdown: ShutdownState,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
     private readonly bus: ClusterBus,
+    private readonly clock: Clock,
+    private readonly transport: CallbackTransport,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -62,7 +65,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
 
   async onModuleDestroy(): Promise<void> {
     this.started = false;
-    for (const timer of this.timers.values()) clearTimeout(timer);
+    for (const timer of this.timers.values()) timer.clear();
     this.timers.clear();
     // Attempts in flight may finish (each is bounded by its timeout) within the shutdown grace, before the database
     // closes; one cut off holds its delivery until the lease runs out, then another sender (or the next start) sends it.
@@ -85,7 +88,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   private async sweepOnce(): Promise<void> {
     const room = Math.min(MAX_IN_FLIGHT - this.inFlight.size, SWEEP_BATCH);
     if (room <= 0) return;
-    const due = await this.store.listDue(new Date(), room);
+    const due = await this.store.listDue(new Date(this.clock.now()), room);
     // A full batch means more may be due (a backlog after an outage): each attempt that ends sweeps again, so the
     // backlog drains at MAX_IN_FLIGHT attempts at a time rather than one batch per sweep interval.
     this.backlog = due.length === room;
@@ -101,7 +104,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     }
     const timer = this.timers.get(id);
     if (timer) {
-      clearTimeout(timer);
+      timer.clear();
       this.timers.delete(id);
     }
     const attempt = this.attempt(id)
@@ -117,7 +120,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private async attempt(id: string): Promise<void> {
-    const now = new Date();
+    const now = new Date(this.clock.now());
     // The lease outlasts the attempt's own timeout (which bounds DNS, connect and the answer) with room for the
     // two writes around it, so a live sender never loses a claim it is using.
     const timeoutMs = this.options.callbackTimeoutMs;
@@ -138,9 +141,9 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
       await this.store.abandon(id, this.owner, 'The callback secret cannot be read: keySecret changed since it was set; rotate it');
       return;
     }
-    const attemptedAt = new Date();
+    const attemptedAt = new Date(this.clock.now());
     const headers = webhookHeaders(secret, delivery.msgId, Math.floor(attemptedAt.getTime() / 1000), delivery.body);
-    const result = await sendCallback({
+    const result = await this.transport.send({
       url: callback.url,
       headers: { ...headers },
       body: delivery.body,
@@ -162,7 +165,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     }
     const gone = result.outcome === 'gone';
     const delay = gone ? null : nextAttemptDelay(attemptsMade, this.options.callbackRetryScheduleMs, result.retryAfterSec);
-    const nextAttemptAt = delay === null ? null : new Date(Date.now() + delay);
+    const nextAttemptAt = delay === null ? null : new Date(this.clock.now() + delay);
     const recorded = await this.store.recordAttempt(id, this.owner, {
       status: nextAttemptAt ? 'pending' : 'failed',
       attemptedAt,
@@ -185,7 +188,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private async disable(delivery: DeliveryRecord, reason: string, failures: number): Promise<void> {
-    if (!(await this.store.disable(delivery.triggerId, reason, new Date()))) return;
+    if (!(await this.store.disable(delivery.triggerId, reason, new Date(this.clock.now())))) return;
     await this.bus.announceTriggerChanged(delivery.triggerId); // no node stores deliveries for it any more
     this.logger.warn(`The callback of trigger ${delivery.triggerId} was disabled: ${reason}`);
     this.events.callbackDisabled({ triggerId: delivery.triggerId, reason, consecutiveFailures: failures, deliveryId: delivery.id });
@@ -194,12 +197,15 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   /** The next attempt of a delivery this process just tried, at its time (the sweep is the safety net). */
   private later(id: string, delayMs: number): void {
     if (!this.started) return;
-    // A few ms late on purpose: a timer may fire a little before Date.now() reaches the stored due time.
-    const timer = setTimeout(() => {
-      this.timers.delete(id);
-      this.deliver(id);
-    }, delayMs + 10);
-    timer.unref();
+    // A few ms late on purpose: a timer may fire a little before the clock reaches the stored due time.
+    const timer = this.clock.setTimer(
+      () => {
+        this.timers.delete(id);
+        this.deliver(id);
+      },
+      delayMs + 10,
+      { unref: true },
+    );
     this.timers.set(id, timer);
   }
 }

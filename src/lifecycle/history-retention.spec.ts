@@ -3,6 +3,7 @@ import { createWebhookFakes } from '../../test/fakes/webhook-fakes.js';
 import { HistoryRetention } from './history-retention.js';
 import { ManualClock } from '../../test/fakes/manual-clock.js';
 import { ShutdownState } from './shutdown.state.js';
+import { SYSTEM_CLOCK } from '../time/clock.js';
 
 describe('HistoryRetention', () => {
   const failingStore = () => {
@@ -34,7 +35,7 @@ describe('HistoryRetention', () => {
       });
       await f.invocations.transition(id, 'queued', 'cancelled', { finishedAt: daysAgo(days) });
     }
-    await expect(new HistoryRetention(f.invocations, new ShutdownState(), f.options, f.callbacks).sweep(now)).resolves.toBe(1);
+    await expect(new HistoryRetention(f.invocations, new ShutdownState(SYSTEM_CLOCK), f.options, f.callbacks).sweep(now)).resolves.toBe(1);
     expect(await f.invocations.findById('inv_old')).toBeNull();
     expect(await f.invocations.findById('inv_young')).toMatchObject({ status: 'cancelled' });
   });
@@ -42,14 +43,14 @@ describe('HistoryRetention', () => {
   it('logs a failed sweep as an error while the app runs', async () => {
     const f = failingStore();
     const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    await expect(new HistoryRetention(f.invocations, new ShutdownState(), f.options, f.callbacks).sweep()).resolves.toBe(0);
+    await expect(new HistoryRetention(f.invocations, new ShutdownState(SYSTEM_CLOCK), f.options, f.callbacks).sweep()).resolves.toBe(0);
     expect(error).toHaveBeenCalledWith('History retention failed; retrying in an hour', expect.stringContaining('not open'));
   });
 
   it('says nothing when the sweep was cut off by the app shutting down (the database closed under it)', async () => {
     const f = failingStore();
     const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    const shutdown = new ShutdownState();
+    const shutdown = new ShutdownState(SYSTEM_CLOCK);
     shutdown.begin();
     await expect(new HistoryRetention(f.invocations, shutdown, f.options, f.callbacks).sweep()).resolves.toBe(0);
     expect(error).not.toHaveBeenCalled();
@@ -77,7 +78,7 @@ describe('HistoryRetention', () => {
       }
       const retention = new HistoryRetention(
         f.invocations,
-        new ShutdownState(),
+        new ShutdownState(SYSTEM_CLOCK),
         f.options,
         f.callbacks,
         f.storage.audit,

@@ -13,7 +13,7 @@ describe('InterruptedRuns.settle', () => {
   beforeAll(() => Logger.overrideLogger(false));
   beforeEach(() => {
     f = createWebhookFakes();
-    interrupted = new InterruptedRuns(f.invocations, f.registry, f.finisher, f.options);
+    interrupted = new InterruptedRuns(f.invocations, f.registry, f.finisher, f.options, f.clock);
     f.addBot({ id: 'once' });
     f.addBot({ id: 'again', retryInterrupted: true });
     published = [];
@@ -87,7 +87,7 @@ describe('InterruptedRuns.settle', () => {
 
   it('follows the option (maxRunAttempts: 1 fails at the first interruption) and leaves runs of stores without attempts unbounded', async () => {
     f = createWebhookFakes({ maxRunAttempts: 1 });
-    interrupted = new InterruptedRuns(f.invocations, f.registry, f.finisher, f.options);
+    interrupted = new InterruptedRuns(f.invocations, f.registry, f.finisher, f.options, f.clock);
     f.addBot({ id: 'again', retryInterrupted: true });
     const run = await lostRun('again');
     expect(await interrupted.settle(run, { owner: 'dead-worker' })).toBe('failed');

@@ -7,6 +7,7 @@ import { InvocationRepository, type LostRun } from '../persistence/invocation.re
 import type { InvocationRecord } from '../persistence/records.js';
 import type { WebhookTransaction } from '../persistence/unit-of-work.js';
 import { RunStop } from '../runs/run-stop.reasons.js';
+import { Clock } from '../time/clock.js';
 
 /**
  * The one place that decides what happens to a run whose process was lost (crashed, killed, or hung
@@ -27,6 +28,7 @@ export class InterruptedRuns {
     private readonly registry: WebhookBotRegistry,
     private readonly finisher: RunFinisher,
     @Inject(RESOLVED_OPTIONS) private readonly options: Pick<ResolvedWebhookTriggerOptions, 'maxRunAttempts'>,
+    private readonly clock: Clock,
   ) {}
 
   /** `'requeued'` (dispatch it), `'failed'`, or null when the run was no longer lost (nothing changed). */
@@ -41,7 +43,7 @@ export class InterruptedRuns {
     }
     // The outputs are left as they are: what the bot emitted before it was interrupted stays.
     const { error } = usedUp ? RunStop.interruptedTooOften(run.attempts!) : RunStop.interrupted();
-    const end = { status: 'failed' as const, finishedAt: new Date(), error };
+    const end = { status: 'failed' as const, finishedAt: new Date(this.clock.now()), error };
     const change = (tx?: WebhookTransaction) =>
       this.invocations.recoverInterrupted(run.id, lost, 'failed', { finishedAt: end.finishedAt, error }, tx);
     const failed = await this.finisher.finish(run, end, change);

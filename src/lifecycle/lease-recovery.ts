@@ -6,6 +6,7 @@ import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { InterruptedRuns } from './interrupted-runs.js';
 import { InvocationExecutor } from '../runs/invocation.executor.js';
 import { ShutdownState } from './shutdown.state.js';
+import { Clock } from '../time/clock.js';
 
 /** Ids and accounts only, so even a large backlog is one cheap query. */
 const MAX_RECOVERED = 100_000;
@@ -31,6 +32,7 @@ export class LeaseRecovery implements OnApplicationBootstrap {
     private readonly interrupted: InterruptedRuns,
     private readonly shutdown: ShutdownState,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+    private readonly clock: Clock,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -59,7 +61,7 @@ export class LeaseRecovery implements OnApplicationBootstrap {
 
   /** Recovers runs whose lease has expired; returns how many. */
   async recoverExpired(): Promise<number> {
-    const now = new Date();
+    const now = new Date(this.clock.now());
     let recovered = 0;
     for (const run of await this.invocations.listExpiredLeases(now, 1000)) {
       const settled = await this.interrupted.settle(run, { leaseExpiredBefore: now });

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { Clock } from '../time/clock.js';
 
 /**
  * "This process is stopping", in one place: new triggers get 503, waiting sync requests are answered
@@ -7,6 +8,8 @@ import { Injectable } from '@nestjs/common';
 @Injectable()
 export class ShutdownState {
   private readonly controller = new AbortController();
+
+  constructor(private readonly clock: Clock) {}
 
   get isShuttingDown(): boolean {
     return this.controller.signal.aborted;
@@ -21,11 +24,10 @@ export class ShutdownState {
     if (!this.controller.signal.aborted) this.controller.abort();
   }
 
-  /** Calls `task` every `ms` until shutdown begins; the timer never keeps the process alive. */
+  /** Calls `task` every `ms` (on the module's clock) until shutdown begins; the timer never keeps the process alive. */
   every(ms: number, task: () => Promise<unknown> | void): void {
     if (this.isShuttingDown) return;
-    const timer = setInterval(() => void task(), ms);
-    timer.unref();
-    this.signal.addEventListener('abort', () => clearInterval(timer), { once: true });
+    const timer = this.clock.setRepeating(() => void task(), ms);
+    this.signal.addEventListener('abort', () => timer.clear(), { once: true });
   }
 }

@@ -205,7 +205,7 @@ describe('resolveWebhookTriggerOptions', () => {
       ['storage with migrationsRun', { migrationsRun: false }, { storage: Store }, 'invalid option "migrationsRun"'],
       ['a storage that is a string', {}, { storage: 'memory' }, 'invalid option "storage": expected a WebhookStorage class or instance'],
       ['an extra that is not a class', {}, { runner: 'bullmq' }, 'invalid option "runner": expected a class'],
-      ['a clock without now()', {}, { clock: { now: 0 } }, 'invalid option "clock": expected an object with a now() method'],
+      ['a clock without now()', {}, { clock: { now: 0 } }, 'invalid option "clock": expected a Clock: an object with now()'],
     ])('refuses %s', (_case, options, extras, message) => {
       expect(ok(options, extras)).toThrow(`WebhookTriggerModule: ${message}`);
     });

@@ -21,6 +21,7 @@ import {
   RETRY_SCHEDULE_INVALID,
   STORAGE_NOT_CLASS,
   CLOCK_WITHOUT_NOW,
+  TRANSPORT_NOT_CLASS,
   STORAGE_REPLACES_SQL,
   UNKNOWN_OPTION,
 } from '../errors/webhook-trigger.messages.js';
@@ -180,10 +181,13 @@ export const WEBHOOK_TRIGGER_EXTRA_NAMES = [
   'clusterBus',
   'rateLimitStorage',
   'clock',
+  'callbackTransport',
 ] as const;
 export type WebhookTriggerExtraName = (typeof WEBHOOK_TRIGGER_EXTRA_NAMES)[number];
 /** Extras that are replacement parts. */
-const PART_EXTRAS = ['storage', 'runner', 'clusterBus', 'rateLimitStorage'] as const;
+const PART_EXTRAS = ['storage', 'runner', 'clusterBus', 'rateLimitStorage', 'callbackTransport'] as const;
+/** Extras that may also be an instance (a test's in-memory storage, the testing kit's capturing transport). */
+const INSTANCE_EXTRAS: ReadonlySet<string> = new Set(['storage', 'callbackTransport']);
 /**
  * The extras as the checks see them: their names and values, not the contracts' types (options/ names no
  * other part; the typed `WebhookTriggerModuleExtras` lives with the module's wiring).
@@ -205,15 +209,23 @@ function checkWiring(options: ResolvedWebhookTriggerOptions, raw: Record<string,
   for (const name of PART_EXTRAS) {
     const part = extras[name];
     if (part === undefined) continue;
-    // A storage may also be an instance (a test's in-memory one); every other part is bound with useClass.
-    if (typeof part !== 'function' && !(name === 'storage' && typeof part === 'object' && part !== null)) {
-      throw invalid(name, name === 'storage' ? STORAGE_NOT_CLASS : EXTRA_NOT_CLASS);
+    // A storage or a callback transport may also be an instance; every other part is bound with useClass.
+    if (typeof part !== 'function' && !(INSTANCE_EXTRAS.has(name) && typeof part === 'object' && part !== null)) {
+      throw invalid(name, name === 'storage' ? STORAGE_NOT_CLASS : name === 'callbackTransport' ? TRANSPORT_NOT_CLASS : EXTRA_NOT_CLASS);
     }
     const declared = (typeof part === 'function' ? part : part.constructor) as PartClass & { name: string };
     if (declared.requiresRedis && !options.redis) throw invalid('redis', EXTRA_NEEDS_REDIS(declared.name, name));
   }
   const clock: unknown = extras.clock;
-  if (clock !== undefined && (typeof clock !== 'object' || clock === null || !('now' in clock) || typeof clock.now !== 'function')) {
+  if (
+    clock !== undefined &&
+    (typeof clock !== 'object' ||
+      clock === null ||
+      !('now' in clock) ||
+      typeof clock.now !== 'function' ||
+      !('setTimer' in clock) ||
+      typeof clock.setTimer !== 'function')
+  ) {
     throw invalid('clock', CLOCK_WITHOUT_NOW);
   }
   if (extras.storage !== undefined) {

@@ -18,16 +18,39 @@ export interface TriggerRecord {
   accountId: string;
   name: string;
   type: 'webhook';
-  /** SHA-256 of the key, hex. */
-  keyHash: string;
-  /** AES-256-GCM ciphertext of the key when the host configured `keySecret`. */
-  keyCiphertext: string | null;
+  /**
+   * Its keys that were not revoked, oldest first (created, then id). Some may have expired: expiry is judged
+   * where a key is checked, against the module's `Clock`, so a grace period ends with no write.
+   */
+  keys: TriggerKeyRecord[];
   createdAt: Date;
   /**
    * The addresses and CIDRs (IPv4, IPv6) a request must come from; absent or empty lets every address in.
    * Set with `TriggerRepository.setAllowedIps` (the admin checks each entry first); stores leave it out when empty.
    */
   allowedIps?: string[];
+}
+
+/** One key of a trigger (`webhook_trigger_keys`): any usable one opens the trigger. */
+export interface TriggerKeyRecord {
+  /** `key_` + 16 base64url characters. */
+  id: string;
+  triggerId: string;
+  /** Shown in the screens, e.g. "Key 1" or "CI deploys". */
+  label: string;
+  /** SHA-256 of the key, hex. */
+  keyHash: string;
+  /** AES-256-GCM ciphertext of the key when the host configured `keySecret`. */
+  keyCiphertext: string | null;
+  createdAt: Date;
+  /** From then on the key is refused; null: until revoked. */
+  expiresAt: Date | null;
+  /** When a rotation set (shortened) `expiresAt`: the key is in its grace period until then. Null otherwise. */
+  rotatedAt: Date | null;
+  /** Null while the key works (a revoked key is never part of a `TriggerRecord`). */
+  revokedAt: Date | null;
+  /** Last accepted request with it, written at most once a minute per process; null when never used. */
+  lastUsedAt: Date | null;
 }
 
 export interface InvocationError {

@@ -6,6 +6,7 @@ import { executorHarness } from '../../test/fakes/executor-harness.js';
 import { sleep } from '../../test/helpers/http.js';
 import { InvocationExecutor } from './invocation.executor.js';
 import { RunStop } from './run-stop.reasons.js';
+import { ManualClock } from '../time/manual-clock.js';
 
 describe('InvocationExecutor', () => {
   const h = executorHarness();
@@ -79,6 +80,20 @@ describe('InvocationExecutor', () => {
     expect(await h.row(id)).toMatchObject({ status: 'timed_out', outputs: [], error: { message: RUN_TIMED_OUT(40), code: 'timeout' } });
     expect(h.calls[0].ctx.signal.aborted).toBe(true);
     expect(h.eventNames()).toEqual([WEBHOOK_EVENTS.started, WEBHOOK_EVENTS.timed_out]);
+  });
+
+  it("measures a bot's time limit on the module's clock: an hour passes when the clock moves, not in real time", async () => {
+    const start = Date.parse('2026-01-01T00:00:00Z');
+    const clock = new ManualClock(start);
+    h.setUp({}, { clock });
+    h.bot(() => new Promise(() => undefined), { timeoutMs: 3_600_000 });
+    const id = await h.queued();
+    const running = h.executor.execute(id);
+    await clock.tick(3_599_999);
+    expect(await h.row(id)).toMatchObject({ status: 'running', startedAt: new Date(start) });
+    await clock.tick(1);
+    await running;
+    expect(await h.row(id)).toMatchObject({ status: 'timed_out', finishedAt: new Date(start + 3_600_000), error: { code: 'timeout' } });
   });
 
   it('ends as timed_out, not as its own failure, a bot that rejects because its signal fired', async () => {
@@ -208,6 +223,7 @@ describe('InvocationExecutor', () => {
       h.f.options,
       h.f.outbox,
       h.f.finisher,
+      h.f.clock,
     );
     const id = await h.queued();
     const hung = h.executor.execute(id);

@@ -20,7 +20,8 @@ import { InvocationEvents } from '../events/invocation.events.js';
 import { RunStop } from './run-stop.reasons.js';
 import { CallbackOutbox, type CallbackInvocation } from '../deliveries/callback-outbox.js';
 import { RunFinisher } from '../deliveries/run-finisher.js';
-import { isValidOutput, RunOutputs } from './run-outputs.js';
+import { cleanOutputs, isValidOutputs, RunOutputs } from './run-outputs.js';
+import { Clock } from '../time/clock.js';
 
 interface Outcome {
   status: InvocationStatus;
@@ -35,14 +36,9 @@ interface ActiveRun {
   done: Promise<void>;
 }
 
-const isValidOutputs = (value: unknown): value is BotOutput[] => Array.isArray(value) && value.every(isValidOutput);
-
 const NO_EVENTS: ReadonlySet<CallbackEvent> = new Set();
 /** When the callback cannot be read, its events are tried (each delivery reads it again before it is stored). */
 const ALL_EVENTS: ReadonlySet<CallbackEvent> = new Set(CALLBACK_EVENTS);
-
-/** Keeps exactly title and message, so a bot cannot leak extra fields into responses by accident. */
-const cleanOutputs = (outputs: BotOutput[]): BotOutput[] => outputs.map(({ title, message }) => ({ title, message }));
 
 /** Resolves with the signal's reason once it fires (or at once if it has): what lets a run end even if its bot ignores the signal. */
 function whenAborted(signal: AbortSignal): Promise<unknown> {
@@ -74,6 +70,7 @@ export class InvocationExecutor {
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
     private readonly outbox: CallbackOutbox,
     private readonly finisher: RunFinisher,
+    private readonly clock: Clock,
   ) {
     bus.onAnyFinished((invocationId) => {
       if (this.active.has(invocationId)) void this.finishedElsewhere(invocationId);
@@ -92,7 +89,7 @@ export class InvocationExecutor {
    */
   async execute(invocationId: string, botDone: () => void = () => undefined): Promise<void> {
     if (this.drainStarted) return; // stays queued for another process or the next start
-    const startedAt = new Date();
+    const startedAt = new Date(this.clock.now());
     // The conditional claim makes a second dispatch of the same id a no-op. Shutdown waits for claims in
     // flight too, so none of them meets a closed database.
     const claim = this.invocations.markRunning(invocationId, startedAt, this.owner, this.leaseFrom(startedAt));
@@ -124,7 +121,7 @@ export class InvocationExecutor {
    * waits for it.
    */
   runAccepted(invocation: InvocationRecord, botDone: () => void = () => undefined): Promise<void> {
-    return this.run(invocation, invocation.startedAt ?? new Date(), botDone);
+    return this.run(invocation, invocation.startedAt ?? new Date(this.clock.now()), botDone);
   }
 
   private async run(invocation: InvocationRecord, startedAt: Date, botDone: () => void): Promise<void> {
@@ -203,7 +200,7 @@ export class InvocationExecutor {
   ): Promise<Outcome> {
     // Cancelled (or finished elsewhere) before the bot was called: it is not called at all.
     if (controller.signal.aborted) return this.stopped(controller.signal.reason);
-    const timer = setTimeout(() => controller.abort(RunStop.timeout(bot.timeoutMs)), bot.timeoutMs);
+    const timer = this.clock.setTimer(() => controller.abort(RunStop.timeout(bot.timeoutMs)), bot.timeoutMs);
     try {
       const result = await Promise.race([
         bot.instance.main(invocation.inputs, {
@@ -237,7 +234,7 @@ export class InvocationExecutor {
       if (controller.signal.aborted) return this.stopped(controller.signal.reason);
       return { status: 'failed', outputs: [], error: { message: thrown instanceof Error ? thrown.message : String(thrown) } };
     } finally {
-      clearTimeout(timer);
+      timer.clear();
     }
   }
 
@@ -249,7 +246,7 @@ export class InvocationExecutor {
   private async store(invocation: InvocationRecord, startedAt: Date, outcome: Outcome): Promise<void> {
     // Cancel already stored its own terminal state; nothing to write.
     if (outcome.status === 'cancelled') return;
-    const fields = { finishedAt: new Date(), outputs: outcome.outputs, error: outcome.error };
+    const fields = { finishedAt: new Date(this.clock.now()), outputs: outcome.outputs, error: outcome.error };
     const stored = await this.finisher.finish({ ...invocation, startedAt }, { status: outcome.status, ...fields }, (tx) =>
       this.invocations.transition(invocation.id, 'running', outcome.status, fields, { owner: this.owner, tx }),
     );
@@ -268,6 +265,29 @@ export class InvocationExecutor {
     run.controller.abort(row.status === 'cancelled' ? RunStop.cancelled() : RunStop.interrupted());
   }
 
+  /**
+   * Resolves once the run is no longer in flight in this process: its bot is over and its outcome stored, or
+   * dropped because the run was finished elsewhere (at once when it is not running here). What a test awaits
+   * before it asserts that a late outcome changed nothing.
+   */
+  settled(invocationId: string): Promise<void> {
+    return this.active.get(invocationId)?.done ?? Promise.resolve();
+  }
+
+  /**
+   * Resolves once nothing is in flight in this process: no claim pending, no bot running, no outcome being
+   * stored (runs started meanwhile are waited for too). A bot that never ends keeps it pending.
+   */
+  async idle(): Promise<void> {
+    for (;;) {
+      await Promise.allSettled([...this.claims]);
+      await Promise.all([...this.active.values()].map((run) => run.done));
+      // A freed slot starts the next queued run on a later turn: look again once it had its chance.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      if (this.claims.size === 0 && this.active.size === 0) return;
+    }
+  }
+
   /** Fires the signal of a run in flight here (after cancel stored `cancelled`); false if not here. */
   abort(invocationId: string, reason: RunStop): boolean {
     const run = this.active.get(invocationId);
@@ -278,7 +298,7 @@ export class InvocationExecutor {
 
   /** Extends this process's leases; called by the recovery loop well before they expire. */
   async renewLeases(): Promise<void> {
-    if (this.active.size > 0) await this.invocations.renewLeases(this.owner, this.leaseFrom(new Date()));
+    if (this.active.size > 0) await this.invocations.renewLeases(this.owner, this.leaseFrom(new Date(this.clock.now())));
   }
 
   /**

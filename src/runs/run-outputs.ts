@@ -75,3 +75,9 @@ export class RunOutputs {
     await this.writes;
   }
 }
+
+/** A bot's returned value is an array of valid outputs. */
+export const isValidOutputs = (value: unknown): value is BotOutput[] => Array.isArray(value) && value.every(isValidOutput);
+
+/** Keeps exactly title and message, so a bot cannot leak extra fields into responses by accident. */
+export const cleanOutputs = (outputs: BotOutput[]): BotOutput[] => outputs.map(({ title, message }) => ({ title, message }));

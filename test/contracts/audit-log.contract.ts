@@ -108,8 +108,7 @@ export function auditLogContract(open: OpenStorage): void {
       accountId: 'acct',
       name: 'allow-listed',
       type: 'webhook',
-      keyHash: 'a'.repeat(64),
-      keyCiphertext: null,
+      keys: [],
       createdAt: at(1),
     });
 

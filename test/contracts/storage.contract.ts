@@ -3,6 +3,7 @@ import { auditLogContract } from './audit-log.contract.js';
 import { callbackStoreContract } from './callback-store.contract.js';
 import { invocationHistoryContract } from './invocation-history.contract.js';
 import { storeContract } from './store.contract.js';
+import { triggerKeysContract } from './trigger-keys.contract.js';
 import type { OpenStorage } from './storages.js';
 
 /**
@@ -14,6 +15,7 @@ import type { OpenStorage } from './storages.js';
 export function storageContract(name: string, open: OpenStorage): void {
   describe(`WebhookStorage contract: ${name}`, () => {
     describe('stores', () => storeContract(open));
+    describe('trigger keys', () => triggerKeysContract(open));
     describe('invocation history', () => invocationHistoryContract(open));
     describe('CallbackStore', () => callbackStoreContract(open));
     describe('accept', () => acceptContract(open));

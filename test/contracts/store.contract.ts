@@ -25,16 +25,18 @@ function newInvocation(fields: Partial<NewInvocation> = {}): NewInvocation {
   };
 }
 
-function newTrigger(fields: Partial<TriggerRecord> = {}): TriggerRecord {
+function newTrigger(fields: Partial<TriggerRecord> = {}, keyCiphertext: string | null = null): TriggerRecord {
   counter++;
+  const id = `trg_${String(counter).padStart(16, '0')}`;
+  const key = { id: `key_${String(counter).padStart(16, '0')}`, triggerId: id, label: 'Key 1', keyHash: 'a'.repeat(64), keyCiphertext };
+  const times = { createdAt: at(counter), expiresAt: null, rotatedAt: null, revokedAt: null, lastUsedAt: null };
   return {
-    id: `trg_${String(counter).padStart(16, '0')}`,
+    id,
     botId: 'echo',
     accountId: 'acct',
     name: `trigger ${counter}`,
     type: 'webhook',
-    keyHash: 'a'.repeat(64),
-    keyCiphertext: null,
+    keys: [{ ...key, ...times }],
     createdAt: at(counter),
     ...fields,
   };
@@ -343,7 +345,7 @@ export function storeContract(open: OpenStorage): void {
   describe('TriggerRepository', () => {
     it('creates, finds, lists oldest first and deletes triggers; a deleted one is gone for good', async () => {
       const late = newTrigger({ createdAt: at(20) });
-      const early = newTrigger({ createdAt: at(10), keyCiphertext: 'v1.a.b.c' });
+      const early = newTrigger({ createdAt: at(10) }, 'v1.a.b.c');
       await s.triggers.create(late);
       await s.triggers.create(early);
       await s.triggers.create(newTrigger({ botId: 'other' }));
@@ -355,15 +357,6 @@ export function storeContract(open: OpenStorage): void {
       expect(await s.triggers.delete('trg_unknownunknown')).toBe(false);
       expect(await s.triggers.findActive(early.id)).toBeNull();
       expect(await s.triggers.listByBot('echo')).toEqual([late]);
-      expect(await s.triggers.replaceKey(early.id, 'b'.repeat(64), null)).toBe(false);
-    });
-
-    it('replaces a key (hash and ciphertext) of an active trigger', async () => {
-      const trigger = newTrigger({ keyCiphertext: 'v1.old' });
-      await s.triggers.create(trigger);
-      expect(await s.triggers.replaceKey(trigger.id, 'c'.repeat(64), null)).toBe(true);
-      expect(await s.triggers.findActive(trigger.id)).toEqual({ ...trigger, keyHash: 'c'.repeat(64), keyCiphertext: null });
-      expect(await s.triggers.replaceKey('trg_unknownunknown', 'c'.repeat(64), null)).toBe(false);
     });
 
     it('refuses a second trigger with the same id', async () => {

@@ -115,8 +115,15 @@ describeOnEveryAdapter('admin API', ({ makeAdapter }) => {
 
       const rotated = await post(`/triggers/${trigger.id}/rotate-key`);
       expect(rotated.status).toBe(200);
-      expect(rotated.body).toEqual({ id: trigger.id, url: created.body.url, key: expect.any(String) });
-      expect((await triggerBot(trigger)).status).toBe(401);
+      expect(rotated.body).toEqual({
+        id: trigger.id,
+        url: created.body.url,
+        key: expect.any(String),
+        keyId: expect.any(String),
+        graceEndsAt: ISO,
+      });
+      // The old key works on through the grace period (keyRotationGraceMs; its end: trigger-keys.e2e-spec.ts).
+      expect((await triggerBot(trigger)).status).toBe(200);
       expect((await triggerBot({ ...trigger, key: rotated.body.key })).status).toBe(200);
 
       expect((await del(`/triggers/${trigger.id}`)).status).toBe(204);
@@ -449,6 +456,8 @@ describeOnEveryAdapter('admin API, read-only, under a global prefix', ({ makeAda
     const changes: Array<[string, string, unknown]> = [
       ['POST', '/bots/echo/triggers', { name: 'x' }],
       ['POST', `/triggers/${trigger.id}/rotate-key`, undefined],
+      ['POST', `/triggers/${trigger.id}/keys`, { label: 'x' }],
+      ['DELETE', `/triggers/${trigger.id}/keys/key_AAAAAAAAAAAAAAAA`, undefined],
       ['DELETE', `/triggers/${trigger.id}`, undefined],
       ['POST', `/invocations/${run}/replay`, undefined],
       ['POST', `/invocations/${run}/cancel`, undefined],
@@ -464,6 +473,7 @@ describeOnEveryAdapter('admin API, read-only, under a global prefix', ({ makeAda
       expect(res.body.message).toContain('read-only');
     }
     expect(await t.admin.listTriggers('echo')).toHaveLength(1);
+    expect(await t.admin.listKeys(trigger.id)).toHaveLength(1);
     expect((await t.admin.viewTrigger(trigger.id))?.id).toBe(trigger.id);
     expect((await t.admin.getCredits('acct'))?.credits).toBe(9);
     expect(await t.admin.getCallback(trigger.id)).toBeNull();

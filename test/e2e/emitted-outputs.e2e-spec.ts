@@ -4,6 +4,7 @@
  * an emit after the run ended stores nothing.
  */
 import { WebhookBot, WebhookBotHost, type BotContext, type BotOutput } from '../../src/index.js';
+import { InvocationExecutor } from '../../src/runs/invocation.executor.js';
 import { EmitBot } from '../fixtures/bots.js';
 import { cancelRun, eventually, getStatus, sleep, startRun, syncInvocation } from '../helpers/http.js';
 import {
@@ -102,7 +103,7 @@ describeOnEveryAdapterAndDatabase('emitted outputs', ({ makeAdapter, database })
     expect(after).toMatchObject({ success: false, status: 'cancelled' });
     const kept = after.outputs as BotOutput[];
     expect(kept.length).toBeGreaterThanOrEqual(1);
-    await sleep(300);
+    await t.app.get(InvocationExecutor).settled(id); // the bot is over, its late outputs refused or never made
     expect((await syncInvocation(emit, id)).body.outputs).toEqual(kept);
   });
 

@@ -7,6 +7,7 @@ import { InMemoryClusterBus } from '../../src/cluster/in-memory-cluster.bus.js';
 import { InvocationAlreadyFinishedError } from '../../src/errors/webhook-trigger.errors.js';
 import { INVALID_KEY, MISSING_KEY } from '../../src/errors/webhook-trigger.messages.js';
 import { InvocationService } from '../../src/invocations/invocation.service.js';
+import { InvocationExecutor } from '../../src/runs/invocation.executor.js';
 import { TriggerRepository } from '../../src/persistence/trigger.repository.js';
 import { botLog } from '../fixtures/lifecycle-bots.js';
 import { creditsRow, rowOf, untilStored } from '../helpers/db.js';
@@ -20,7 +21,6 @@ import {
   expectNoStack,
   getStatus,
   request,
-  sleep,
   startRun,
   syncInvocation,
   syncUntilFinished,
@@ -207,7 +207,7 @@ describeOnEveryAdapter('status and cancel', ({ makeAdapter }) => {
         expect(eventsOf(events, id).filter((e) => e.name === WEBHOOK_EVENTS.cancelled)).toHaveLength(1);
         // The bot then rejects with its signal's reason; that outcome is not stored over the cancel.
         await until(() => botLog.signals.some((s) => s.invocationId === id), 1000, 'the bot to see its signal');
-        await sleep(50);
+        await t.app.get(InvocationExecutor).settled(id); // its outcome was stored or dropped
         expect(rowOf(t, abortable, id)).toEqual(cancelledRow);
 
         // Runs that ended by themselves cannot be cancelled either, and nothing about them changes.

@@ -107,12 +107,15 @@ describeOnEveryAdapterAndDatabase('trigger and body', ({ adapterName, makeAdapte
         await expectNothingStored(t, events, target, ACCOUNT, before);
       });
 
-      it('stops accepting the old key the moment the key is rotated', async () => {
+      it('keeps the old key through the grace of a rotation, and stops accepting it the moment it is revoked', async () => {
         const trigger = await createTrigger(t, 'echo', 'rotated');
         const earlier = await startRun(trigger, { before: 'rotation' });
         const rotated = await t.admin.rotateKey(trigger.id);
         expect(rotated?.key).toMatch(/^whk_/);
         expect(rotated!.key).not.toBe(trigger.key);
+        expect((await triggerBot(trigger, { a: 0 })).status).toBe(200);
+        const [old] = (await t.admin.listKeys(trigger.id))!;
+        expect(await t.admin.revokeKey(trigger.id, old.id)).toBe(true);
         expectError(await triggerBot(trigger, { a: 1 }), 401);
         expectError(await syncInvocation(trigger, earlier), 401);
         const renewed = { ...trigger, key: rotated!.key! };

@@ -3,14 +3,15 @@ import type { WebhookTriggerModuleOptions } from '../../src/options/webhook-trig
 import type { InvocationRecord, NewInvocation } from '../../src/persistence/records.js';
 import { InvocationExecutor } from '../../src/runs/invocation.executor.js';
 import { createWebhookFakes, type BotMain, type WebhookFakes } from './webhook-fakes.js';
+import type { ChosenExtras } from '../../src/options/resolve-options.js';
 
 /** The executor's specs' set-up: fakes, an executor of their own, bots that record their calls, queued runs. */
 export interface ExecutorHarness {
   f: WebhookFakes;
   executor: InvocationExecutor;
   calls: Array<{ inputs: BotInputs; ctx: BotContext }>;
-  /** Fresh fakes and executor (call in beforeEach, or again with other options). */
-  setUp(options?: WebhookTriggerModuleOptions): void;
+  /** Fresh fakes and executor (call in beforeEach, or again with other options, or a `clock` in the extras). */
+  setUp(options?: WebhookTriggerModuleOptions, extras?: ChosenExtras): void;
   /** Registers bot `id` whose `main` records its call and then does `main`. */
   bot(main: BotMain, fields?: { id?: string; timeoutMs?: number }): void;
   /** Stores a queued run of `botId`; returns its id. */
@@ -25,10 +26,10 @@ export function executorHarness(): ExecutorHarness {
     f: undefined as unknown as WebhookFakes,
     executor: undefined as unknown as InvocationExecutor,
     calls: [],
-    setUp(options = {}) {
-      h.f = createWebhookFakes(options);
+    setUp(options = {}, extras = {}) {
+      h.f = createWebhookFakes(options, extras);
       const { invocations, registry, bus, invocationEvents, outbox, finisher } = h.f;
-      h.executor = new InvocationExecutor(invocations, registry, bus, invocationEvents, h.f.options, outbox, finisher);
+      h.executor = new InvocationExecutor(invocations, registry, bus, invocationEvents, h.f.options, outbox, finisher, h.f.clock);
       h.calls = [];
     },
     bot(main, fields = {}) {

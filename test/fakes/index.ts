@@ -3,3 +3,4 @@
 export { RecordingBotRunner } from './recording-bot.runner.js';
 export { httpContext, expressRequest, fastifyRequest } from './http-context.js';
 export { createWebhookFakes, deferred, type WebhookFakes, type RecordedEvent, type BotMain } from './webhook-fakes.js';
+export { triggerKeyRecord } from './trigger-keys.js';

@@ -5,7 +5,8 @@ import { WebhookBotRegistry, type RegisteredBot } from '../../src/bots/webhook-b
 import { InMemoryClusterBus } from '../../src/cluster/in-memory-cluster.bus.js';
 import { InvocationEvents, type InvocationEvent } from '../../src/events/invocation.events.js';
 import { newTriggerId } from '../../src/keys/ids.js';
-import { generateTriggerKey, hashTriggerKey } from '../../src/keys/trigger-keys.js';
+import { generateTriggerKey } from '../../src/keys/trigger-keys.js';
+import { triggerKeyRecord } from './trigger-keys.js';
 import { ShutdownState } from '../../src/lifecycle/shutdown.state.js';
 import { resolveWebhookTriggerOptions } from '../../src/options/resolve-options.js';
 import type { WebhookTriggerModuleOptions } from '../../src/options/webhook-trigger-options.interface.js';
@@ -17,6 +18,7 @@ import { InMemoryWebhookStorage } from '../../src/persistence/memory/in-memory-w
 import { CallbackOutbox } from '../../src/deliveries/callback-outbox.js';
 import { RunFinisher } from '../../src/deliveries/run-finisher.js';
 import { RecordingBotRunner } from './recording-bot.runner.js';
+import { Clock, SYSTEM_CLOCK } from '../../src/time/clock.js';
 
 export type BotMain = (inputs: BotInputs, ctx: BotContext) => Promise<BotOutput[]>;
 
@@ -55,6 +57,8 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T)
  */
 export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, extras: ChosenExtras = {}) {
   const resolved = resolveWebhookTriggerOptions(options, extras);
+  // The module's clock: the extras' (a ManualClock a spec moves), else the system's.
+  const clock = (extras.clock as Clock | undefined) ?? SYSTEM_CLOCK;
   const storage = new InMemoryWebhookStorage();
   const { database, triggers, invocations, ledger, accounts, callbacks, unitOfWork } = storage;
   const registry = new WebhookBotRegistry();
@@ -63,12 +67,12 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
   const events: RecordedEvent[] = [];
   emitter.onAny((name, event) => void events.push({ name: String(name), event: event as InvocationEvent }));
   const invocationEvents = new InvocationEvents(bus, emitter);
-  const shutdown = new ShutdownState();
-  const outbox = new CallbackOutbox(callbacks, unitOfWork, resolved, bus);
+  const shutdown = new ShutdownState(clock);
+  const outbox = new CallbackOutbox(callbacks, unitOfWork, resolved, bus, clock);
   const finisher = new RunFinisher(outbox, bus, invocationEvents);
-  const executor = new InvocationExecutor(invocations, registry, bus, invocationEvents, resolved, outbox, finisher);
+  const executor = new InvocationExecutor(invocations, registry, bus, invocationEvents, resolved, outbox, finisher, clock);
   const runner = new RecordingBotRunner(executor);
-  const service = new InvocationService(storage, registry, runner, invocationEvents, executor, shutdown, resolved, finisher);
+  const service = new InvocationService(storage, registry, runner, invocationEvents, executor, shutdown, resolved, finisher, clock);
 
   /** Registers a bot with the module's defaults for what it leaves out. */
   function addBot(bot: Partial<Omit<RegisteredBot, 'instance'>> & { id: string; main?: BotMain }): RegisteredBot {
@@ -88,14 +92,14 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
   /** Stores a trigger of `botId` (account from the bot, if registered) and returns it with its key. */
   async function addTrigger(botId: string, fields: Partial<TriggerRecord> = {}): Promise<{ trigger: TriggerRecord; key: string }> {
     const key = generateTriggerKey();
+    const id = fields.id ?? newTriggerId();
     const trigger: TriggerRecord = {
-      id: newTriggerId(),
+      id,
       botId,
       accountId: registry.get(botId)?.accountId ?? resolved.defaultAccountId,
       name: `${botId} trigger`,
       type: 'webhook',
-      keyHash: hashTriggerKey(key),
-      keyCiphertext: null,
+      keys: [triggerKeyRecord(id, key)],
       createdAt: new Date(),
       ...fields,
     };
@@ -105,6 +109,7 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
 
   return {
     options: resolved,
+    clock,
     storage,
     database,
     callbacks,

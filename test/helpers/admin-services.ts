@@ -1,6 +1,7 @@
 import { AdminCallbacks } from '../../src/admin/service/admin-callbacks.js';
 import { AdminCredits } from '../../src/admin/service/admin-credits.js';
 import { AdminRunHistory } from '../../src/admin/service/admin-run-history.js';
+import { AdminTriggerKeys } from '../../src/admin/service/admin-trigger-keys.js';
 import { AdminTriggers } from '../../src/admin/service/admin-triggers.js';
 import {
   type BotOutput,
@@ -23,6 +24,7 @@ export class WeatherBot extends WebhookBotHost {
 export interface AdminServicesApp {
   t: WebhookTestApp;
   triggers: AdminTriggers;
+  keys: AdminTriggerKeys;
   history: AdminRunHistory;
   callbacks: AdminCallbacks;
   credits: AdminCredits;
@@ -40,6 +42,7 @@ export async function startAdminServices(options: WebhookTriggerModuleOptions = 
   return {
     t,
     triggers: t.app.get(AdminTriggers),
+    keys: t.app.get(AdminTriggerKeys),
     history: t.app.get(AdminRunHistory),
     callbacks: t.app.get(AdminCallbacks),
     credits: t.app.get(AdminCredits),

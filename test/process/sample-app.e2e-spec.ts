@@ -265,15 +265,24 @@ describe('sample app (real process)', () => {
     finished.push({ id: plain.id, botId: 'fail', outputs: null, error: { message: 'bot failed' } });
   });
 
-  it('rotates a key: the old key gets 401 at once, the new one works and is what View shows', async () => {
+  it('rotates a key: the old key works through the grace and gets 401 once revoked; the new one works and is what View shows', async () => {
     const oldKey = echoTrigger.key;
     const rotated = await adminApi(app, 'POST', `/triggers/${echoTrigger.id}/rotate-key`);
     expect(rotated.status).toBe(200);
-    expect(rotated.body).toEqual({ id: echoTrigger.id, url: echoTrigger.url, key: expect.stringMatching(/^whk_/) });
+    expect(rotated.body).toEqual({
+      id: echoTrigger.id,
+      url: echoTrigger.url,
+      key: expect.stringMatching(/^whk_/),
+      keyId: expect.stringMatching(/^key_/),
+      graceEndsAt: expect.any(String),
+    });
     expect(rotated.body.key).not.toBe(oldKey);
     echoTrigger = { ...echoTrigger, key: rotated.body.key };
     shownKeys.push(rotated.body.key);
 
+    const keys = await adminApi(app, 'GET', `/triggers/${echoTrigger.id}/keys`);
+    expect(keys.body[0]).toMatchObject({ expiresAt: rotated.body.graceEndsAt, inGrace: true });
+    expect((await adminApi(app, 'DELETE', `/triggers/${echoTrigger.id}/keys/${keys.body[0].id}`)).status).toBe(204);
     expectError(await triggerBot({ url: echoTrigger.url, key: oldKey }, { text: 'old' }), 401);
     const { id, result } = await run(echoTrigger, { text: 'new key' });
     expect(result.body).toEqual({ success: true, outputs: [{ title: 'text', message: 'new key' }] });

@@ -28,7 +28,10 @@ describe('AdminAudit', () => {
       audit.triggerCreated({ id: 'trg_AAAAAAAAAAAAAAAA', accountId: 'acct', botId: 'echo', name: 'x'.repeat(500) }),
     );
     await audit.callbackSet('trg_AAAAAAAAAAAAAAAA', true, 'https://user:pw@hooks.example.com/path?token=t0k3n', ['invocation.completed']);
-    const [callback, created] = await storage.audit.list({ limit: 10 });
+    const entries = await storage.audit.list({ limit: 10 });
+    // Both at the same instant of the clock: told apart by action, not by order.
+    const created = entries.find((e) => e.action === 'trigger.created')!;
+    const callback = entries.find((e) => e.action === 'callback.created')!;
     expect(created).toMatchObject({ action: 'trigger.created', principal: 'ada', at: new Date(Date.UTC(2026, 0, 2)) });
     expect(created.details.name).toHaveLength(200);
     expect(callback).toMatchObject({ action: 'callback.created', principal: null, details: { origin: 'https://hooks.example.com' } });

@@ -37,7 +37,9 @@ export class AdminAudit {
   triggerCreated = (t: { id: string; accountId: string; botId: string; name: string }) =>
     this.record('trigger.created', { triggerId: t.id, accountId: t.accountId }, { botId: t.botId, name: t.name });
   keyViewed = (triggerId: string) => this.record('trigger.key_viewed', { triggerId });
-  keyRotated = (triggerId: string) => this.record('trigger.key_rotated', { triggerId });
+  keyRotated = (triggerId: string, keyId?: string) => this.record('trigger.key_rotated', { triggerId }, keyId ? { keyId } : {});
+  keyCreated = (triggerId: string, keyId: string) => this.record('trigger.key_created', { triggerId }, { keyId });
+  keyRevoked = (triggerId: string, keyId: string) => this.record('trigger.key_revoked', { triggerId }, { keyId });
   triggerDeleted = (triggerId: string) => this.record('trigger.deleted', { triggerId });
   allowedIpsSet = (triggerId: string, allowedIps: string[]) =>
     this.record('trigger.allowed_ips_set', { triggerId }, { entries: allowedIps.length });

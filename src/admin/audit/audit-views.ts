@@ -5,6 +5,8 @@ export const AUDIT_ACTIONS = [
   'trigger.created',
   'trigger.key_viewed',
   'trigger.key_rotated',
+  'trigger.key_created',
+  'trigger.key_revoked',
   'trigger.deleted',
   'trigger.allowed_ips_set',
   'callback.created',

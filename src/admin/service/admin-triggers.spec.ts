@@ -1,6 +1,6 @@
 import { WebhookAdminInputError } from '../../errors/webhook-trigger.errors.js';
 import { BAD_TRIGGER_NAME, TRIGGER_TYPE_UNSUPPORTED, UNKNOWN_BOT } from '../../errors/webhook-trigger.messages.js';
-import { hashTriggerKey, verifyTriggerKey } from '../../keys/trigger-keys.js';
+import { hashTriggerKey } from '../../keys/trigger-keys.js';
 import type { WebhookTriggerModuleOptions } from '../../options/webhook-trigger-options.interface.js';
 import { type AdminServicesApp, startAdminServices } from '../../../test/helpers/admin-services.js';
 
@@ -62,8 +62,7 @@ describe('AdminTriggers', () => {
       expect(stored).toMatchObject({
         name: 'Morning report',
         accountId: 'acme',
-        keyHash: hashTriggerKey(created.key!),
-        keyCiphertext: null,
+        keys: [expect.objectContaining({ label: 'Key 1', keyHash: hashTriggerKey(created.key!), keyCiphertext: null, expiresAt: null })],
       });
       const { key: _key, ...view } = created;
       expect(await a.triggers.listTriggers('weather')).toEqual([{ ...view, lastUsedAt: null }]);
@@ -105,7 +104,7 @@ describe('AdminTriggers', () => {
       expect(created.url).toBe(url(created.id));
       expect((await a.triggers.listTriggers('weather', origin)).map((t) => t.url)).toEqual([url(created.id)]);
       expect((await a.triggers.viewTrigger(created.id, origin))?.url).toBe(url(created.id));
-      expect((await a.triggers.rotateKey(created.id, origin))?.url).toBe(url(created.id));
+      expect((await a.keys.rotateKey(created.id, (t) => a.triggers.view(t, origin)))?.url).toBe(url(created.id));
       // No origin: the app's own address (it listens on a port of its own here).
       const port = new URL(a.t.baseUrl).port;
       expect((await a.triggers.viewTrigger(created.id))?.url).toBe(`http://localhost:${port}/webhooks/${created.id}/trigger`);
@@ -123,8 +122,8 @@ describe('AdminTriggers', () => {
       await setUp({ keySecret: KEY_SECRET });
       const created = await a.triggers.createTrigger('weather', { name: 'n' });
       const stored = (await a.triggerRows.findActive(created.id))!;
-      expect(stored.keyCiphertext).toEqual(expect.any(String));
-      expect(stored.keyCiphertext).not.toContain(created.key!.slice(4));
+      expect(stored.keys[0].keyCiphertext).toEqual(expect.any(String));
+      expect(stored.keys[0].keyCiphertext).not.toContain(created.key!.slice(4));
       expect(await a.triggers.viewTrigger(created.id)).toEqual(created);
     });
 
@@ -138,28 +137,6 @@ describe('AdminTriggers', () => {
       expect(await a.triggers.viewTrigger('trg_AAAAAAAAAAAAAAAA')).toBeNull();
       expect(await a.triggers.deleteTrigger(created.id)).toBe(true);
       expect(await a.triggers.viewTrigger(created.id)).toBeNull();
-    });
-  });
-
-  describe('rotateKey', () => {
-    it('replaces the stored key: the old one stops verifying, the new one works and is shown', async () => {
-      await setUp({ keySecret: KEY_SECRET });
-      const created = await a.triggers.createTrigger('weather', { name: 'n' });
-      const rotated = (await a.triggers.rotateKey(created.id))!;
-      expect(rotated.key).toMatch(/^whk_/);
-      expect(rotated.key).not.toBe(created.key);
-      expect(rotated).toEqual({ ...created, key: rotated.key });
-      const stored = (await a.triggerRows.findActive(created.id))!;
-      expect(verifyTriggerKey(created.key!, stored.keyHash)).toBe(false);
-      expect(verifyTriggerKey(rotated.key!, stored.keyHash)).toBe(true);
-      expect((await a.triggers.viewTrigger(created.id))?.key).toBe(rotated.key);
-    });
-
-    it('answers null for an unknown or deleted trigger', async () => {
-      const created = await a.triggers.createTrigger('weather', { name: 'n' });
-      await a.triggers.deleteTrigger(created.id);
-      expect(await a.triggers.rotateKey(created.id)).toBeNull();
-      expect(await a.triggers.rotateKey('trg_AAAAAAAAAAAAAAAA')).toBeNull();
     });
   });
 

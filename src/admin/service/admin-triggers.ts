@@ -1,12 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { WebhookBotRegistry } from '../../bots/webhook-bot.registry.js';
 import { ClusterBus } from '../../cluster/cluster-bus.js';
 import { WebhookAdminInputError } from '../../errors/webhook-trigger.errors.js';
 import { BAD_TRIGGER_NAME, TRIGGER_TYPE_UNSUPPORTED, UNKNOWN_BOT } from '../../errors/webhook-trigger.messages.js';
 import { newTriggerId, PLAIN_TEXT_200, TRIGGER_ID_PATTERN } from '../../keys/ids.js';
-import { generateTriggerKey, hashTriggerKey, TriggerKeyCipher } from '../../keys/trigger-keys.js';
-import { RESOLVED_OPTIONS } from '../../options/module.constants.js';
-import type { ResolvedWebhookTriggerOptions } from '../../options/webhook-trigger-options.interface.js';
 import { CallbackStore } from '../../persistence/callback-store.js';
 import { CreditAccounts } from '../../persistence/credit-accounts.js';
 import { InvocationRepository } from '../../persistence/invocation.repository.js';
@@ -22,13 +19,12 @@ import {
   type TriggerWithKey,
 } from '../admin-views.js';
 import { AdminAudit } from '../audit/admin-audit.js';
+import { AdminTriggerKeys } from './admin-trigger-keys.js';
 import { TriggerUrls } from './trigger-urls.js';
 
-/** The admin's bots and their triggers: create, list, view, rotate the key, delete. Behind `WebhookTriggersAdmin`. */
+/** The admin's bots and their triggers: create, list, view, delete (their keys: `AdminTriggerKeys`). Behind `WebhookTriggersAdmin`. */
 @Injectable()
 export class AdminTriggers {
-  private readonly cipher: TriggerKeyCipher | null;
-
   constructor(
     private readonly registry: WebhookBotRegistry,
     private readonly triggers: TriggerRepository,
@@ -37,11 +33,9 @@ export class AdminTriggers {
     private readonly callbacks: CallbackStore,
     private readonly bus: ClusterBus,
     private readonly urls: TriggerUrls,
+    private readonly keys: AdminTriggerKeys,
     private readonly audit: AdminAudit,
-    @Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions,
-  ) {
-    this.cipher = options.keySecret ? new TriggerKeyCipher(options.keySecret) : null;
-  }
+  ) {}
 
   listBots(): BotView[] {
     return this.registry.list().map(({ id, name, accountId, credits }) => ({ id, name, accountId, credits }));
@@ -78,17 +72,9 @@ export class AdminTriggers {
     if (type !== 'webhook') throw new WebhookAdminInputError(TRIGGER_TYPE_UNSUPPORTED(String(type).slice(0, 200)));
     const name = typeof input?.name === 'string' ? input.name.trim() : '';
     if (!PLAIN_TEXT_200.test(name)) throw new WebhookAdminInputError(BAD_TRIGGER_NAME);
-    const key = generateTriggerKey();
-    const record: TriggerRecord = {
-      id: newTriggerId(),
-      botId,
-      accountId: bot.accountId,
-      name,
-      type: 'webhook',
-      keyHash: hashTriggerKey(key),
-      keyCiphertext: this.cipher?.encrypt(key) ?? null,
-      createdAt: new Date(),
-    };
+    const id = newTriggerId();
+    const { record: first, key } = this.keys.newKey(id, 'Key 1');
+    const record: TriggerRecord = { id, botId, accountId: bot.accountId, name, type: 'webhook', keys: [first], createdAt: new Date() };
     await this.triggers.create(record);
     // Trigger caches keep no misses, so nothing needs it yet; said anyway, so every trigger write is heard.
     await this.bus.announceTriggerChanged(record.id);
@@ -106,20 +92,9 @@ export class AdminTriggers {
   async viewTrigger(triggerId: string, origin?: string): Promise<TriggerWithKey | null> {
     const trigger = TRIGGER_ID_PATTERN.test(triggerId) ? await this.triggers.findActive(triggerId) : null;
     if (!trigger) return null;
-    const key = trigger.keyCiphertext && this.cipher ? this.cipher.decrypt(trigger.keyCiphertext) : null;
+    const key = this.keys.shownKey(trigger);
     if (key !== null) await this.audit.keyViewed(trigger.id);
     return { ...this.view(trigger, origin), key };
-  }
-
-  async rotateKey(triggerId: string, origin?: string): Promise<TriggerWithKey | null> {
-    if (!TRIGGER_ID_PATTERN.test(triggerId)) return null;
-    const key = generateTriggerKey();
-    if (!(await this.triggers.replaceKey(triggerId, hashTriggerKey(key), this.cipher?.encrypt(key) ?? null))) return null;
-    // Before answering: every node's trigger cache drops the old key (docs/scaling.md).
-    await this.bus.announceTriggerChanged(triggerId);
-    await this.audit.keyRotated(triggerId);
-    const trigger = await this.triggers.findActive(triggerId);
-    return trigger ? { ...this.view(trigger, origin), key } : null;
   }
 
   async deleteTrigger(triggerId: string): Promise<boolean> {
@@ -132,7 +107,7 @@ export class AdminTriggers {
   }
 
   /** The one place a trigger record becomes a view. */
-  private view(t: TriggerRecord, origin: string | undefined): TriggerView {
+  view(t: TriggerRecord, origin: string | undefined): TriggerView {
     return {
       id: t.id,
       name: t.name,

@@ -1,5 +1,5 @@
 import type { AuditEntry } from '../audit-log.js';
-import type { CallbackRecord, DeliveryRecord, InvocationRecord, TriggerRecord } from '../records.js';
+import type { CallbackRecord, DeliveryRecord, InvocationRecord, TriggerKeyRecord, TriggerRecord } from '../records.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
 
 /**
@@ -22,8 +22,8 @@ export interface StoredInvocation extends InvocationRecord {
   attempts: number;
 }
 
-/** A trigger as the store keeps it: deleting one only marks it, its runs stay in history. */
-export interface StoredTrigger extends TriggerRecord {
+/** A trigger as the store keeps it (its keys apart): deleting one only marks it, its runs stay in history. */
+export interface StoredTrigger extends Omit<TriggerRecord, 'keys'> {
   deletedAt: Date | null;
 }
 
@@ -84,6 +84,8 @@ export class InMemoryTransaction implements WebhookTransaction {
  */
 export class InMemoryWebhookDatabase {
   readonly triggers = new Map<string, StoredTrigger>();
+  /** Trigger keys by key id, revoked ones included. */
+  readonly triggerKeys = new Map<string, TriggerKeyRecord>();
   readonly invocations = new Map<string, StoredInvocation>();
   /** Credits per account id; an account exists once it has an entry. */
   readonly balances = new Map<string, number>();

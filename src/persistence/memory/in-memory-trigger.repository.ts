@@ -1,14 +1,11 @@
-import type { TriggerRecord } from '../records.js';
-import { TriggerRepository } from '../trigger.repository.js';
+import type { TriggerKeyRecord, TriggerRecord } from '../records.js';
+import { type AddKeyOutcome, type AddKeyRules, TriggerRepository } from '../trigger.repository.js';
 import { copyOf, type InMemoryWebhookDatabase, type StoredTrigger } from './in-memory-database.js';
 
-/** A copy without the store's own fields, so callers can never change the stored trigger by accident. */
-function toRecord({ deletedAt: _deletedAt, ...trigger }: StoredTrigger): TriggerRecord {
-  return copyOf({ ...trigger, allowedIps: trigger.allowedIps?.length ? trigger.allowedIps : undefined });
-}
-
-const oldestFirst = (a: StoredTrigger, b: StoredTrigger) =>
+const oldestFirst = (a: { createdAt: Date; id: string }, b: { createdAt: Date; id: string }) =>
   a.createdAt.getTime() - b.createdAt.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+const usableAt = (key: TriggerKeyRecord, now: Date) => key.revokedAt === null && (key.expiresAt === null || key.expiresAt > now);
 
 /** `TriggerRepository` on an `InMemoryWebhookDatabase`. Deleting marks the trigger; it is never removed. */
 export class InMemoryTriggerRepository extends TriggerRepository {
@@ -20,15 +17,33 @@ export class InMemoryTriggerRepository extends TriggerRepository {
     return this.database.triggers;
   }
 
-  async findActive(id: string): Promise<TriggerRecord | null> {
-    const trigger = this.triggers.get(id);
-    return trigger && !trigger.deletedAt ? toRecord(trigger) : null;
+  /** The trigger's keys not revoked, oldest first (the stored objects: copy before handing out). */
+  private keysOf(triggerId: string): TriggerKeyRecord[] {
+    return [...this.database.triggerKeys.values()].filter((k) => k.triggerId === triggerId && k.revokedAt === null).sort(oldestFirst);
   }
 
-  create(trigger: TriggerRecord): Promise<void> {
+  /** A copy without the store's own fields, so callers can never change the stored trigger by accident. */
+  private toRecord({ deletedAt: _deletedAt, ...trigger }: StoredTrigger): TriggerRecord {
+    const allowedIps = trigger.allowedIps?.length ? [...trigger.allowedIps] : undefined;
+    return { ...copyOf(trigger), keys: copyOf(this.keysOf(trigger.id)), allowedIps };
+  }
+
+  private active(id: string): StoredTrigger | undefined {
+    const trigger = this.triggers.get(id);
+    return trigger && !trigger.deletedAt ? trigger : undefined;
+  }
+
+  async findActive(id: string): Promise<TriggerRecord | null> {
+    const trigger = this.active(id);
+    return trigger ? this.toRecord(trigger) : null;
+  }
+
+  create({ keys, ...trigger }: TriggerRecord): Promise<void> {
     return this.database.write(undefined, () => {
       if (this.triggers.has(trigger.id)) throw new Error(`Trigger ${trigger.id} already exists`);
+      if (keys.some((k) => this.database.triggerKeys.has(k.id))) throw new Error(`A key of trigger ${trigger.id} already exists`);
       this.triggers.set(trigger.id, { ...copyOf(trigger), deletedAt: null });
+      for (const key of keys) this.database.triggerKeys.set(key.id, { ...copyOf(key), triggerId: trigger.id });
     });
   }
 
@@ -36,25 +51,52 @@ export class InMemoryTriggerRepository extends TriggerRepository {
     return [...this.triggers.values()]
       .filter((t) => t.botId === botId && !t.deletedAt)
       .sort(oldestFirst)
-      .map(toRecord);
+      .map((t) => this.toRecord(t));
   }
 
-  replaceKey(id: string, keyHash: string, keyCiphertext: string | null): Promise<boolean> {
+  addKey(key: TriggerKeyRecord, { now, maxUsable, othersExpireAt }: AddKeyRules): Promise<AddKeyOutcome> {
     return this.database.write(undefined, () => {
-      const trigger = this.triggers.get(id);
-      if (!trigger || trigger.deletedAt) return false;
-      trigger.keyHash = keyHash;
-      trigger.keyCiphertext = keyCiphertext;
+      if (!this.active(key.triggerId)) return 'unknown_trigger';
+      if (this.database.triggerKeys.has(key.id)) throw new Error(`Key ${key.id} already exists`);
+      const others = this.keysOf(key.triggerId).filter((k) => usableAt(k, now));
+      const staying = othersExpireAt && othersExpireAt <= now ? 0 : others.length;
+      if (staying + 1 > maxUsable) return 'too_many_keys';
+      if (othersExpireAt) {
+        for (const other of others) {
+          if (other.expiresAt !== null && other.expiresAt <= othersExpireAt) continue;
+          other.expiresAt = new Date(othersExpireAt.getTime());
+          other.rotatedAt = new Date(now.getTime());
+        }
+      }
+      this.database.triggerKeys.set(key.id, copyOf(key));
+      return 'added';
+    });
+  }
+
+  revokeKey(triggerId: string, keyId: string, at: Date): Promise<boolean> {
+    return this.database.write(undefined, () => {
+      const key = this.database.triggerKeys.get(keyId);
+      if (!this.active(triggerId) || !key || key.triggerId !== triggerId || key.revokedAt !== null) return false;
+      key.revokedAt = new Date(at.getTime());
       return true;
     });
   }
 
   setAllowedIps(id: string, allowedIps: string[]): Promise<boolean> {
     return this.database.write(undefined, () => {
-      const trigger = this.triggers.get(id);
-      if (!trigger || trigger.deletedAt) return false;
+      const trigger = this.active(id);
+      if (!trigger) return false;
       trigger.allowedIps = [...allowedIps];
       return true;
+    });
+  }
+
+  recordKeyUses(uses: ReadonlyMap<string, Date>): Promise<void> {
+    return this.database.write(undefined, () => {
+      for (const [keyId, at] of uses) {
+        const key = this.database.triggerKeys.get(keyId);
+        if (key && (key.lastUsedAt === null || key.lastUsedAt < at)) key.lastUsedAt = new Date(at.getTime());
+      }
     });
   }
 

@@ -1,5 +1,5 @@
 import type { BotOutput } from '../../bots/bot.types.js';
-import type { InvocationError, InvocationRecord, InvocationStatus, TriggerRecord } from '../records.js';
+import type { InvocationError, InvocationRecord, InvocationStatus, TriggerKeyRecord, TriggerRecord } from '../records.js';
 
 /** PostgreSQL returns bigint as a string; SQLite as a number. */
 const time = (value: unknown): Date | null => (value === null || value === undefined ? null : new Date(Number(value)));
@@ -12,22 +12,39 @@ export function text(value: unknown): string {
 export const nullableText = (value: unknown): string | null => (value === null || value === undefined ? null : text(value));
 const json = <T>(value: unknown): T | null => (value === null || value === undefined ? null : (JSON.parse(text(value)) as T));
 
-export const TRIGGER_COLUMNS = 'id, bot_id, account_id, name, type, key_hash, key_ciphertext, created_at, allowed_ips';
+export const TRIGGER_COLUMNS = 'id, bot_id, account_id, name, type, created_at, allowed_ips';
+export const TRIGGER_KEY_COLUMNS =
+  'id, trigger_id, label, key_hash, key_ciphertext, created_at, expires_at, rotated_at, revoked_at, last_used_at';
 export const INVOCATION_COLUMNS =
   'id, trigger_id, bot_id, account_id, status, inputs, outputs, error, credits, idempotency_key, request_hash, created_at, started_at, finished_at, owner, attempts';
 
-export function toTrigger(row: Record<string, unknown>): TriggerRecord {
+/** A trigger row, with its keys (read apart: `toTriggerKey`). */
+export function toTrigger(row: Record<string, unknown>, keys: TriggerKeyRecord[]): TriggerRecord {
   return {
     id: text(row.id),
     botId: text(row.bot_id),
     accountId: text(row.account_id),
     name: text(row.name),
     type: 'webhook',
-    keyHash: text(row.key_hash),
-    keyCiphertext: nullableText(row.key_ciphertext),
+    keys,
     createdAt: time(row.created_at)!,
     // Absent when none (NULL): every address allowed.
     allowedIps: json<string[]>(row.allowed_ips) ?? undefined,
+  };
+}
+
+export function toTriggerKey(row: Record<string, unknown>): TriggerKeyRecord {
+  return {
+    id: text(row.id),
+    triggerId: text(row.trigger_id),
+    label: text(row.label),
+    keyHash: text(row.key_hash),
+    keyCiphertext: nullableText(row.key_ciphertext),
+    createdAt: time(row.created_at)!,
+    expiresAt: time(row.expires_at),
+    rotatedAt: time(row.rotated_at),
+    revokedAt: time(row.revoked_at),
+    lastUsedAt: time(row.last_used_at),
   };
 }
 

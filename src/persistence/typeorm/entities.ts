@@ -40,12 +40,6 @@ export class WebhookTriggerEntity {
   @Column('varchar', { length: 20 })
   type!: 'webhook';
 
-  @Column('varchar', { name: 'key_hash', length: 64 })
-  keyHash!: string;
-
-  @Column('text', { name: 'key_ciphertext', nullable: true })
-  keyCiphertext!: string | null;
-
   @Column('bigint', { name: 'created_at', transformer: epochMs })
   createdAt!: Date;
 
@@ -55,6 +49,40 @@ export class WebhookTriggerEntity {
 
   @Column('bigint', { name: 'deleted_at', nullable: true, transformer: epochMs })
   deletedAt!: Date | null;
+}
+
+@Entity('webhook_trigger_keys')
+@Index('IDX_webhook_trigger_keys_trigger_created_id', ['triggerId', 'createdAt', 'id'])
+export class WebhookTriggerKeyEntity {
+  @PrimaryColumn('varchar', { length: 40 })
+  id!: string;
+
+  @Column('varchar', { name: 'trigger_id', length: 40 })
+  triggerId!: string;
+
+  @Column('varchar', { length: 200 })
+  label!: string;
+
+  @Column('varchar', { name: 'key_hash', length: 64 })
+  keyHash!: string;
+
+  @Column('text', { name: 'key_ciphertext', nullable: true })
+  keyCiphertext!: string | null;
+
+  @Column('bigint', { name: 'created_at', transformer: epochMs })
+  createdAt!: Date;
+
+  @Column('bigint', { name: 'expires_at', nullable: true, transformer: epochMs })
+  expiresAt!: Date | null;
+
+  @Column('bigint', { name: 'rotated_at', nullable: true, transformer: epochMs })
+  rotatedAt!: Date | null;
+
+  @Column('bigint', { name: 'revoked_at', nullable: true, transformer: epochMs })
+  revokedAt!: Date | null;
+
+  @Column('bigint', { name: 'last_used_at', nullable: true, transformer: epochMs })
+  lastUsedAt!: Date | null;
 }
 
 @Entity('webhook_invocations')
@@ -236,6 +264,7 @@ export class WebhookAuditLogEntity {
 export const WEBHOOK_TRIGGER_ENTITIES = [
   WebhookAccountEntity,
   WebhookTriggerEntity,
+  WebhookTriggerKeyEntity,
   WebhookInvocationEntity,
   WebhookCallbackEntity,
   WebhookCallbackDeliveryEntity,

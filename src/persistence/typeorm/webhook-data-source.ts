@@ -117,7 +117,8 @@ export async function openOwnedDataSource(options: ResolvedWebhookTriggerOptions
 /** Each table the module uses with the newest column its migrations add: missing means a migration did not run. */
 const SCHEMA_PROBES = [
   'SELECT id, credits FROM webhook_accounts WHERE 1 = 0',
-  'SELECT id, key_ciphertext, deleted_at FROM webhook_triggers WHERE 1 = 0',
+  'SELECT id, deleted_at FROM webhook_triggers WHERE 1 = 0',
+  'SELECT id, rotated_at, last_used_at FROM webhook_trigger_keys WHERE 1 = 0',
   'SELECT id, owner, lease_expires_at, request_hash FROM webhook_invocations WHERE 1 = 0',
 ];
 

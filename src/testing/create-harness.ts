@@ -1,0 +1,16 @@
+import { Test } from '@nestjs/testing';
+import { WebhookTriggerHarness } from './webhook-trigger-harness.js';
+import { type WebhookTriggerTestingOptions, WebhookTriggerTestingModule } from './webhook-trigger-testing.module.js';
+
+/**
+ * Starts the module for a spec that has no app of its own: the testing module (in memory, on a `TestClock`,
+ * callbacks captured) in an app on a free loopback port, and its harness. `await harness.close()` after the spec.
+ */
+export async function createWebhookTriggerHarness(config: WebhookTriggerTestingOptions = {}): Promise<WebhookTriggerHarness> {
+  const moduleRef = await Test.createTestingModule({ imports: [WebhookTriggerTestingModule.forRoot(config)] }).compile();
+  const app = moduleRef.createNestApplication({ logger: false });
+  await app.init();
+  const harness = app.get(WebhookTriggerHarness);
+  await harness.attach(app, true);
+  return harness;
+}

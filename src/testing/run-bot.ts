@@ -1,0 +1,74 @@
+import { Logger, type Provider, type Type } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import type { BotInputs, BotOutput } from '../bots/bot.types.js';
+import type { WebhookBotHost } from '../bots/webhook-bot-host.js';
+import { WEBHOOK_BOT_METADATA } from '../bots/webhook-bot.decorator.js';
+import type { WebhookBotOptions } from '../bots/bot.types.js';
+import { INVALID_OUTPUTS } from '../errors/webhook-trigger.messages.js';
+import { cleanOutputs, isValidOutput, isValidOutputs } from '../runs/run-outputs.js';
+
+/** What `runBot` gives `main()` besides the inputs, all optional. */
+export interface RunBotOptions {
+  /** What the bot injects (real providers or your fakes). */
+  providers?: Provider[];
+  /** The run's signal: abort it to see how the bot stops. @default a signal that never fires */
+  signal?: AbortSignal;
+  /** Called for each `ctx.emit(output)`; its answer is what `emit` resolves to. @default keeps it, answers true */
+  emit?: (output: BotOutput) => boolean | Promise<boolean>;
+  invocationId?: string;
+  triggerId?: string;
+  accountId?: string;
+}
+
+/** How `main()` ended, judged as the module judges a run (without storing anything). */
+export interface RunBotResult {
+  /** `succeeded`, or `failed` when it threw or returned something that is not a list of `{ title, message }`. */
+  status: 'succeeded' | 'failed';
+  /** The returned outputs (only `title` and `message` kept), empty when it failed. */
+  outputs: BotOutput[];
+  /** What it passed to `ctx.emit`, in order (valid ones; an invalid one fails the run). */
+  emitted: BotOutput[];
+  /** What it threw, or why its outputs were refused. */
+  error: { message: string; code?: string } | null;
+}
+
+/**
+ * Calls one bot's `main()` once, for a unit test of the bot alone: the bot is built by Nest with the providers
+ * you give, and gets a context like the module's (its signal, a logger, `emit`). No module, no storage.
+ */
+export async function runBot(bot: Type<WebhookBotHost>, inputs: BotInputs = {}, options: RunBotOptions = {}): Promise<RunBotResult> {
+  const declared = Reflect.getMetadata(WEBHOOK_BOT_METADATA, bot) as WebhookBotOptions | undefined;
+  if (!declared) throw new Error(`${bot.name} is not decorated with @WebhookBot()`);
+  const moduleRef = await Test.createTestingModule({ providers: [bot, ...(options.providers ?? [])] }).compile();
+  const emitted: BotOutput[] = [];
+  let badEmit = false;
+  try {
+    const instance = moduleRef.get(bot);
+    const invocationId = options.invocationId ?? 'inv_testtesttesttesttest00';
+    const returned: unknown = await instance.main(inputs, {
+      invocationId,
+      triggerId: options.triggerId ?? 'trg_testtesttesttest',
+      botId: declared.id,
+      accountId: options.accountId ?? declared.accountId ?? 'default',
+      signal: options.signal ?? new AbortController().signal,
+      logger: new Logger(`WebhookBot:${declared.id}:${invocationId}`),
+      emit: async (output) => {
+        if (!isValidOutput(output)) {
+          badEmit = true;
+          return false;
+        }
+        const kept = options.emit ? await options.emit(output) : true;
+        if (kept) emitted.push(...cleanOutputs([output]));
+        return kept;
+      },
+    });
+    if (badEmit || !isValidOutputs(returned)) {
+      return { status: 'failed', outputs: [], emitted, error: { message: INVALID_OUTPUTS, code: 'invalid_outputs' } };
+    }
+    return { status: 'succeeded', outputs: cleanOutputs(returned), emitted, error: null };
+  } catch (thrown: unknown) {
+    return { status: 'failed', outputs: [], emitted, error: { message: thrown instanceof Error ? thrown.message : String(thrown) } };
+  } finally {
+    await moduleRef.close();
+  }
+}

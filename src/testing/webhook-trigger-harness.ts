@@ -1,0 +1,245 @@
+import { Injectable, type INestApplication } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
+import { WebhookTriggersAdmin } from '../admin/webhook-triggers.admin.js';
+import type { CallbackEvent } from '../persistence/records.js';
+import { verifyWebhookSignature } from '../callbacks/standard-webhooks.js';
+import { InvocationExecutor } from '../runs/invocation.executor.js';
+import { CapturingCallbackTransport } from './capturing-callback.transport.js';
+import { TestClock } from './test-clock.js';
+
+/** A trigger to call: one the harness made for a bot, or one of yours with its key. */
+export interface TestTrigger {
+  id: string;
+  key: string;
+}
+
+/** An HTTP answer, as the caller got it. */
+export interface TestAnswer<B = Record<string, unknown>> {
+  statusCode: number;
+  headers: Headers;
+  /** The JSON body (every answer of the webhook API is JSON, errors included). */
+  body: B;
+}
+
+/** One server-sent event of a run's event stream. */
+export interface TestRunEvent {
+  id: string;
+  event: string;
+  data: unknown;
+}
+
+/** A callback the module delivered during the test, with its Standard Webhooks signature checked. */
+export interface TestCallback {
+  url: string;
+  /** `invocation.completed`, `invocation.started` or `invocation.output`. */
+  type: CallbackEvent;
+  /** The parsed body: `{ type, timestamp, data: { invocation } }`. */
+  body: { type: CallbackEvent; timestamp: string; data: { invocation: Record<string, unknown> } };
+  headers: Record<string, string>;
+  /** The signature verified against the trigger's callback secret, within the timestamp window, on the test's clock. */
+  verified: boolean;
+  /** What the receiver answered (see `answerCallbacksWith`). */
+  answeredWith: number;
+}
+
+/** The answer to a trigger request, and the calls a caller makes next about its run. */
+export class TestRun implements TestAnswer {
+  constructor(
+    private readonly harness: WebhookTriggerHarness,
+    readonly trigger: TestTrigger,
+    readonly statusCode: number,
+    readonly headers: Headers,
+    readonly body: Record<string, unknown>,
+  ) {}
+
+  /** The invocation id of an accepted run (200); undefined when the trigger was refused. */
+  get id(): string | undefined {
+    return (this.body.invocation as { id?: string } | undefined)?.id;
+  }
+
+  /** GET …/sync: waits for the run (on the test's clock: move it to reach a 408). `timeout` in seconds. */
+  sync(timeout?: number): Promise<TestAnswer> {
+    return this.harness.call('GET', this.path(`/sync${timeout === undefined ? '' : `?timeout=${timeout}`}`), this.trigger.key);
+  }
+
+  /** GET …/invocation/{id}: the run's state at once. */
+  status(): Promise<TestAnswer> {
+    return this.harness.call('GET', this.path(''), this.trigger.key);
+  }
+
+  /** POST …/cancel. */
+  cancel(): Promise<TestAnswer> {
+    return this.harness.call('POST', this.path('/cancel'), this.trigger.key);
+  }
+
+  /** GET …/events until the stream ends (after `done`): every event of the run, in order. */
+  events(): Promise<TestRunEvent[]> {
+    return this.harness.events(this.path('/events'), this.trigger.key);
+  }
+
+  private path(rest: string): string {
+    if (!this.id) throw new Error(`This trigger request was refused (${this.statusCode}): there is no run to ask about`);
+    return `/webhooks/${this.trigger.id}/trigger/invocation/${this.id}${rest}`;
+  }
+}
+
+/**
+ * Drives the webhook API of an app that imported `WebhookTriggerTestingModule`, over real HTTP on a loopback
+ * port of its own: triggers (making a trigger per bot on the fly), sync, status, cancel, events, credits, and
+ * the callbacks that were delivered. Get it with `createWebhookTriggerHarness()` (the kit makes the app) or
+ * `WebhookTriggerHarness.of(app)` (your app).
+ */
+@Injectable()
+export class WebhookTriggerHarness {
+  private baseUrl: string | undefined;
+  private readonly botTriggers = new Map<string, Promise<TestTrigger>>();
+  private closeApp: (() => Promise<void>) | undefined;
+
+  constructor(
+    /** The module's admin service, for anything the harness does not wrap. */
+    readonly admin: WebhookTriggersAdmin,
+    /** The module's clock: `await harness.clock.tick(ms)` moves time, firing what waits on it. */
+    readonly clock: TestClock,
+    private readonly transport: CapturingCallbackTransport,
+    private readonly moduleRef: ModuleRef,
+  ) {}
+
+  /** The harness of `app` (which imported `WebhookTriggerTestingModule` and was initialized); it listens on 127.0.0.1 if it does not yet. */
+  static async of(app: INestApplication): Promise<WebhookTriggerHarness> {
+    const harness = app.get(WebhookTriggerHarness);
+    await harness.attach(app, false);
+    return harness;
+  }
+
+  /** Used by `createWebhookTriggerHarness` and `of`: where requests go, and whether `close()` closes the app. */
+  async attach(app: INestApplication, owned: boolean): Promise<void> {
+    const server = app.getHttpServer() as { listening?: boolean };
+    if (!server.listening) await app.listen(0, '127.0.0.1');
+    this.baseUrl = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+    if (owned) this.closeApp = () => app.close();
+  }
+
+  /** Closes the app the kit made (nothing when the app is yours). */
+  async close(): Promise<void> {
+    await this.closeApp?.();
+  }
+
+  /**
+   * POST …/trigger with `inputs` as the JSON body. `target`: a bot id (the harness makes one trigger per bot, on
+   * first use) or a trigger of yours (`{ id, key }`). `key` overrides the key sent (e.g. a wrong one).
+   */
+  async trigger(
+    target: string | TestTrigger,
+    inputs: unknown = {},
+    options: { idempotencyKey?: string; key?: string; headers?: Record<string, string> } = {},
+  ): Promise<TestRun> {
+    const trigger = typeof target === 'string' ? await this.triggerOf(target) : target;
+    const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
+    if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
+    const answer = await this.call('POST', `/webhooks/${trigger.id}/trigger`, options.key ?? trigger.key, JSON.stringify(inputs), headers);
+    return new TestRun(this, trigger, answer.statusCode, answer.headers, answer.body);
+  }
+
+  /** The trigger the harness uses for a bot (made on first use, through the admin service). */
+  triggerOf(botId: string): Promise<TestTrigger> {
+    let trigger = this.botTriggers.get(botId);
+    if (!trigger) {
+      trigger = this.admin.createTrigger(botId, { name: `test ${botId}` }).then((t) => ({ id: t.id, key: t.key! }));
+      this.botTriggers.set(botId, trigger);
+      trigger.catch(() => this.botTriggers.delete(botId));
+    }
+    return trigger;
+  }
+
+  /** An account's credits (null when it was never opened). */
+  async credits(accountId: string): Promise<number | null> {
+    return (await this.admin.getCredits(accountId))?.credits ?? null;
+  }
+
+  /** Sets an account's credits (opening it): `0` to see a trigger answered 402. */
+  async setCredits(accountId: string, credits: number): Promise<void> {
+    await this.admin.setCredits(accountId, credits);
+  }
+
+  /**
+   * Gives a trigger (or a bot's trigger) a callback; its deliveries are captured, not sent. Returns the secret
+   * the receiver would verify with.
+   */
+  async setCallback(target: string | TestTrigger, callback: { url?: string; events?: CallbackEvent[] } = {}): Promise<{ secret: string }> {
+    const trigger = typeof target === 'string' ? await this.triggerOf(target) : target;
+    const view = await this.admin.setCallback(trigger.id, {
+      url: callback.url ?? 'https://receiver.test/webhook-runs',
+      events: callback.events ?? ['invocation.completed'],
+    });
+    if (!view?.secret) throw new Error(`Trigger ${trigger.id} is unknown, or its callback secret cannot be shown`);
+    return { secret: view.secret };
+  }
+
+  /** The status every following callback attempt is answered with (200 by default; 500 to see retries, 410 to disable). */
+  answerCallbacksWith(status: number): void {
+    this.transport.answerWith(status);
+  }
+
+  /** Every callback attempt so far, in order, each with its signature checked against its trigger's secret. */
+  async callbacks(): Promise<TestCallback[]> {
+    const secrets = new Map<string, string | null>();
+    const secretOf = async (triggerId: string) => {
+      if (!secrets.has(triggerId)) secrets.set(triggerId, (await this.admin.getCallback(triggerId))?.secret ?? null);
+      return secrets.get(triggerId) ?? null;
+    };
+    const answer: TestCallback[] = [];
+    for (const sent of this.transport.sent) {
+      const body = JSON.parse(sent.body) as TestCallback['body'];
+      const triggerId = typeof body.data.invocation.triggerId === 'string' ? body.data.invocation.triggerId : '';
+      const secret = await secretOf(triggerId);
+      let verified = false;
+      try {
+        verified = secret !== null && verifyWebhookSignature(secret, sent.headers, sent.body, { now: this.clock.now() }) !== undefined;
+      } catch {
+        verified = false;
+      }
+      answer.push({ url: sent.url, type: body.type, body, headers: sent.headers, verified, answeredWith: sent.answeredWith });
+    }
+    return answer;
+  }
+
+  /** Resolves once no run is in flight in this app (every bot is over and its outcome stored). */
+  async idle(): Promise<void> {
+    // The executor is the module's own (not exported): found from the app, as a test may.
+    await this.moduleRef.get(InvocationExecutor, { strict: false }).idle();
+  }
+
+  /** Any request to the app (a path from its root), with the trigger key in X-Key when given. */
+  async call(method: string, path: string, key?: string, body?: string, headers: Record<string, string> = {}): Promise<TestAnswer> {
+    const response = await fetch(this.url(path), { method, body, headers: key === undefined ? headers : { ...headers, 'x-key': key } });
+    const text = await response.text();
+    return {
+      statusCode: response.status,
+      headers: response.headers,
+      body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>),
+    };
+  }
+
+  /** Reads an event stream to its end. */
+  async events(path: string, key: string): Promise<TestRunEvent[]> {
+    const response = await fetch(this.url(path), { headers: { 'x-key': key } });
+    const text = await response.text();
+    if (response.status !== 200) throw new Error(`The event stream answered ${response.status}: ${text}`);
+    return text
+      .split('\n\n')
+      .map((block) =>
+        Object.fromEntries(block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()])),
+      )
+      .filter((fields: Record<string, string>) => fields.event !== undefined)
+      .map((fields: Record<string, string>) => ({
+        id: fields.id,
+        event: fields.event,
+        data: fields.data ? (JSON.parse(fields.data) as unknown) : null,
+      }));
+  }
+
+  private url(path: string): string {
+    if (!this.baseUrl) throw new Error('The harness has no app: use createWebhookTriggerHarness(), or WebhookTriggerHarness.of(app)');
+    return this.baseUrl + path;
+  }
+}

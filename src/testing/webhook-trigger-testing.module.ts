@@ -1,0 +1,83 @@
+import { type DynamicModule, Inject, Injectable, Module, type OnApplicationBootstrap, type Provider } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
+import { WebhookTriggersAdmin } from '../admin/webhook-triggers.admin.js';
+import type { WebhookTriggerModuleOptions } from '../options/webhook-trigger-options.interface.js';
+import { InMemoryWebhookStorage } from '../persistence/memory/in-memory-webhook-storage.js';
+import { WebhookTriggerModule } from '../webhook-trigger.module.js';
+import { CapturingCallbackTransport } from './capturing-callback.transport.js';
+import { TestClock } from './test-clock.js';
+import { WebhookTriggerHarness } from './webhook-trigger-harness.js';
+
+/** What `WebhookTriggerTestingModule.forRoot()` takes. */
+export interface WebhookTriggerTestingOptions {
+  /** Your bots (classes decorated with `@WebhookBot()`), registered as providers. */
+  bots?: Provider[];
+  /** What your bots inject (real providers or your own fakes). */
+  providers?: Provider[];
+  /**
+   * The module's options, as in `WebhookTriggerModule.forRoot()`, except where things are kept: the kit keeps
+   * everything in memory (`database` and `migrationsRun` are refused). `keySecret` defaults to a random one,
+   * so keys and callback secrets can be shown again.
+   */
+  options?: Omit<WebhookTriggerModuleOptions, 'database' | 'migrationsRun'>;
+  /** Credits every bot's account starts with, unless `options.accounts` names it. `0`: accounts stay unopened (402). @default 1000 */
+  credits?: number;
+  /** The clock the module reads; one is made (at the real time) when none is given. */
+  clock?: TestClock;
+}
+
+const TESTING_CREDITS = Symbol('WEBHOOK_TRIGGER_TESTING_CREDITS');
+/** One random `keySecret` for every module of a test process: its key derivation (scrypt) is paid once. */
+const TESTING_KEY_SECRET = randomBytes(24).toString('base64url');
+
+/** Opens every bot's account with the kit's credits at start, unless the options opened it. */
+@Injectable()
+class TestingAccounts implements OnApplicationBootstrap {
+  constructor(
+    private readonly admin: WebhookTriggersAdmin,
+    @Inject(TESTING_CREDITS) private readonly credits: number,
+  ) {}
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (this.credits <= 0) return;
+    for (const accountId of new Set(this.admin.listBots().map((bot) => bot.accountId))) {
+      if ((await this.admin.getCredits(accountId)) === null) await this.admin.setCredits(accountId, this.credits);
+    }
+  }
+}
+
+/**
+ * The real module for tests — guards, limits, credits, idempotency, runner, executor, events, callbacks — on
+ * the in-memory storage (no files), a `TestClock` (time moves when the spec says) and a callback transport that
+ * captures deliveries (no network), with a `WebhookTriggerHarness` to drive it. From
+ * `nestjs-webhook-triggers/testing`; the main entry never loads it.
+ */
+@Module({})
+export class WebhookTriggerTestingModule {
+  static forRoot(config: WebhookTriggerTestingOptions = {}): DynamicModule {
+    const clock = config.clock ?? new TestClock();
+    const transport = new CapturingCallbackTransport();
+    return {
+      module: WebhookTriggerTestingModule,
+      imports: [
+        WebhookTriggerModule.forRoot({
+          keySecret: TESTING_KEY_SECRET,
+          ...config.options,
+          storage: new InMemoryWebhookStorage(),
+          clock,
+          callbackTransport: transport,
+        }),
+      ],
+      providers: [
+        ...(config.bots ?? []),
+        ...(config.providers ?? []),
+        { provide: TestClock, useValue: clock },
+        { provide: CapturingCallbackTransport, useValue: transport },
+        { provide: TESTING_CREDITS, useValue: config.credits ?? 1000 },
+        TestingAccounts,
+        WebhookTriggerHarness,
+      ],
+      exports: [WebhookTriggerHarness, TestClock, CapturingCallbackTransport, WebhookTriggerModule],
+    };
+  }
+}

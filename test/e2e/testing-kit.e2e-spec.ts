@@ -1,0 +1,238 @@
+/**
+ * The testing kit (`nestjs-webhook-triggers/testing`) as a user's spec would use it: the real module in memory,
+ * on a clock the spec moves, callbacks captured; and runBot for a bot's main() alone. It must catch what a user
+ * wants caught: a bot that ignores its signal, outputs over the limit, a 402 when credits run out.
+ */
+import { Injectable } from '@nestjs/common';
+import { WebhookBot, WebhookBotHost, type BotContext, type BotInputs, type BotOutput } from '../../src/index.js';
+import { createWebhookTriggerHarness, runBot, TestClock, type WebhookTriggerHarness } from '../../src/testing/index.js';
+
+@Injectable()
+class Summarizer {
+  summarize(text: string): string {
+    return text.split(/\s+/).slice(0, 3).join(' ');
+  }
+}
+
+@WebhookBot({ id: 'summarize', accountId: 'acme', credits: 2 })
+class SummarizeBot extends WebhookBotHost {
+  constructor(private readonly summarizer: Summarizer) {
+    super();
+  }
+
+  async main(inputs: BotInputs, ctx: BotContext): Promise<BotOutput[]> {
+    if (typeof inputs.text !== 'string') throw new Error('inputs.text must be a string');
+    await ctx.emit({ title: 'Started', message: `${inputs.text.length} characters` });
+    return [{ title: 'Summary', message: this.summarizer.summarize(inputs.text) }];
+  }
+}
+
+/** Never returns and never looks at its signal: only the time limit ends its runs. */
+@WebhookBot({ id: 'stuck', accountId: 'acme', timeoutMs: 60_000 })
+class StuckBot extends WebhookBotHost {
+  main(): Promise<BotOutput[]> {
+    return new Promise(() => undefined);
+  }
+}
+
+/** Waits for its signal, then ends (a well-behaved long run). */
+@WebhookBot({ id: 'patient', accountId: 'acme' })
+class PatientBot extends WebhookBotHost {
+  main(_inputs: BotInputs, ctx: BotContext): Promise<BotOutput[]> {
+    return new Promise((_resolve, reject) => {
+      if (ctx.signal.aborted) reject(ctx.signal.reason as Error);
+      ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error));
+    });
+  }
+}
+
+@WebhookBot({ id: 'verbose', accountId: 'acme' })
+class VerboseBot extends WebhookBotHost {
+  async main(inputs: BotInputs): Promise<BotOutput[]> {
+    return [{ title: 'All of it', message: 'x'.repeat(Number(inputs.size)) }];
+  }
+}
+
+const BOTS = [SummarizeBot, StuckBot, PatientBot, VerboseBot];
+
+describe('the testing kit', () => {
+  let kit: WebhookTriggerHarness;
+  beforeEach(async () => {
+    kit = await createWebhookTriggerHarness({
+      bots: BOTS,
+      providers: [Summarizer],
+      options: { maxOutputBytes: 1000, rateLimits: { perTrigger: { limit: 3, ttlMs: 1000 } } },
+    });
+  });
+  afterEach(() => kit.close());
+
+  it('triggers a bot by its id and syncs its outputs; the run is charged its credits', async () => {
+    const run = await kit.trigger('summarize', { text: 'one two three four five' });
+    expect(run.statusCode).toBe(200);
+    expect(run.id).toMatch(/^inv_/);
+    const answer = await run.sync();
+    expect(answer).toMatchObject({
+      statusCode: 200,
+      body: {
+        success: true,
+        outputs: [
+          { title: 'Started', message: '23 characters' },
+          { title: 'Summary', message: 'one two three' },
+        ],
+      },
+    });
+    expect(await kit.credits('acme')).toBe(998);
+  });
+
+  it("answers 402 when the bot's account cannot pay, and stores nothing", async () => {
+    await kit.setCredits('acme', 1);
+    const run = await kit.trigger('summarize', { text: 'hello' });
+    expect(run.statusCode).toBe(402);
+    expect(run.body).toMatchObject({ success: false, statusCode: 402 });
+    expect(run.id).toBeUndefined();
+    expect(await kit.credits('acme')).toBe(1);
+  });
+
+  it('ends a bot that ignores its signal at its time limit when the clock passes it', async () => {
+    const run = await kit.trigger('stuck');
+    await kit.clock.tick(59_999);
+    expect((await run.status()).body).toMatchObject({ invocation: { status: 'running' } });
+    await kit.clock.tick(1);
+    expect((await run.sync()).body).toMatchObject({ success: false, status: 'timed_out', error: { code: 'timeout' } });
+  });
+
+  it("answers a sync 408 once the clock passes the sync's wait, with the run's status", async () => {
+    const run = await kit.trigger('patient');
+    const waiting = run.sync(30);
+    await kit.clock.tick(30_000);
+    expect(await waiting).toMatchObject({ statusCode: 408, body: { status: 'running' } });
+    expect((await run.cancel()).statusCode).toBe(200);
+  });
+
+  it('cancels a running run: its signal fires, and nothing is refunded', async () => {
+    const run = await kit.trigger('patient');
+    expect((await run.cancel()).body).toMatchObject({ invocation: { status: 'cancelled' } });
+    await kit.idle();
+    expect((await run.sync()).body).toMatchObject({ success: false, status: 'cancelled' });
+    expect(await kit.credits('acme')).toBe(999);
+  });
+
+  it('fails a run whose outputs are over maxOutputBytes', async () => {
+    const run = await kit.trigger('verbose', { size: 5000 });
+    expect((await run.sync()).body).toMatchObject({ success: false, status: 'failed', error: { code: 'outputs_too_large' } });
+  });
+
+  it('refuses the 4th request of a second on one trigger (429), and admits again once the clock moved a second', async () => {
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push((await kit.trigger('summarize', { text: `n${i}` })).statusCode);
+    expect(answers).toEqual([200, 200, 200, 429]);
+    await kit.clock.tick(1000);
+    expect((await kit.trigger('summarize', { text: 'later' })).statusCode).toBe(200);
+  });
+
+  it('answers a repeated Idempotency-Key with the first run, charged once', async () => {
+    const first = await kit.trigger('summarize', { text: 'once' }, { idempotencyKey: 'order-1' });
+    const again = await kit.trigger('summarize', { text: 'once' }, { idempotencyKey: 'order-1' });
+    expect(again.id).toBe(first.id);
+    expect(await kit.credits('acme')).toBe(998);
+  });
+
+  it('refuses a wrong key (401)', async () => {
+    const run = await kit.trigger('summarize', { text: 'x' }, { key: 'whk_wrong' });
+    expect(run).toMatchObject({ statusCode: 401, body: { success: false } });
+  });
+
+  it("reads a run's event stream to its end", async () => {
+    const run = await kit.trigger('summarize', { text: 'a b' });
+    const events = await run.events();
+    expect(events.map((e) => e.event)).toEqual(['status', 'status', 'output', 'output', 'status', 'done']);
+    expect(events.at(-1)?.data).toMatchObject({ success: true, outputs: [{ title: 'Started' }, { title: 'Summary', message: 'a b' }] });
+  });
+
+  it('captures the callback a run would have delivered, signed and verified', async () => {
+    const { secret } = await kit.setCallback('summarize');
+    expect(secret).toMatch(/^whsec_/);
+    const run = await kit.trigger('summarize', { text: 'call me back' });
+    await run.sync();
+    await kit.idle();
+    await kit.clock.tick(0);
+    const callbacks = await kit.callbacks();
+    expect(callbacks).toHaveLength(1);
+    expect(callbacks[0]).toMatchObject({
+      type: 'invocation.completed',
+      verified: true,
+      answeredWith: 200,
+      body: { data: { invocation: { id: run.id, status: 'succeeded' } } },
+    });
+  });
+
+  it("retries a callback its receiver refused, at the schedule's time on the clock", async () => {
+    await kit.setCallback('summarize');
+    kit.answerCallbacksWith(503);
+    await (await kit.trigger('summarize', { text: 'retry me' })).sync();
+    await kit.clock.tick(0);
+    expect((await kit.callbacks()).map((c) => c.answeredWith)).toEqual([503]);
+    kit.answerCallbacksWith(200);
+    await kit.clock.tick(4_000); // the second attempt is 5 s (±20 %) after the first
+    await kit.clock.tick(2_100);
+    const attempts = await kit.callbacks();
+    expect(attempts.map((c) => c.answeredWith)).toEqual([503, 200]);
+    expect(attempts.every((c) => c.verified)).toBe(true);
+  });
+});
+
+describe('the testing kit, configured', () => {
+  it('starts accounts unopened with credits: 0, so the first trigger is 402', async () => {
+    const kit = await createWebhookTriggerHarness({ bots: [SummarizeBot], providers: [Summarizer], credits: 0 });
+    try {
+      expect(await kit.credits('acme')).toBeNull();
+      expect((await kit.trigger('summarize', { text: 'x' })).statusCode).toBe(402);
+    } finally {
+      await kit.close();
+    }
+  });
+
+  it('runs on the clock it is given', async () => {
+    const clock = new TestClock(Date.parse('2030-01-01T00:00:00Z'));
+    const kit = await createWebhookTriggerHarness({ bots: [SummarizeBot], providers: [Summarizer], clock });
+    try {
+      const run = await kit.trigger('summarize', { text: 'x' });
+      expect((await run.status()).body).toMatchObject({ invocation: { createdAt: '2030-01-01T00:00:00.000Z' } });
+    } finally {
+      await kit.close();
+    }
+  });
+});
+
+describe('runBot: main() alone', () => {
+  it('returns the outputs and what was emitted, with the providers given', async () => {
+    const result = await runBot(SummarizeBot, { text: 'alpha beta gamma delta' }, { providers: [Summarizer] });
+    expect(result).toEqual({
+      status: 'succeeded',
+      outputs: [{ title: 'Summary', message: 'alpha beta gamma' }],
+      emitted: [{ title: 'Started', message: '22 characters' }],
+      error: null,
+    });
+  });
+
+  it("takes a fake in place of the bot's dependency", async () => {
+    const fake = { provide: Summarizer, useValue: { summarize: () => 'fake summary' } };
+    expect((await runBot(SummarizeBot, { text: 'x' }, { providers: [fake] })).outputs).toEqual([
+      { title: 'Summary', message: 'fake summary' },
+    ]);
+  });
+
+  it('reports what the bot threw as a failure', async () => {
+    expect(await runBot(SummarizeBot, {}, { providers: [Summarizer] })).toMatchObject({
+      status: 'failed',
+      error: { message: 'inputs.text must be a string' },
+    });
+  });
+
+  it('hands the bot the signal given, so a spec can see how it stops', async () => {
+    const controller = new AbortController();
+    const result = runBot(PatientBot, {}, { signal: controller.signal });
+    controller.abort(new Error('stop now'));
+    expect(await result).toMatchObject({ status: 'failed', error: { message: 'stop now' } });
+  });
+});
