@@ -1,6 +1,7 @@
 import { acceptContract } from './accept.contract.js';
 import { callbackStoreContract } from './callback-store.contract.js';
 import { invocationHistoryContract } from './invocation-history.contract.js';
+import { signingSecretStoreContract } from './signing-secret-store.contract.js';
 import { storeContract } from './store.contract.js';
 import type { OpenStorage } from './storages.js';
 
@@ -15,6 +16,7 @@ export function storageContract(name: string, open: OpenStorage): void {
     describe('stores', () => storeContract(open));
     describe('invocation history', () => invocationHistoryContract(open));
     describe('CallbackStore', () => callbackStoreContract(open));
+    describe('SigningSecretStore', () => signingSecretStoreContract(open));
     describe('accept', () => acceptContract(open));
   });
 }

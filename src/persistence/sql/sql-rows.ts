@@ -12,7 +12,7 @@ export function text(value: unknown): string {
 export const nullableText = (value: unknown): string | null => (value === null || value === undefined ? null : text(value));
 const json = <T>(value: unknown): T | null => (value === null || value === undefined ? null : (JSON.parse(text(value)) as T));
 
-export const TRIGGER_COLUMNS = 'id, bot_id, account_id, name, type, key_hash, key_ciphertext, created_at';
+export const TRIGGER_COLUMNS = 'id, bot_id, account_id, name, type, key_hash, key_ciphertext, created_at, request_signing';
 export const INVOCATION_COLUMNS =
   'id, trigger_id, bot_id, account_id, status, inputs, outputs, error, credits, idempotency_key, request_hash, created_at, started_at, finished_at, owner, attempts';
 
@@ -26,6 +26,8 @@ export function toTrigger(row: Record<string, unknown>): TriggerRecord {
     keyHash: text(row.key_hash),
     keyCiphertext: nullableText(row.key_ciphertext),
     createdAt: time(row.created_at)!,
+    // Absent when off (the default), as a trigger made without the field is.
+    requestSigning: row.request_signing === 'with-key' || row.request_signing === 'instead-of-key' ? row.request_signing : undefined,
   };
 }
 

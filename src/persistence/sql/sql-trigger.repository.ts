@@ -14,7 +14,7 @@ export class SqlTriggerRepository extends TriggerRepository {
   }
 
   async create(t: TriggerRecord): Promise<void> {
-    await this.db.write(`INSERT INTO webhook_triggers (${TRIGGER_COLUMNS}, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)`, [
+    await this.db.write(`INSERT INTO webhook_triggers (${TRIGGER_COLUMNS}, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`, [
       t.id,
       t.botId,
       t.accountId,
@@ -23,6 +23,7 @@ export class SqlTriggerRepository extends TriggerRepository {
       t.keyHash,
       t.keyCiphertext,
       t.createdAt.getTime(),
+      t.requestSigning ?? 'off',
     ]);
   }
 

@@ -3,6 +3,7 @@ import { WebhookTriggersLifecycle1763900000000 } from './1763900000000-webhook-t
 import { WebhookTriggersHistory1764000000000 } from './1764000000000-webhook-triggers-history.js';
 import { WebhookTriggersCallbacks1764100000000 } from './1764100000000-webhook-triggers-callbacks.js';
 import { WebhookTriggersRunAttempts1764200000000 } from './1764200000000-webhook-triggers-run-attempts.js';
+import { WebhookTriggersSigning1764400000000 } from './1764400000000-webhook-triggers-signing.js';
 
 /** Add these to your DataSource's `migrations` when you pass `dataSourceName`. */
 export const WEBHOOK_TRIGGER_MIGRATIONS = [
@@ -11,4 +12,5 @@ export const WEBHOOK_TRIGGER_MIGRATIONS = [
   WebhookTriggersHistory1764000000000,
   WebhookTriggersCallbacks1764100000000,
   WebhookTriggersRunAttempts1764200000000,
+  WebhookTriggersSigning1764400000000,
 ];
