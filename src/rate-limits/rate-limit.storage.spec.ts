@@ -40,3 +40,36 @@ describe('RateLimitStorage.admit (the default, for storages without their own)',
     expect(storage.calls).toEqual(['checkFailures failed-key:ip false']);
   });
 });
+
+describe('RateLimitStorage.rememberOnce (a webhook-id seen once per window)', () => {
+  /** A clock the spec moves (the ManualClock of test/fakes, inlined: src specs import no test folder). */
+  const clock = {
+    t: 1_000,
+    now() {
+      return this.t;
+    },
+  };
+  class StorageOnClock extends InMemoryRateLimitStorage {
+    protected override readonly clock = clock;
+  }
+  /** The default, for a host's storage with no rememberOnce of its own: built on its `increment`. */
+  class HostStorageOnClock extends HostStorage {
+    override readonly inner = new StorageOnClock();
+  }
+
+  it.each([
+    ['the in-process storage', () => new StorageOnClock()],
+    ["a host's storage (the default on increment)", () => new HostStorageOnClock()],
+  ])('%s: true the first time, false while remembered, true again once the window has passed; keys apart', async (_name, make) => {
+    const storage = make();
+    clock.t = 1_000;
+    expect(await storage.rememberOnce('signed:trg_a:msg_1', 300_000)).toBe(true);
+    expect(await storage.rememberOnce('signed:trg_a:msg_1', 300_000)).toBe(false);
+    expect(await storage.rememberOnce('signed:trg_b:msg_1', 300_000)).toBe(true);
+    clock.t += 299_999;
+    expect(await storage.rememberOnce('signed:trg_a:msg_1', 300_000)).toBe(false);
+    clock.t += 1;
+    expect(await storage.rememberOnce('signed:trg_a:msg_1', 300_000)).toBe(true);
+    (storage instanceof HostStorage ? storage.inner : storage).onModuleDestroy();
+  });
+});

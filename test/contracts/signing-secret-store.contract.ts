@@ -6,7 +6,16 @@ const TRIGGER_A = 'trg_SIGNINGAAAAAAAAAA';
 const TRIGGER_B = 'trg_SIGNINGBBBBBBBBBB';
 
 function trigger(id: string): TriggerRecord {
-  return { id, botId: 'echo', accountId: 'acct', name: id, type: 'webhook', keyHash: 'a'.repeat(64), keyCiphertext: null, createdAt: at(0) };
+  return {
+    id,
+    botId: 'echo',
+    accountId: 'acct',
+    name: id,
+    type: 'webhook',
+    keyHash: 'a'.repeat(64),
+    keyCiphertext: null,
+    createdAt: at(0),
+  };
 }
 
 /** A secret created at `at(n)`; ids of digits only, so every database orders them alike. */

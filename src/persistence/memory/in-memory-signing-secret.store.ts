@@ -70,9 +70,7 @@ export class InMemorySigningSecretStore extends SigningSecretStore {
   usableSecrets(triggerId: string, now: Date): Promise<SigningSecretRecord[]> {
     return this.database.read(undefined, () =>
       [...this.secrets.values()]
-        .filter(
-          (s) => s.triggerId === triggerId && s.revokedAt === null && (s.expiresAt === null || s.expiresAt.getTime() > now.getTime()),
-        )
+        .filter((s) => s.triggerId === triggerId && s.revokedAt === null && (s.expiresAt === null || s.expiresAt.getTime() > now.getTime()))
         .sort(newestFirst)
         .map((s) => copyOf(s)),
     );
