@@ -12,6 +12,7 @@ import { InvocationEvents } from './events/invocation.events.js';
 import { hostEventEmitterProvider } from './events/host-event-emitter.js';
 import { WebhookBodyCapture } from './http/body-capture/webhook-body-capture.js';
 import { TriggerKeyGuard } from './http/trigger-key.guard.js';
+import { SignedRequests } from './http/signed-requests.js';
 import { HostThrottlerOptOut } from './http/host-throttler.js';
 import { WebhookTriggerController } from './http/webhook-trigger.controller.js';
 import { InvocationService } from './invocations/invocation.service.js';
@@ -68,6 +69,7 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     AdminScreensPaths,
     OpenAccounts,
     TriggerKeyGuard,
+    SignedRequests,
     HostThrottlerOptOut,
     WebhookBodyCapture,
     ...ADMIN_SERVICE_PROVIDERS,

@@ -10,6 +10,7 @@ import type {
   TriggerListItem,
   TriggerWithKey,
 } from './admin-views.js';
+import type { RequestSigningView, RotatedSigningSecret } from './service/admin-signing.js';
 
 // What each admin API route answers, and the one place each answer is shaped from the service's views (views the
 // API sends as they are pass through). The controller's methods return the server-side shapes (Dates as Date);
@@ -35,6 +36,12 @@ export type RotatedKey = Pick<TriggerWithKey, 'id' | 'url' | 'key'>;
 
 /** `GET`, `PUT` `api/triggers/:triggerId/callback` and `POST …/callback/rotate-secret`. */
 export type AdminCallback = Pick<CallbackView, 'url' | 'events' | 'secret' | 'enabled' | 'consecutiveFailures' | 'disabledReason'>;
+
+/** `GET`, `PUT` `api/triggers/:triggerId/signing` and `POST …/signing/secrets/:secretId/revoke`: never a secret. */
+export type AdminRequestSigning = RequestSigningView;
+
+/** `POST api/triggers/:triggerId/signing/secrets`: the new secret, shown this once. */
+export type AdminRotatedSigningSecret = RotatedSigningSecret;
 
 /** `GET api/triggers/:triggerId/deliveries` and `GET api/invocations/:invocationId/deliveries`, one element. */
 export type AdminDelivery = DeliveryView;
@@ -88,6 +95,8 @@ export type CreatedTriggerAnswer = Json<CreatedTrigger>;
 export type ViewedTriggerAnswer = Json<ViewedTrigger>;
 export type RotatedKeyAnswer = Json<RotatedKey>;
 export type AdminCallbackAnswer = Json<AdminCallback>;
+export type AdminRequestSigningAnswer = Json<AdminRequestSigning>;
+export type AdminRotatedSigningSecretAnswer = Json<AdminRotatedSigningSecret>;
 export type AdminDeliveryAnswer = Json<AdminDelivery>;
 export type RedeliveryAnswer = Json<Redelivery>;
 export type ListedRunAnswer = Json<ListedRun>;

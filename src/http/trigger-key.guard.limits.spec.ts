@@ -11,6 +11,7 @@ import { InMemoryWebhookDatabase } from '../persistence/memory/in-memory-databas
 import { InMemoryTriggerRepository } from '../persistence/memory/in-memory-trigger.repository.js';
 import { ManualClock, rateLimitStorageOn } from '../../test/fakes/manual-clock.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
+import { signedRequestsOn } from '../../test/fakes/signed-requests.js';
 
 /** The windows' time: it moves when a test moves it. */
 const clock = new ManualClock(Date.parse('2026-01-01T00:00:00Z'));
@@ -41,7 +42,7 @@ describe('TriggerKeyGuard: rate limits per trigger and per account', () => {
   async function setUp(options: WebhookTriggerModuleOptions): Promise<void> {
     storage = new CountingStorage();
     triggers = new InMemoryTriggerRepository(new InMemoryWebhookDatabase());
-    keyGuard = new TriggerKeyGuard(triggers, storage, resolveWebhookTriggerOptions(options));
+    keyGuard = new TriggerKeyGuard(triggers, storage, resolveWebhookTriggerOptions(options), signedRequestsOn(storage));
   }
 
   let n = 0;

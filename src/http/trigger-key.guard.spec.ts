@@ -10,6 +10,7 @@ import { expressRequest, fastifyRequest, httpContext } from '../../test/fakes/ht
 import { InMemoryTriggerRepository } from '../persistence/memory/in-memory-trigger.repository.js';
 import { AUTHENTICATED_TRIGGER, rawRequestOf } from './http.types.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
+import { signedRequestsOn } from '../../test/fakes/signed-requests.js';
 import { InMemoryClusterBus } from '../cluster/in-memory-cluster.bus.js';
 import { TriggerCache } from '../invocations/trigger-cache.js';
 
@@ -50,6 +51,7 @@ describe('TriggerKeyGuard', () => {
       triggers,
       storage,
       resolveWebhookTriggerOptions({ failedKeyLimit: { limit: 3, ttlMs: 60_000 }, rateLimits }),
+      signedRequestsOn(storage),
     );
   });
 
@@ -134,7 +136,7 @@ describe('TriggerKeyGuard', () => {
     }
     const bus = new FleetBus();
     const cache = new TriggerCache(triggers, bus, { triggerCacheTtlMs: 30_000 });
-    guard = new TriggerKeyGuard(cache, storage, resolveWebhookTriggerOptions());
+    guard = new TriggerKeyGuard(cache, storage, resolveWebhookTriggerOptions(), signedRequestsOn(storage));
     for (let i = 0; i < 3; i++) expect(await check(expressRequest(trigger.id, { 'x-key': key }))).toBe(true);
     expect(triggers.lookups).toBe(1);
     const newKey = generateTriggerKey();

@@ -46,6 +46,7 @@ import { WebhookExceptionFilter } from './webhook-exception.filter.js';
 import { RunEventStreams } from './run-event-streams.js';
 import { BotOutputDto, StatusResponseDto, SyncResponseDto, TriggerResponseDto, WebhookErrorDto } from './webhook-trigger.dto.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
+import { SignedRequests, SignedRoute } from './signed-requests.js';
 
 /** The header that makes a trigger request idempotent (as Node spells incoming header names). */
 const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -68,10 +69,12 @@ export class WebhookTriggerController {
     private readonly invocations: InvocationService,
     private readonly waiter: InvocationWaiter,
     private readonly streams: RunEventStreams,
+    private readonly signedRequests: SignedRequests,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {}
 
   @Post(WEBHOOK_ROUTES.trigger)
+  @SignedRoute()
   @HttpCode(200)
   @ApiOperation({
     operationId: 'triggerBot',
@@ -120,6 +123,8 @@ export class WebhookTriggerController {
       throw new InvalidRequestError(BAD_IDEMPOTENCY_KEY);
     }
     const bytes = await readBody(body, this.options.maxBodyBytes, this.options.bodyTimeoutMs);
+    // A signed request (the trigger's requestSigning) is verified on the raw bytes, before anything is parsed or stored.
+    await this.signedRequests.verifyBody(raw, bytes);
     const inputs = parseTriggerBody(bytes, this.options.maxJsonDepth);
     const requestHash = idempotencyKey === undefined ? undefined : createHash('sha256').update(bytes).digest('hex');
     const started = await this.invocations.start(trigger, inputs, { idempotencyKey, requestHash });
