@@ -5,6 +5,7 @@ import { triggerPath } from './api.js';
 import { callbackSection } from './callback-section.js';
 import { copyField } from './dialogs.js';
 import { deliveriesSection } from './deliveries.js';
+import { signingSection } from './signing-section.js';
 import { h, heading, nextId, readonlyInput, statusLine, time } from './dom.js';
 import { curlCommands, KEY_PLACEHOLDER } from './format.js';
 
@@ -48,6 +49,7 @@ export function triggerView(scope, trigger, note, onClose) {
     ),
     addressFields(trigger, copyStatus),
     copyStatus,
+    signingSection(scope, trigger),
     callbackSection(scope, trigger, deliveries),
     deliveries.el,
     h('div', { class: 'actions' }, h('button', { type: 'button', class: 'button', onclick: onClose }, 'Close')),

@@ -5,12 +5,13 @@ import type {
   BotSummary,
   CallbackView,
   DeliveryView,
+  RequestSigningView,
+  RotatedSigningSecret,
   InvocationDetail,
   InvocationView,
   TriggerListItem,
   TriggerWithKey,
 } from './admin-views.js';
-import type { RequestSigningView, RotatedSigningSecret } from './service/admin-signing.js';
 
 // What each admin API route answers, and the one place each answer is shaped from the service's views (views the
 // API sends as they are pass through). The controller's methods return the server-side shapes (Dates as Date);

@@ -41,6 +41,7 @@ export const ADMIN_ASSETS: Readonly<Record<string, string>> = {
   'add-trigger-form.js': JS,
   'trigger-view.js': JS,
   'callback-section.js': JS,
+  'signing-section.js': JS,
   'callback-form.js': JS,
   'deliveries.js': JS,
   'delivery-polling.js': JS,

@@ -9,6 +9,8 @@ import type {
   CallbackView,
   CreateTriggerInput,
   DeliveryView,
+  RequestSigningView,
+  RotatedSigningSecret,
   HistoryFilter,
   InvocationDetail,
   InvocationView,
@@ -18,7 +20,7 @@ import type {
 import { AdminCallbacks } from './service/admin-callbacks.js';
 import { AdminCredits } from './service/admin-credits.js';
 import { AdminRunHistory } from './service/admin-run-history.js';
-import { AdminSigning, type RequestSigningView, type RotatedSigningSecret } from './service/admin-signing.js';
+import { AdminSigning } from './service/admin-signing.js';
 import { AdminTriggers } from './service/admin-triggers.js';
 import { TriggerUrls } from './service/trigger-urls.js';
 

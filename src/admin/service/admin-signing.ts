@@ -13,37 +13,11 @@ import { SigningSecretStore } from '../../persistence/signing-secret-store.js';
 import { TriggerRepository } from '../../persistence/trigger.repository.js';
 import { WebhookUnitOfWork } from '../../persistence/unit-of-work.js';
 import { Clock } from '../../time/clock.js';
+import type { RequestSigningView, RotatedSigningSecret, SigningSecretStatus, SigningSecretView } from '../admin-views.js';
 
 /** Most secrets a trigger's view lists (newest first): a sender rotating daily for a month, and then some. */
 export const SIGNING_SECRETS_LISTED = 50;
 export const SIGNING_SECRET_ID_PATTERN = /^sgs_[A-Za-z0-9_-]{22}$/;
-
-/** Where a secret is: verifying requests; still verifying until its grace ends (`expiresAt`); no longer. */
-export type SigningSecretStatus = 'active' | 'expiring' | 'expired' | 'revoked';
-
-/** A signing secret as the admin lists it: never the secret itself. */
-export interface SigningSecretView {
-  id: string;
-  status: SigningSecretStatus;
-  createdAt: Date;
-  /** When a rotation's grace ends it (null while it is current). */
-  expiresAt: Date | null;
-  revokedAt: Date | null;
-}
-
-/** A trigger's signed-request setting and its secrets, newest first (at most `SIGNING_SECRETS_LISTED`). */
-export interface RequestSigningView {
-  mode: RequestSigning;
-  secrets: SigningSecretView[];
-}
-
-/** The answer of a rotation: the new secret, shown this once, and the trigger's setting after it. */
-export interface RotatedSigningSecret {
-  id: string;
-  /** `whsec_…`: give it to the sender now; it is never shown again. */
-  secret: string;
-  signing: RequestSigningView;
-}
 
 /**
  * Signed requests, for the admin: a trigger's mode, and its signing secrets (rotate with a grace, revoke at
