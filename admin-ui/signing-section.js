@@ -115,7 +115,7 @@ function show(section, signing) {
       ? null
       : h(
           'div',
-          { class: 'actions' },
+          { class: 'actions signing-actions' },
           h('button', { type: 'button', class: 'button', onclick: () => void rotate(section) }, 'Rotate signing secret'),
         ),
     exampleHeaders(signing.mode),
