@@ -87,6 +87,12 @@ export class WebhookTriggerController {
     description:
       'Repeats with the same key on this trigger within idempotencyTtlMs (24 h by default) return the first invocation and charge nothing.',
   })
+  @ApiHeader({
+    name: 'webhook-signature',
+    required: false,
+    description:
+      'On a trigger with signed requests (Standard Webhooks, docs/security.md): "v1,<base64 HMAC-SHA256>" of "{webhook-id}.{webhook-timestamp}.{body}", with webhook-id and webhook-timestamp (Unix seconds, within 5 minutes).',
+  })
   @ApiBody({ schema: { type: 'object', additionalProperties: true }, description: 'Bot inputs: any JSON object.' })
   @ApiResponse({ status: 200, type: TriggerResponseDto, description: 'The run was accepted.' })
   @ApiResponse({
