@@ -1,5 +1,6 @@
 import { InMemoryRateLimitStorage } from './in-memory-rate-limit.storage.js';
 import { RateLimitStorage } from './rate-limit.storage.js';
+import { ManualClock, rateLimitStorageOn } from '../../test/fakes/manual-clock.js';
 
 /** A host's storage written before `admit`: only the two abstract methods (here delegated to the in-process one). */
 class HostStorage extends RateLimitStorage {
@@ -42,16 +43,8 @@ describe('RateLimitStorage.admit (the default, for storages without their own)',
 });
 
 describe('RateLimitStorage.rememberOnce (a webhook-id seen once per window)', () => {
-  /** A clock the spec moves (the ManualClock of test/fakes, inlined: src specs import no test folder). */
-  const clock = {
-    t: 1_000,
-    now() {
-      return this.t;
-    },
-  };
-  class StorageOnClock extends InMemoryRateLimitStorage {
-    protected override readonly clock = clock;
-  }
+  const clock = new ManualClock(1_000);
+  const StorageOnClock = rateLimitStorageOn(clock);
   /** The default, for a host's storage with no rememberOnce of its own: built on its `increment`. */
   class HostStorageOnClock extends HostStorage {
     override readonly inner = new StorageOnClock();
@@ -62,13 +55,13 @@ describe('RateLimitStorage.rememberOnce (a webhook-id seen once per window)', ()
     ["a host's storage (the default on increment)", () => new HostStorageOnClock()],
   ])('%s: true the first time, false while remembered, true again once the window has passed; keys apart', async (_name, make) => {
     const storage = make();
-    clock.t = 1_000;
+    clock.set(1_000);
     expect(await storage.rememberOnce('signed:trg_a:msg_1', 300_000)).toBe(true);
     expect(await storage.rememberOnce('signed:trg_a:msg_1', 300_000)).toBe(false);
     expect(await storage.rememberOnce('signed:trg_b:msg_1', 300_000)).toBe(true);
-    clock.t += 299_999;
+    clock.advance(299_999);
     expect(await storage.rememberOnce('signed:trg_a:msg_1', 300_000)).toBe(false);
-    clock.t += 1;
+    clock.advance(1);
     expect(await storage.rememberOnce('signed:trg_a:msg_1', 300_000)).toBe(true);
     (storage instanceof HostStorage ? storage.inner : storage).onModuleDestroy();
   });
