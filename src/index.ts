@@ -65,6 +65,10 @@ export type {
   CallbackInput,
   DeliveryView,
   AccountCredits,
+  RequestSigningView,
+  RotatedSigningSecret,
+  SigningSecretView,
+  SigningSecretStatus,
 } from './admin/admin-views.js';
 export { WebhookTriggerAdminModule } from './admin/webhook-trigger-admin.module.js';
 export { requestOrigin } from './admin/request-origin.js';
@@ -88,8 +92,9 @@ export { CreditAccounts } from './persistence/credit-accounts.js';
 export { WebhookUnitOfWork } from './persistence/unit-of-work.js';
 export { CallbackStore } from './persistence/callback-store.js';
 export type { NewCallback } from './persistence/callback-store.js';
+export { SigningSecretStore } from './persistence/signing-secret-store.js';
 export type { WebhookTransaction } from './persistence/unit-of-work.js';
-export { INVOCATION_STATUSES, TERMINAL_STATUSES } from './persistence/records.js';
+export { INVOCATION_STATUSES, TERMINAL_STATUSES, REQUEST_SIGNING_MODES } from './persistence/records.js';
 export type {
   TriggerRecord,
   TriggerKeyRecord,
@@ -101,6 +106,8 @@ export type {
   CallbackRecord,
   DeliveryRecord,
   AttemptResult,
+  RequestSigning,
+  SigningSecretRecord,
 } from './persistence/records.js';
 export {
   WEBHOOK_TRIGGER_ENTITIES,

@@ -8,6 +8,7 @@ import {
   UNKNOWN_BOT,
   UNKNOWN_DELIVERY,
   UNKNOWN_INVOCATION_ID,
+  UNKNOWN_SIGNING_SECRET,
   UNKNOWN_TRIGGER,
   UNKNOWN_TRIGGER_KEY,
 } from '../errors/webhook-trigger.messages.js';
@@ -16,6 +17,8 @@ import {
   type AdminBot,
   type AdminCallback,
   type AdminDelivery,
+  type AdminRequestSigning,
+  type AdminRotatedSigningSecret,
   type AdminRun,
   type AdminTriggerKey,
   type CreatedKey,
@@ -41,6 +44,7 @@ import { AdminServiceLookup } from './admin-service-lookup.js';
 import { requestOrigin } from './request-origin.js';
 import { ADMIN_SETTINGS, type ResolvedAdminSettings } from './admin-options.js';
 import type { WebhookTriggersAdmin } from './webhook-triggers.admin.js';
+import type { RequestSigning } from '../persistence/records.js';
 
 /**
  * The admin JSON API (`<path>/api`), a thin HTTP layer over `WebhookTriggersAdmin`: the service checks and
@@ -143,6 +147,30 @@ export class AdminApiController {
   @HttpCode(200)
   async rotateCallbackSecret(@Param('triggerId') triggerId: string): Promise<AdminCallback> {
     return found(await this.admin.rotateCallbackSecret(triggerId), NO_CALLBACK(triggerId));
+  }
+
+  @Get('triggers/:triggerId/signing')
+  async getRequestSigning(@Param('triggerId') triggerId: string): Promise<AdminRequestSigning> {
+    return found(await this.admin.getRequestSigning(triggerId), UNKNOWN_TRIGGER(triggerId));
+  }
+
+  @Put('triggers/:triggerId/signing')
+  async setRequestSigning(@Param('triggerId') triggerId: string, @Body() body: unknown): Promise<AdminRequestSigning> {
+    const { mode } = requireObject(body);
+    return found(await this.admin.setRequestSigning(triggerId, mode as RequestSigning), UNKNOWN_TRIGGER(triggerId));
+  }
+
+  @Post('triggers/:triggerId/signing/secrets')
+  @HttpCode(201)
+  async rotateSigningSecret(@Param('triggerId') triggerId: string): Promise<AdminRotatedSigningSecret> {
+    return found(await this.admin.rotateSigningSecret(triggerId), UNKNOWN_TRIGGER(triggerId));
+  }
+
+  @Post('triggers/:triggerId/signing/secrets/:secretId/revoke')
+  @HttpCode(200)
+  async revokeSigningSecret(@Param('triggerId') triggerId: string, @Param('secretId') secretId: string): Promise<AdminRequestSigning> {
+    if (!(await this.admin.getRequestSigning(triggerId))) throw new WebhookAdminNotFoundError(UNKNOWN_TRIGGER(triggerId));
+    return found(await this.admin.revokeSigningSecret(triggerId, secretId), UNKNOWN_SIGNING_SECRET(secretId));
   }
 
   @Get('triggers/:triggerId/deliveries')

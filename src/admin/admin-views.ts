@@ -1,5 +1,5 @@
 import type { BotOutput } from '../bots/bot.types.js';
-import type { CallbackEvent, DeliveryStatus, InvocationError, InvocationStatus } from '../persistence/records.js';
+import type { CallbackEvent, DeliveryStatus, InvocationError, InvocationStatus, RequestSigning } from '../persistence/records.js';
 
 // What the admin service answers with (WebhookTriggersAdmin): the admin API sends these as JSON, and the
 // screens are checked against them.
@@ -194,4 +194,33 @@ export interface CreateTriggerInput {
 export interface AccountCredits {
   id: string;
   credits: number;
+}
+
+// Signed requests (AdminSigning)
+
+/** Where a secret is: verifying requests; still verifying until its grace ends (`expiresAt`); no longer. */
+export type SigningSecretStatus = 'active' | 'expiring' | 'expired' | 'revoked';
+
+/** A signing secret as the admin lists it: never the secret itself. */
+export interface SigningSecretView {
+  id: string;
+  status: SigningSecretStatus;
+  createdAt: Date;
+  /** When a rotation's grace ends it (null while it is current). */
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** A trigger's signed-request setting and its secrets, newest first (at most `SIGNING_SECRETS_LISTED`). */
+export interface RequestSigningView {
+  mode: RequestSigning;
+  secrets: SigningSecretView[];
+}
+
+/** The answer of a rotation: the new secret, shown this once, and the trigger's setting after it. */
+export interface RotatedSigningSecret {
+  id: string;
+  /** `whsec_…`: give it to the sender now; it is never shown again. */
+  secret: string;
+  signing: RequestSigningView;
 }

@@ -1,5 +1,6 @@
 import { Injectable, type Provider } from '@nestjs/common';
 import type { RunChange } from '../cluster/cluster-bus.js';
+import type { RequestSigning } from '../persistence/records.js';
 import type {
   AccountCredits,
   BotSummary,
@@ -10,6 +11,8 @@ import type {
   CreateTriggerInput,
   CreateTriggerKeyInput,
   DeliveryView,
+  RequestSigningView,
+  RotatedSigningSecret,
   HistoryFilter,
   InvocationDetail,
   InvocationView,
@@ -22,6 +25,7 @@ import { AdminTriggerKeys } from './service/admin-trigger-keys.js';
 import { AdminCallbacks } from './service/admin-callbacks.js';
 import { AdminCredits } from './service/admin-credits.js';
 import { AdminRunHistory } from './service/admin-run-history.js';
+import { AdminSigning } from './service/admin-signing.js';
 import { AdminTriggers } from './service/admin-triggers.js';
 import { TriggerUrls } from './service/trigger-urls.js';
 
@@ -42,6 +46,7 @@ export class WebhookTriggersAdmin {
     private readonly credits: AdminCredits,
     private readonly urls: TriggerUrls,
     private readonly keys: AdminTriggerKeys,
+    private readonly signing: AdminSigning,
   ) {}
 
   // Bots and triggers
@@ -124,6 +129,35 @@ export class WebhookTriggersAdmin {
    */
   triggerUrl(triggerId: string, origin?: string): string {
     return this.urls.triggerUrl(triggerId, origin);
+  }
+
+  // Signed requests (docs/security.md, "Signed requests")
+
+  /** The trigger's signed-request mode and its signing secrets (never the secrets themselves); null when unknown. */
+  getRequestSigning(triggerId: string): Promise<RequestSigningView | null> {
+    return this.signing.getRequestSigning(triggerId);
+  }
+
+  /**
+   * Sets whether the trigger's requests must be signed: `off`, `with-key` (X-Key and a signature) or
+   * `instead-of-key` (a signature, no X-Key). Null when the trigger is unknown; throws `WebhookAdminInputError`
+   * for another value.
+   */
+  setRequestSigning(triggerId: string, mode: RequestSigning): Promise<RequestSigningView | null> {
+    return this.signing.setRequestSigning(triggerId, mode);
+  }
+
+  /**
+   * A new signing secret, shown in this answer only; the trigger's older secrets keep verifying for
+   * `keyRotationGraceMs`, then stop. Null when the trigger is unknown.
+   */
+  rotateSigningSecret(triggerId: string): Promise<RotatedSigningSecret | null> {
+    return this.signing.rotateSigningSecret(triggerId);
+  }
+
+  /** Stops one signing secret at once. Null when the trigger or the secret is unknown, or it was already revoked. */
+  revokeSigningSecret(triggerId: string, secretId: string): Promise<RequestSigningView | null> {
+    return this.signing.revokeSigningSecret(triggerId, secretId);
   }
 
   // Run history
@@ -240,4 +274,5 @@ export const ADMIN_SERVICE_PROVIDERS: Provider[] = [
   AdminCallbacks,
   AdminCredits,
   TriggerUrls,
+  AdminSigning,
 ];

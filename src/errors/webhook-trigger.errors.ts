@@ -69,6 +69,9 @@ export class InvalidKeyError extends WebhookTriggerError {
   }
 }
 
+/** 401: a trigger that asks for signed requests got one that failed a check (the message says which). */
+export class SignedRequestRefusedError extends WebhookTriggerError {}
+
 /** 429, with the seconds to wait (the `Retry-After` header). */
 export class RateLimitedError extends WebhookTriggerError {
   constructor(

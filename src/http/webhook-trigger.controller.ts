@@ -46,6 +46,7 @@ import { WebhookExceptionFilter } from './webhook-exception.filter.js';
 import { RunEventStreams } from './run-event-streams.js';
 import { BotOutputDto, StatusResponseDto, SyncResponseDto, TriggerResponseDto, WebhookErrorDto } from './webhook-trigger.dto.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
+import { SignedRequests, SignedRoute } from './signed-requests.js';
 
 /** The header that makes a trigger request idempotent (as Node spells incoming header names). */
 const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -68,10 +69,12 @@ export class WebhookTriggerController {
     private readonly invocations: InvocationService,
     private readonly waiter: InvocationWaiter,
     private readonly streams: RunEventStreams,
+    private readonly signedRequests: SignedRequests,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {}
 
   @Post(WEBHOOK_ROUTES.trigger)
+  @SignedRoute()
   @HttpCode(200)
   @ApiOperation({
     operationId: 'triggerBot',
@@ -83,6 +86,12 @@ export class WebhookTriggerController {
     required: false,
     description:
       'Repeats with the same key on this trigger within idempotencyTtlMs (24 h by default) return the first invocation and charge nothing.',
+  })
+  @ApiHeader({
+    name: 'webhook-signature',
+    required: false,
+    description:
+      'On a trigger with signed requests (Standard Webhooks, docs/security.md): "v1,<base64 HMAC-SHA256>" of "{webhook-id}.{webhook-timestamp}.{body}", with webhook-id and webhook-timestamp (Unix seconds, within 5 minutes).',
   })
   @ApiBody({ schema: { type: 'object', additionalProperties: true }, description: 'Bot inputs: any JSON object.' })
   @ApiResponse({ status: 200, type: TriggerResponseDto, description: 'The run was accepted.' })
@@ -120,6 +129,8 @@ export class WebhookTriggerController {
       throw new InvalidRequestError(BAD_IDEMPOTENCY_KEY);
     }
     const bytes = await readBody(body, this.options.maxBodyBytes, this.options.bodyTimeoutMs);
+    // A signed request (the trigger's requestSigning) is verified on the raw bytes, before anything is parsed or stored.
+    await this.signedRequests.verifyBody(raw, bytes);
     const inputs = parseTriggerBody(bytes, this.options.maxJsonDepth);
     const requestHash = idempotencyKey === undefined ? undefined : createHash('sha256').update(bytes).digest('hex');
     const started = await this.invocations.start(trigger, inputs, { idempotencyKey, requestHash });

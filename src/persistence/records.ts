@@ -24,6 +24,8 @@ export interface TriggerRecord {
    */
   keys: TriggerKeyRecord[];
   createdAt: Date;
+  /** Whether trigger requests must be signed (Standard Webhooks); `off` when absent. See `RequestSigning`. */
+  requestSigning?: RequestSigning;
 }
 
 /** One key of a trigger (`webhook_trigger_keys`): any usable one opens the trigger. */
@@ -46,6 +48,25 @@ export interface TriggerKeyRecord {
   revokedAt: Date | null;
   /** Last accepted request with it, written at most once a minute per process; null when never used. */
   lastUsedAt: Date | null;
+}
+
+/**
+ * A trigger's signed-request setting: `off` (X-Key only, the default); `with-key` (X-Key AND a valid
+ * Standard Webhooks signature); `instead-of-key` (a valid signature is enough, X-Key is not asked).
+ */
+export const REQUEST_SIGNING_MODES = ['off', 'with-key', 'instead-of-key'] as const;
+export type RequestSigning = (typeof REQUEST_SIGNING_MODES)[number];
+
+/** One signing secret of a trigger (several at once while a sender rotates). */
+export interface SigningSecretRecord {
+  id: string;
+  triggerId: string;
+  /** The `whsec_…` secret, or its AES-256-GCM ciphertext when the host set `keySecret` (as callback secrets). */
+  secret: string;
+  createdAt: Date;
+  /** When a rotation ends its grace; null while it is the newest (or never rotated out). */
+  expiresAt: Date | null;
+  revokedAt: Date | null;
 }
 
 export interface InvocationError {

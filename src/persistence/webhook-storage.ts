@@ -4,6 +4,7 @@ import type { CreditAccounts } from './credit-accounts.js';
 import type { CreditLedger } from './credit-ledger.js';
 import type { InvocationRepository } from './invocation.repository.js';
 import type { InvocationRecord, NewInvocation } from './records.js';
+import type { SigningSecretStore } from './signing-secret-store.js';
 import type { TriggerRepository } from './trigger.repository.js';
 import type { WebhookUnitOfWork } from './unit-of-work.js';
 
@@ -33,6 +34,8 @@ export abstract class WebhookStorage {
   /** Balances as the admin reads and sets them. */
   abstract readonly accounts: CreditAccounts;
   abstract readonly callbacks: CallbackStore;
+  /** Triggers' signed-request settings and signing secrets. */
+  abstract readonly signing: SigningSecretStore;
   /** The transaction every store's `tx` parameter joins. */
   abstract readonly unitOfWork: WebhookUnitOfWork;
 

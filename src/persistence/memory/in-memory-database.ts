@@ -1,4 +1,4 @@
-import type { CallbackRecord, DeliveryRecord, InvocationRecord, TriggerKeyRecord, TriggerRecord } from '../records.js';
+import type { CallbackRecord, DeliveryRecord, InvocationRecord, SigningSecretRecord, TriggerKeyRecord, TriggerRecord } from '../records.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
 
 /**
@@ -91,6 +91,8 @@ export class InMemoryWebhookDatabase {
   /** Callbacks per trigger id. */
   readonly callbacks = new Map<string, CallbackRecord>();
   readonly deliveries = new Map<string, StoredDelivery>();
+  /** Triggers' signing secrets by id. */
+  readonly signingSecrets = new Map<string, SigningSecretRecord>();
   private tail: Promise<unknown> = Promise.resolve();
 
   /** Runs `fn` once every unit and write queued before it is done. */

@@ -37,8 +37,8 @@ export class SqlTriggerRepository extends TriggerRepository {
   async create(t: TriggerRecord): Promise<void> {
     await this.db.run(async (tx) => {
       await this.db.write(
-        `INSERT INTO webhook_triggers (${TRIGGER_COLUMNS}, deleted_at) VALUES (?, ?, ?, ?, ?, ?, NULL)`,
-        [t.id, t.botId, t.accountId, t.name, t.type, t.createdAt.getTime()],
+        `INSERT INTO webhook_triggers (${TRIGGER_COLUMNS}, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)`,
+        [t.id, t.botId, t.accountId, t.name, t.type, t.createdAt.getTime(), t.requestSigning ?? 'off'],
         tx,
       );
       for (const key of t.keys) await this.insertKey({ ...key, triggerId: t.id }, tx);

@@ -45,6 +45,9 @@ export class WebhookTriggerEntity {
 
   @Column('bigint', { name: 'deleted_at', nullable: true, transformer: epochMs })
   deletedAt!: Date | null;
+
+  @Column('varchar', { name: 'request_signing', length: 20, default: 'off' })
+  requestSigning!: string;
 }
 
 @Entity('webhook_trigger_keys')
@@ -228,6 +231,28 @@ export class WebhookCallbackDeliveryEntity {
 }
 
 /** Add these to your DataSource's `entities` when you pass `dataSourceName`. */
+@Entity('webhook_trigger_signing_secrets')
+@Index('IDX_webhook_trigger_signing_secrets_trigger_created_id', ['triggerId', 'createdAt', 'id'])
+export class WebhookTriggerSigningSecretEntity {
+  @PrimaryColumn('varchar', { length: 40 })
+  id!: string;
+
+  @Column('varchar', { name: 'trigger_id', length: 40 })
+  triggerId!: string;
+
+  @Column('text')
+  secret!: string;
+
+  @Column('bigint', { name: 'created_at', transformer: epochMs })
+  createdAt!: Date;
+
+  @Column('bigint', { name: 'expires_at', nullable: true, transformer: epochMs })
+  expiresAt!: Date | null;
+
+  @Column('bigint', { name: 'revoked_at', nullable: true, transformer: epochMs })
+  revokedAt!: Date | null;
+}
+
 export const WEBHOOK_TRIGGER_ENTITIES = [
   WebhookAccountEntity,
   WebhookTriggerEntity,
@@ -235,4 +260,5 @@ export const WEBHOOK_TRIGGER_ENTITIES = [
   WebhookInvocationEntity,
   WebhookCallbackEntity,
   WebhookCallbackDeliveryEntity,
+  WebhookTriggerSigningSecretEntity,
 ];
