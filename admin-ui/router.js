@@ -6,6 +6,7 @@ import { showBots } from './bots-screen.js';
 import { closeDialogs } from './dialogs.js';
 import { setRetry, showNotFound } from './page.js';
 import { hashPath, parseRoute } from './routes.js';
+import { showAudit } from './audit-screen.js';
 import { showRun } from './run-screen.js';
 import { Scope } from './scope.js';
 
@@ -32,6 +33,7 @@ export function route() {
     void showBot(scope, page, target.botId, target.tab);
   } else if (target.kind === 'redirect') location.replace(target.hash);
   else if (target.kind === 'run') void showRun(scope, target.id);
+  else if (target.kind === 'audit') void showAudit(scope, target.triggerId);
   else showNotFound();
 }
 

@@ -1,5 +1,6 @@
 // @ts-check
-// The hash routes: #/ (Bots), #/bots/:botId/settings, #/bots/:botId/history, #/invocations/:id. Pure.
+// The hash routes: #/ (Bots), #/bots/:botId/settings, #/bots/:botId/history, #/invocations/:id, #/audit and
+// #/audit/triggers/:triggerId (the audit log, of one trigger). Pure.
 
 /** @typedef {'settings' | 'history'} BotTab */
 
@@ -8,6 +9,7 @@
  *   | { kind: 'bot', botId: string, tab: BotTab }
  *   | { kind: 'redirect', hash: string }
  *   | { kind: 'run', id: string }
+ *   | { kind: 'audit', triggerId?: string }
  *   | { kind: 'not-found' }} Route
  */
 
@@ -42,6 +44,8 @@ export function parseRoute(path) {
   const bot = path.match(/^\/bots\/([^/]+)\/(settings|history)\/?$/);
   if (bot) return { kind: 'bot', botId: decodePart(bot[1]), tab: /** @type {BotTab} */ (bot[2]) };
   if (/^\/bots\/([^/]+)\/?$/.test(path)) return { kind: 'redirect', hash: `#${path.replace(/\/?$/, '/settings')}` };
+  const audit = path.match(/^\/audit(?:\/triggers\/([^/]+))?\/?$/);
+  if (audit) return audit[1] ? { kind: 'audit', triggerId: decodePart(audit[1]) } : { kind: 'audit' };
   const run = path.match(/^\/invocations\/([^/]+)\/?$/);
   if (run) return { kind: 'run', id: decodePart(run[1]) };
   return { kind: 'not-found' };
@@ -58,4 +62,9 @@ export function botHref(botId, tab) {
 /** @param {string} id */
 export function runHref(id) {
   return `#/invocations/${encodeURIComponent(id)}`;
+}
+
+/** The audit log, of one trigger when given. @param {string} [triggerId] */
+export function auditHref(triggerId) {
+  return triggerId ? `#/audit/triggers/${encodeURIComponent(triggerId)}` : '#/audit';
 }

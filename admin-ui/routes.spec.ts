@@ -1,4 +1,4 @@
-import { botHref, hashPath, parseRoute, runHref } from './routes.js';
+import { auditHref, botHref, hashPath, parseRoute, runHref } from './routes.js';
 
 describe('parseRoute', () => {
   it.each([
@@ -20,5 +20,14 @@ describe('parseRoute', () => {
   it('round-trips the links it makes', () => {
     expect(parseRoute(hashPath(botHref('a/b', 'history')))).toEqual({ kind: 'bot', botId: 'a/b', tab: 'history' });
     expect(parseRoute(hashPath(runHref('x?y')))).toEqual({ kind: 'run', id: 'x?y' });
+  });
+});
+
+describe('the audit log routes', () => {
+  it('reads #/audit and #/audit/triggers/:id, and makes them', () => {
+    expect(parseRoute('/audit')).toEqual({ kind: 'audit' });
+    expect(parseRoute('/audit/triggers/trg_A%2FB')).toEqual({ kind: 'audit', triggerId: 'trg_A/B' });
+    expect(auditHref('trg_A/B')).toBe('#/audit/triggers/trg_A%2FB');
+    expect(auditHref()).toBe('#/audit');
   });
 });

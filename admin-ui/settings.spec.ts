@@ -9,6 +9,8 @@ describe('parseSettings', () => {
     alwaysSentEvent: 'invocation.completed',
     historyPageSize: 25,
     recentRunsCap: 500,
+    auditActions: ['trigger.created'],
+    auditPageSize: 50,
   };
 
   it("reads the page's flags and the server's config", () => {

@@ -1,6 +1,7 @@
 // @ts-check
 // A trigger's View: its URL and newest key (with copy buttons), curl commands, its Keys, its Callback and its Deliveries.
 
+import { allowedIpsSection } from './allowed-ips-section.js';
 import { triggerPath } from './api.js';
 import { callbackSection } from './callback-section.js';
 import { copyField } from './dialogs.js';
@@ -17,7 +18,7 @@ import { curlCommands, KEY_PLACEHOLDER } from './format.js';
  * A trigger as its view gets it: as `GET …/triggers/:id` answers it (with its callback), or after a create or
  * a key rotation (no callback: the view asks for it).
  * @typedef {Pick<ViewedTriggerAnswer, 'id' | 'name' | 'url'>
- *   & Partial<Pick<ViewedTriggerAnswer, 'type' | 'botId' | 'createdAt' | 'key' | 'callback'>>} ShownTrigger
+ *   & Partial<Pick<ViewedTriggerAnswer, 'type' | 'botId' | 'createdAt' | 'key' | 'callback' | 'allowedIps'>>} ShownTrigger
  */
 
 /**
@@ -52,6 +53,7 @@ export function triggerView(scope, trigger, note, onClose) {
     copyStatus,
     keysSection(scope, trigger),
     signingSection(scope, trigger),
+    allowedIpsSection(scope, trigger),
     callbackSection(scope, trigger, deliveries),
     deliveries.el,
     h('div', { class: 'actions' }, h('button', { type: 'button', class: 'button', onclick: onClose }, 'Close')),

@@ -107,6 +107,10 @@ MUTATIONS=(
   "retention-unfinished|src/persistence/sql/sql-invocation.repository.ts|WHERE created_at < ? AND status IN (\${FINISHED})|WHERE created_at < ?|test/contracts/storage.spec.ts|deletes finished runs created before a date, never queued or running ones|retention deletes finished runs only"
   "retention-running|src/persistence/records.ts|INVOCATION_STATUSES.filter((s) => s !== 'queued' && s !== 'running')|INVOCATION_STATUSES.filter((s) => s !== 'queued')|test/contracts/storage.spec.ts|deletes finished runs created before a date, never queued or running ones|a running run is not finished: retention keeps it"
   "retention-age|src/lifecycle/history-retention.ts|new Date(now - this.options.historyRetentionDays * DAY_MS)|new Date(now)|src/lifecycle/history-retention.spec.ts|keeps runs younger than historyRetentionDays|retention deletes only runs older than \`historyRetentionDays\`"
+  "audit-retention-age|src/lifecycle/history-retention.ts|new Date(now - days * DAY_MS)|new Date(now - (days - 1) * DAY_MS)|test/e2e/audit-log.e2e-spec.ts|deletes entries older than auditRetentionDays on the clock|retention deletes only audit log entries older than \`auditRetentionDays\`"
+  # --- access: IP allow-lists, the audit log's principal ---
+  "ip-allow-list-off|src/http/ip-allow-list.ts|  if (!allowedIps?.length) return;|  if (allowedIps) return;|test/e2e/ip-allow-list.e2e-spec.ts|lets every address in until a list is set, then only the listed ones|a trigger with an IP allow-list refuses every other address (403)"
+  "audit-principal-lost|src/admin/audit/admin-audit.ts|principal: AuditContext.principal(),|principal: null,|test/e2e/audit-log.e2e-spec.ts|records each admin change and key view with the principal the host's guard set|an audit entry names the principal the host's guard put on the request"
   "delivery-retention-pending|src/persistence/sql/sql-callback.store.ts|status IN ('delivered', 'failed')|status IN ('delivered', 'failed', 'pending')|test/contracts/storage.spec.ts|deletes delivered and failed deliveries created before a date, never pending ones|retention never deletes a delivery still to be sent"
 )
 

@@ -15,6 +15,7 @@ import type {
   TriggerListItem,
   TriggerWithKey,
 } from './admin-views.js';
+import type { AuditPage } from './audit/audit-views.js';
 
 // What each admin API route answers, and the one place each answer is shaped from the service's views (views the
 // API sends as they are pass through). The controller's methods return the server-side shapes (Dates as Date);
@@ -32,8 +33,16 @@ export type ListedTrigger = Pick<TriggerListItem, 'id' | 'name' | 'type' | 'url'
 /** `POST api/bots/:botId/triggers`: the trigger with its key. */
 export type CreatedTrigger = Pick<TriggerWithKey, 'id' | 'name' | 'type' | 'botId' | 'url' | 'key' | 'createdAt'>;
 
-/** `GET api/triggers/:triggerId`: the trigger with its key (null without `keySecret`) and its callback. */
-export type ViewedTrigger = CreatedTrigger & { callback: AdminCallback | null };
+/** `GET api/triggers/:triggerId`: the trigger with its key (null without `keySecret`), its allow-list and its callback. */
+export type ViewedTrigger = CreatedTrigger & { allowedIps: string[]; callback: AdminCallback | null };
+
+/** `PUT api/triggers/:triggerId/allowed-ips`: the list stored ([] lets every address in). */
+export interface AllowedIps {
+  allowedIps: string[];
+}
+
+/** `GET api/audit-log`: a page of entries, newest first, and the cursor of the next page. */
+export type AdminAuditPage = AuditPage;
 
 /**
  * `POST api/triggers/:triggerId/rotate-key`: the new key (`keyId`), and until when the trigger's other keys
@@ -99,6 +108,10 @@ export interface AdminPageConfig {
   historyPageSize: number;
   /** Most runs the bots list counts per bot (`runsLast24h` stops there). */
   recentRunsCap: number;
+  /** Every action the audit log records (its Action filter lists them). */
+  auditActions: string[];
+  /** Entries per Audit log page (`limit` of `GET api/audit-log`). */
+  auditPageSize: number;
 }
 
 /** The answers as the screens read them. */
@@ -119,6 +132,8 @@ export type AdminRunAnswer = Json<AdminRun>;
 export type ReplayedRunAnswer = Json<ReplayedRun>;
 export type AdminAccountAnswer = Json<AdminAccount>;
 export type RunEventAnswer = Json<RunEvent>;
+export type AllowedIpsAnswer = Json<AllowedIps>;
+export type AdminAuditPageAnswer = Json<AdminAuditPage>;
 
 /** A bot in `GET api/bots`: its per-run price named for the screens. */
 export function botAnswer({ id, name, accountId, credits, accountCredits, triggers, runsLast24h }: BotSummary): AdminBot {

@@ -14,6 +14,8 @@ import {
 } from '../errors/webhook-trigger.messages.js';
 import {
   type AdminAccount,
+  type AdminAuditPage,
+  type AllowedIps,
   type AdminBot,
   type AdminCallback,
   type AdminDelivery,
@@ -42,6 +44,7 @@ import { historyFilter, optionalObject, type QueryValue, requireObject, single }
 import { AdminEventStreams } from './admin-event-streams.js';
 import { AdminServiceLookup } from './admin-service-lookup.js';
 import { requestOrigin } from './request-origin.js';
+import { auditFilter } from './audit/audit-api-requests.js';
 import { ADMIN_SETTINGS, type ResolvedAdminSettings } from './admin-options.js';
 import type { WebhookTriggersAdmin } from './webhook-triggers.admin.js';
 import type { RequestSigning } from '../persistence/records.js';
@@ -91,7 +94,18 @@ export class AdminApiController {
   async viewTrigger(@Param('triggerId') triggerId: string, @Req() request: unknown): Promise<ViewedTrigger> {
     const viewed = found(await this.admin.viewTrigger(triggerId, requestOrigin(request)), UNKNOWN_TRIGGER(triggerId));
     // The trigger's view shows its callback: with it here, the screens never ask for one that is not there (a 404).
-    return { ...triggerAnswer(viewed), callback: await this.admin.getCallback(triggerId) };
+    return { ...triggerAnswer(viewed), allowedIps: viewed.allowedIps, callback: await this.admin.getCallback(triggerId) };
+  }
+
+  @Put('triggers/:triggerId/allowed-ips')
+  async setAllowedIps(@Param('triggerId') triggerId: string, @Body() body: unknown): Promise<AllowedIps> {
+    const { allowedIps } = requireObject(body);
+    return { allowedIps: found(await this.admin.setAllowedIps(triggerId, allowedIps as string[]), UNKNOWN_TRIGGER(triggerId)) };
+  }
+
+  @Get('audit-log')
+  async listAuditLog(@Query() query: Record<string, QueryValue>): Promise<AdminAuditPage> {
+    return this.admin.listAuditLog(auditFilter(query));
   }
 
   @Post('triggers/:triggerId/rotate-key')

@@ -20,6 +20,13 @@ export interface WebhookTriggerAdminSettings {
    * @default null (no button)
    */
   signOutPath?: string | null;
+  /**
+   * Who the audit log names for each admin API request, read after your guards ran: return their user id or
+   * name (null or undefined when nobody is named; shown as "unknown"). Null reads `request.user` as your guard
+   * (e.g. Passport) set it: its `id`, `username`, `email`, `sub` or `name`, else a string `user`.
+   * @default null
+   */
+  auditPrincipal?: ((request: any) => string | null | undefined) | null; // eslint-disable-line @typescript-eslint/no-explicit-any
 }
 
 /** What routing needs when the module is defined: the mount path and the guards. */
@@ -49,6 +56,7 @@ export const ADMIN_DEFAULTS: Readonly<ResolvedAdminSettings> = Object.freeze({
   showInputs: false,
   maxEventStreams: 100,
   signOutPath: null,
+  auditPrincipal: null,
 });
 /** A path on this site: one leading slash (never `//`, another host), then URL path characters only. */
 const SITE_PATH = /^\/(?!\/)[A-Za-z0-9._~!$&'()*+,;=:@%/-]*$/;
@@ -87,6 +95,9 @@ export function resolveAdminSettings(settings: WebhookTriggerAdminSettings | und
   }
   if (resolved.signOutPath !== null && (typeof resolved.signOutPath !== 'string' || !SITE_PATH.test(resolved.signOutPath))) {
     throw new WebhookConfigurationError(ADMIN_INVALID_OPTION('signOutPath', 'a path on this site such as "/admin/sign-out", or null'));
+  }
+  if (resolved.auditPrincipal !== null && typeof resolved.auditPrincipal !== 'function') {
+    throw new WebhookConfigurationError(ADMIN_INVALID_OPTION('auditPrincipal', 'a function (request) => string | null, or null'));
   }
   return Object.freeze(resolved);
 }

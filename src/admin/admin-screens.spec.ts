@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { CALLBACK_EVENTS, INVOCATION_STATUSES, TERMINAL_STATUSES } from '../persistence/records.js';
 import { ADMIN_ASSETS, ADMIN_PAGE_CONFIG, loadAdminScreenFiles, renderAdminPage } from './admin-screens.js';
 import { HISTORY_PAGE_SIZE, RECENT_RUNS_CAP } from './admin-views.js';
+import { AUDIT_ACTIONS, AUDIT_PAGE_SIZE } from './audit/audit-views.js';
 
 const ADMIN_UI = join(__dirname, '..', '..', 'admin-ui');
 
@@ -27,6 +28,8 @@ describe('the admin screens loader', () => {
       alwaysSentEvent: 'invocation.completed',
       historyPageSize: HISTORY_PAGE_SIZE,
       recentRunsCap: RECENT_RUNS_CAP,
+      auditActions: [...AUDIT_ACTIONS],
+      auditPageSize: AUDIT_PAGE_SIZE,
     });
     expect(page).toContain('data-base="/a&quot;b"');
     expect(page).toContain('<script type="module" src="/a&quot;b/assets/main.js"></script>');

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { CALLBACK_EVENTS, INVOCATION_STATUSES, TERMINAL_STATUSES } from '../persistence/records.js';
 import type { AdminPageConfig } from './admin-api-answers.js';
 import { HISTORY_PAGE_SIZE, RECENT_RUNS_CAP } from './admin-views.js';
+import { AUDIT_ACTIONS, AUDIT_PAGE_SIZE } from './audit/audit-views.js';
 
 /** The screens' files, shipped in the package's `admin-ui/` folder and read once at startup. */
 export interface AdminScreenFiles {
@@ -53,6 +54,8 @@ export const ADMIN_ASSETS: Readonly<Record<string, string>> = {
   'run-summary.js': JS,
   'run-model.js': JS,
   'replay.js': JS,
+  'allowed-ips-section.js': JS,
+  'audit-screen.js': JS,
 };
 
 /** What the page tells the screens, from the server's own constants. */
@@ -63,6 +66,8 @@ export const ADMIN_PAGE_CONFIG: AdminPageConfig = {
   alwaysSentEvent: 'invocation.completed',
   historyPageSize: HISTORY_PAGE_SIZE,
   recentRunsCap: RECENT_RUNS_CAP,
+  auditActions: [...AUDIT_ACTIONS],
+  auditPageSize: AUDIT_PAGE_SIZE,
 };
 
 /** The page's Content-Security-Policy: nothing inline, nothing from elsewhere. */

@@ -22,6 +22,8 @@ export interface TriggerView {
   accountId: string;
   url: string;
   createdAt: Date;
+  /** The addresses and CIDRs its requests must come from; [] lets every address in. */
+  allowedIps: string[];
 }
 
 /** A trigger in a bot's list, with the time of its newest run. */

@@ -24,6 +24,7 @@ import { AdminScreensPaths } from '../lifecycle/admin-screens-paths.js';
 import { LOG_CONTEXT } from '../options/module.constants.js';
 import { AdminApiController } from './admin-api.controller.js';
 import { AdminServiceLookup } from './admin-service-lookup.js';
+import { AuditPrincipalInterceptor } from './audit/audit-principal.interceptor.js';
 import { AdminChangeGuard } from './admin-change.guard.js';
 import { AdminErrorFilter } from './admin-error.filter.js';
 import { AdminEventStreams } from './admin-event-streams.js';
@@ -127,7 +128,7 @@ export class WebhookTriggerAdminModule {
       imports: options.imports ?? [],
       controllers: [
         mounted(AdminScreensController, mount.path, mount.guards),
-        mounted(AdminApiController, `${mount.path}/api`, mount.guards, [AdminNoStoreInterceptor]),
+        mounted(AdminApiController, `${mount.path}/api`, mount.guards, [AdminNoStoreInterceptor, AuditPrincipalInterceptor]),
       ],
       providers: [
         settings,
@@ -136,6 +137,7 @@ export class WebhookTriggerAdminModule {
         AdminEventStreams,
         AdminChangeGuard,
         AdminNoStoreInterceptor,
+        AuditPrincipalInterceptor,
         AdminMountCheck,
       ],
     };

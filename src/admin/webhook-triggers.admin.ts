@@ -22,6 +22,10 @@ import type {
   TriggerWithKey,
 } from './admin-views.js';
 import { AdminTriggerKeys } from './service/admin-trigger-keys.js';
+import { AdminAudit } from './audit/admin-audit.js';
+import type { AuditFilter, AuditPage } from './audit/audit-views.js';
+import { AdminAllowedIps } from './service/admin-allowed-ips.js';
+import { AdminAuditLog } from './service/admin-audit-log.js';
 import { AdminCallbacks } from './service/admin-callbacks.js';
 import { AdminCredits } from './service/admin-credits.js';
 import { AdminRunHistory } from './service/admin-run-history.js';
@@ -47,6 +51,8 @@ export class WebhookTriggersAdmin {
     private readonly urls: TriggerUrls,
     private readonly keys: AdminTriggerKeys,
     private readonly signing: AdminSigning,
+    private readonly allowedIps: AdminAllowedIps,
+    private readonly auditLog: AdminAuditLog,
   ) {}
 
   // Bots and triggers
@@ -119,6 +125,15 @@ export class WebhookTriggersAdmin {
   /** Deletes a trigger and its callback: its URL answers 404 from now on; its runs stay in history. False when unknown. */
   deleteTrigger(triggerId: string): Promise<boolean> {
     return this.triggers.deleteTrigger(triggerId);
+  }
+
+  /**
+   * Replaces the trigger's IP allow-list: addresses and CIDRs, IPv4 or IPv6 (`203.0.113.0/24`, `2001:db8::/32`),
+   * at most 100; `[]` lets every address in. Every entry is checked first (`WebhookAdminInputError` naming the
+   * bad one, nothing stored). Applies on every node before it answers. Null when the trigger is unknown.
+   */
+  setAllowedIps(triggerId: string, allowedIps: string[]): Promise<string[] | null> {
+    return this.allowedIps.setAllowedIps(triggerId, allowedIps);
   }
 
   /**
@@ -208,6 +223,17 @@ export class WebhookTriggersAdmin {
     return this.history.watchRuns(botId, listener);
   }
 
+  // Audit log
+
+  /**
+   * The audit log, newest first, filtered and paged (`next` → `cursor` of the following page). Every change made
+   * through this service is recorded with the principal of `AuditContext.run` (the admin API sets it from
+   * `auditPrincipal`). Throws `WebhookAdminInputError` for a bad filter.
+   */
+  listAuditLog(filter: AuditFilter = {}): Promise<AuditPage> {
+    return this.auditLog.listAuditLog(filter);
+  }
+
   // Credits
 
   /** The account's balance, or null when unknown (or not a possible account id). */
@@ -275,4 +301,7 @@ export const ADMIN_SERVICE_PROVIDERS: Provider[] = [
   AdminCredits,
   TriggerUrls,
   AdminSigning,
+  AdminAllowedIps,
+  AdminAuditLog,
+  AdminAudit,
 ];

@@ -11,6 +11,7 @@ import {
   IDEMPOTENCY_KEY_REUSED,
   IDEMPOTENCY_KEY_TAKEN,
   INVALID_KEY,
+  IP_NOT_ALLOWED,
   MISSING_KEY,
   NOT_ENOUGH_CREDITS,
   RATE_LIMITED,
@@ -50,6 +51,13 @@ export class WebhookAdminConflictError extends WebhookTriggerError {}
 
 /** A request the webhook API refuses as malformed (400). */
 export class InvalidRequestError extends WebhookTriggerError {}
+
+/** The trigger has an IP allow-list and the request's address (as the host trusts it) is not on it (403). */
+export class IpNotAllowedError extends WebhookTriggerError {
+  constructor(ip: string) {
+    super(IP_NOT_ALLOWED(ip.slice(0, 64)));
+  }
+}
 
 export class UnknownTriggerError extends WebhookTriggerError {
   constructor(triggerId: string) {

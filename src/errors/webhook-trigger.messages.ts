@@ -219,3 +219,13 @@ export const LOG_UNEXPECTED_ERROR = 'Unexpected error in the webhook API';
 export const LOG_CLIENT_GONE = (method: string, url: string) => `${method} ${url}: the client went away before its request was read`;
 export const LOG_BACKLOG_FULL = (max: number, refusals: number) =>
   `Backlog full (maxQueuedRuns: ${max}): ${refusals} trigger(s) answered 503 since the last such warning; bots are not keeping up with accepts`;
+
+// IP allow-lists and the audit log (docs/security.md)
+export const IP_NOT_ALLOWED = (ip: string) => `This trigger does not accept requests from ${ip}`;
+export const BAD_ALLOWED_IP = (entry: string) =>
+  `allowedIps: "${entry}" is not an IPv4 or IPv6 address or CIDR (such as 203.0.113.7, 203.0.113.0/24 or 2001:db8::/32)`;
+export const ALLOWED_IPS_NOT_A_LIST = (max: number) =>
+  `allowedIps must be a list of at most ${max} addresses or CIDRs ([] lets every address in)`;
+export const LOG_AUDIT_WRITE_FAILED = (action: string, error: string) =>
+  `Audit log: the change was made but its entry (${action}) could not be stored: ${error}`;
+export const AUDIT_RETENTION_DELETED = (deleted: number, days: number) => `Deleted ${deleted} audit log entr(ies) older than ${days} days`;

@@ -11,6 +11,7 @@ import type { TriggerRecord } from '../persistence/records.js';
 import { RateLimitStorage, type RateLimitWindow } from '../rate-limits/rate-limit.storage.js';
 import { AUTHENTICATED_TRIGGER, type RawRequest, rawRequestOf } from './http.types.js';
 import { SignedRequests } from './signed-requests.js';
+import { assertIpAllowed } from './ip-allow-list.js';
 
 /** Express and Fastify both expose `ip` (honouring their trust-proxy settings); else the socket's address. */
 function clientIp(request: unknown, raw: RawRequest): string {
@@ -56,6 +57,7 @@ export class TriggerKeyGuard implements CanActivate {
     const trigger = TRIGGER_ID_PATTERN.test(triggerId) ? await this.triggers.findActive(triggerId) : null;
     if (!trigger) throw new UnknownTriggerError(triggerId);
     const raw = rawRequestOf(request);
+    assertIpAllowed(trigger.allowedIps, clientIp(request, raw)); // 403 before the key, the limits and the body
     const failures = { key: `failed-key:${clientIp(request, raw)}`, ttl: this.failedKeyLimit.ttlMs, limit: this.failedKeyLimit.limit };
     // Signed requests (signed-requests.ts): the trigger's requestSigning decides whether X-Key is asked and
     // whether the request is counted now or once its body's signature verified.

@@ -26,6 +26,11 @@ export interface TriggerRecord {
   createdAt: Date;
   /** Whether trigger requests must be signed (Standard Webhooks); `off` when absent. See `RequestSigning`. */
   requestSigning?: RequestSigning;
+  /**
+   * The addresses and CIDRs (IPv4, IPv6) a request must come from; absent or empty lets every address in.
+   * Set with `TriggerRepository.setAllowedIps` (the admin checks each entry first); stores leave it out when empty.
+   */
+  allowedIps?: string[];
 }
 
 /** One key of a trigger (`webhook_trigger_keys`): any usable one opens the trigger. */

@@ -1,4 +1,5 @@
 import type { Provider, Type } from '@nestjs/common';
+import { AuditLog } from './audit-log.js';
 import { CallbackStore } from './callback-store.js';
 import { CreditAccounts } from './credit-accounts.js';
 import { CreditLedger } from './credit-ledger.js';
@@ -18,6 +19,7 @@ const STORES: [abstract new (...args: never[]) => unknown, (storage: WebhookStor
   [CreditAccounts, (s) => s.accounts],
   [CallbackStore, (s) => s.callbacks],
   [SigningSecretStore, (s) => s.signing],
+  [AuditLog, (s) => s.audit],
   [WebhookUnitOfWork, (s) => s.unitOfWork],
 ];
 

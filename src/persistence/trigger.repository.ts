@@ -34,6 +34,8 @@ export abstract class TriggerRepository {
   abstract revokeKey(triggerId: string, keyId: string, at: Date): Promise<boolean>;
   /** Sets the keys' last-used times (key id → time), in one write; a later time already stored stays. */
   abstract recordKeyUses(uses: ReadonlyMap<string, Date>): Promise<void>;
+  /** Replaces the allowed addresses ([] lets every address in); false when the trigger is unknown or deleted. */
+  abstract setAllowedIps(id: string, allowedIps: string[]): Promise<boolean>;
   /** Deletes (the trigger's past runs stay in history); false when unknown or already deleted. */
   abstract delete(id: string): Promise<boolean>;
 }

@@ -1,4 +1,5 @@
 import { IdempotencyKeyTakenError, NotEnoughCreditsError } from '../errors/webhook-trigger.errors.js';
+import type { AuditLog } from './audit-log.js';
 import type { CallbackStore } from './callback-store.js';
 import type { CreditAccounts } from './credit-accounts.js';
 import type { CreditLedger } from './credit-ledger.js';
@@ -36,6 +37,8 @@ export abstract class WebhookStorage {
   abstract readonly callbacks: CallbackStore;
   /** Triggers' signed-request settings and signing secrets. */
   abstract readonly signing: SigningSecretStore;
+  /** Who changed what in the admin, and who viewed a key (docs/security.md). */
+  abstract readonly audit: AuditLog;
   /** The transaction every store's `tx` parameter joins. */
   abstract readonly unitOfWork: WebhookUnitOfWork;
 

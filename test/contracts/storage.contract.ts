@@ -1,4 +1,5 @@
 import { acceptContract } from './accept.contract.js';
+import { auditLogContract } from './audit-log.contract.js';
 import { callbackStoreContract } from './callback-store.contract.js';
 import { invocationHistoryContract } from './invocation-history.contract.js';
 import { signingSecretStoreContract } from './signing-secret-store.contract.js';
@@ -20,5 +21,6 @@ export function storageContract(name: string, open: OpenStorage): void {
     describe('CallbackStore', () => callbackStoreContract(open));
     describe('SigningSecretStore', () => signingSecretStoreContract(open));
     describe('accept', () => acceptContract(open));
+    describe('AuditLog', () => auditLogContract(open));
   });
 }

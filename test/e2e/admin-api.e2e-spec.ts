@@ -3,7 +3,7 @@
  * trigger contract the sample app had, history filters and keyset paging, run detail, cancel, replay,
  * credits, read-only mode, CSRF for cookie sessions, and the live stream.
  */
-import { INVOCATION_STATUSES, WebhookTriggerAdminModule } from '../../src/index.js';
+import { AUDIT_ACTIONS, INVOCATION_STATUSES, WebhookTriggerAdminModule } from '../../src/index.js';
 import { CALLBACK_EVENTS } from '../../src/persistence/records.js';
 import { ADMIN_TEST_BASIC, ADMIN_TEST_COOKIE, ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
 import { openStream } from '../helpers/event-stream.js';
@@ -411,6 +411,8 @@ describeOnEveryAdapter('admin API', ({ makeAdapter }) => {
         alwaysSentEvent: 'invocation.completed',
         historyPageSize: 50,
         recentRunsCap: 10_000,
+        auditActions: [...AUDIT_ACTIONS],
+        auditPageSize: 50,
       });
       const css = await request(`${t.baseUrl}/admin/assets/admin.css`, { headers: AUTH });
       expect(css.headers.get('content-type')).toMatch(/^text\/css/);

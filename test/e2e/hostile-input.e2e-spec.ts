@@ -87,6 +87,7 @@ const postHead = (t: Pick<TestTrigger, 'url'>, headers: Record<string, string>) 
 describeOnEveryAdapterAndDatabase('hostile input', ({ makeAdapter, database }) => {
   let t: WebhookTestApp;
   let echo: TestTrigger;
+  let allowListed: TestTrigger;
   let logger: ReturnType<typeof recordingLogger>;
 
   beforeAll(async () => {
@@ -102,6 +103,8 @@ describeOnEveryAdapterAndDatabase('hostile input', ({ makeAdapter, database }) =
       },
     });
     echo = await createTrigger(t, 'echo');
+    allowListed = await createTrigger(t, 'echo');
+    await t.admin.setAllowedIps(allowListed.id, ['203.0.113.0/24']);
   });
   afterAll(() => t.close());
   beforeEach(async () => {
@@ -112,6 +115,7 @@ describeOnEveryAdapterAndDatabase('hostile input', ({ makeAdapter, database }) =
   it.each([
     ['an unknown trigger', 404, () => ({ url: `${t.baseUrl}/webhooks/trg_AAAAAAAAAAAAAAAA/trigger`, key: 'whk_x' })],
     ['a wrong key', 401, () => ({ url: echo.url, key: 'whk_wrong' })],
+    ['an address outside the allow-list', 403, () => ({ url: allowListed.url, key: allowListed.key })],
   ])(
     'answers %s (%i) from the path and headers while a 1 GB body is still to come, and closes the connection',
     async (_case, status, target) => {

@@ -17,6 +17,7 @@ import {
   type TriggerRecord,
 } from '../../persistence/records.js';
 import { TriggerRepository } from '../../persistence/trigger.repository.js';
+import { AdminAudit } from '../audit/admin-audit.js';
 import { type CallbackInput, type CallbackView, DELIVERIES_LISTED, type DeliveryView } from '../admin-views.js';
 
 /** A trigger's signed callback and its deliveries, for the admin: set, read, rotate, remove, redeliver. Behind `WebhookTriggersAdmin`. */
@@ -28,6 +29,7 @@ export class AdminCallbacks {
     private readonly secrets: CallbackSecrets,
     private readonly outbox: CallbackOutbox,
     private readonly bus: ClusterBus,
+    private readonly audit: AdminAudit,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {}
 
@@ -44,6 +46,7 @@ export class AdminCallbacks {
     await this.store.saveCallback({ triggerId, url, events, secret: fresh ? this.secrets.seal(fresh) : existing!.secret }, new Date());
     // Every node's copy of what the trigger's callback wants (CallbackOutbox) is dropped.
     await this.bus.announceTriggerChanged(triggerId);
+    await this.audit.callbackSet(triggerId, !existing, url, events);
     const saved = (await this.store.findCallback(triggerId))!;
     return view(saved, fresh ?? (this.secrets.shown ? secret : null));
   }
@@ -57,6 +60,7 @@ export class AdminCallbacks {
   async deleteCallback(triggerId: string): Promise<boolean> {
     if (!TRIGGER_ID_PATTERN.test(triggerId) || !(await this.store.deleteCallback(triggerId))) return false;
     await this.bus.announceTriggerChanged(triggerId);
+    await this.audit.callbackDeleted(triggerId);
     return true;
   }
 
@@ -64,6 +68,7 @@ export class AdminCallbacks {
     if (!(await this.activeTrigger(triggerId))) return null;
     const secret = generateCallbackSecret();
     if (!(await this.store.replaceSecret(triggerId, this.secrets.seal(secret), new Date()))) return null;
+    await this.audit.callbackSecretRotated(triggerId);
     const callback = await this.store.findCallback(triggerId);
     return callback ? view(callback, secret) : null;
   }
@@ -82,6 +87,7 @@ export class AdminCallbacks {
     if (typeof deliveryId !== 'string' || !DELIVERY_ID_PATTERN.test(deliveryId)) return false;
     if (!(await this.store.redeliver(deliveryId, new Date()))) return false;
     this.outbox.wake(deliveryId);
+    await this.audit.redelivered(deliveryId);
     return true;
   }
 

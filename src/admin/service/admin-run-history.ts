@@ -20,6 +20,7 @@ import {
   LISTED_OUTPUTS_MAX,
   type TimelineStep,
 } from '../admin-views.js';
+import { AdminAudit } from '../audit/admin-audit.js';
 
 /** Most runs one history page holds. */
 const PAGE_MAX = 1000;
@@ -33,6 +34,7 @@ export class AdminRunHistory {
     private readonly invocations: InvocationRepository,
     private readonly service: InvocationService,
     private readonly bus: ClusterBus,
+    private readonly audit: AdminAudit,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {}
 
@@ -87,6 +89,7 @@ export class AdminRunHistory {
   async cancelInvocation(invocationId: string, { showInputs = false } = {}): Promise<InvocationDetail | null> {
     if (!INVOCATION_ID_PATTERN.test(invocationId)) return null;
     const row = await this.service.cancelById(invocationId);
+    if (row) await this.audit.runCancelled(row);
     return row ? this.detail(row, showInputs) : null;
   }
 
@@ -97,6 +100,7 @@ export class AdminRunHistory {
     const trigger = await this.triggers.findActive(row.triggerId);
     if (!trigger) throw new WebhookAdminConflictError(REPLAY_TRIGGER_DELETED(row.triggerId));
     const { id } = await this.service.start(trigger, replayInputs);
+    await this.audit.runReplayed(row, id);
     return { id };
   }
 

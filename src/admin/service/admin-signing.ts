@@ -14,6 +14,7 @@ import { TriggerRepository } from '../../persistence/trigger.repository.js';
 import { WebhookUnitOfWork } from '../../persistence/unit-of-work.js';
 import { Clock } from '../../time/clock.js';
 import type { RequestSigningView, RotatedSigningSecret, SigningSecretStatus, SigningSecretView } from '../admin-views.js';
+import { AdminAudit } from '../audit/admin-audit.js';
 
 /** Most secrets a trigger's view lists (newest first): a sender rotating daily for a month, and then some. */
 export const SIGNING_SECRETS_LISTED = 50;
@@ -32,6 +33,7 @@ export class AdminSigning {
     private readonly unitOfWork: WebhookUnitOfWork,
     private readonly secrets: CallbackSecrets,
     private readonly bus: ClusterBus,
+    private readonly audit: AdminAudit,
     @Inject(Clock) private readonly clock: Clock,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {}
@@ -49,6 +51,7 @@ export class AdminSigning {
     if (!(await this.activeTrigger(triggerId)) || !(await this.store.setRequestSigning(triggerId, mode as RequestSigning))) return null;
     // Every node's cached copy of the trigger (and so its mode) is dropped.
     await this.bus.announceTriggerChanged(triggerId);
+    await this.audit.requestSigningSet(triggerId, mode);
     return this.view(triggerId, mode as RequestSigning);
   }
 
@@ -73,6 +76,7 @@ export class AdminSigning {
       await this.store.insertSecret(record, tx);
       await this.store.expireOthers(triggerId, record.id, new Date(now + this.options.keyRotationGraceMs), tx);
     });
+    await this.audit.signingSecretRotated(triggerId, record.id);
     return { id: record.id, secret, signing: await this.view(triggerId, trigger.requestSigning ?? 'off') };
   }
 
@@ -81,6 +85,7 @@ export class AdminSigning {
     const trigger = await this.activeTrigger(triggerId);
     if (!trigger || typeof secretId !== 'string' || !SIGNING_SECRET_ID_PATTERN.test(secretId)) return null;
     if (!(await this.store.revokeSecret(triggerId, secretId, new Date(this.clock.now())))) return null;
+    await this.audit.signingSecretRevoked(triggerId, secretId);
     return this.view(triggerId, trigger.requestSigning ?? 'off');
   }
 

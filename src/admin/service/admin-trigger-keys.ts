@@ -10,6 +10,7 @@ import type { TriggerKeyRecord, TriggerRecord } from '../../persistence/records.
 import { type AddKeyRules, TriggerRepository } from '../../persistence/trigger.repository.js';
 import { Clock } from '../../time/clock.js';
 import type { CreatedTriggerKeyView, CreateTriggerKeyInput, RotatedTriggerKey, TriggerKeyView, TriggerView } from '../admin-views.js';
+import { AdminAudit } from '../audit/admin-audit.js';
 
 /**
  * A trigger's keys: list, create, revoke one, rotate (a new key; the others keep working for
@@ -24,6 +25,7 @@ export class AdminTriggerKeys {
   constructor(
     private readonly triggers: TriggerRepository,
     private readonly bus: ClusterBus,
+    private readonly audit: AdminAudit,
     @Inject(Clock) private readonly clock: Clock,
     @Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions,
   ) {
@@ -82,6 +84,7 @@ export class AdminTriggerKeys {
     const expiresAt = this.expiry(input?.expiresAt, now);
     const { record, key } = this.newKey(trigger.id, label, expiresAt, trigger.keys);
     if (!(await this.add(record, { now: new Date(now), maxUsable: MAX_USABLE_KEYS }))) return null;
+    await this.audit.keyCreated(trigger.id, record.id);
     return { ...this.view(record, now), key };
   }
 
@@ -90,6 +93,7 @@ export class AdminTriggerKeys {
     if (!TRIGGER_ID_PATTERN.test(triggerId) || !TRIGGER_KEY_ID_PATTERN.test(keyId)) return false;
     if (!(await this.triggers.revokeKey(triggerId, keyId, new Date(this.clock.now())))) return false;
     await this.bus.announceTriggerChanged(triggerId);
+    await this.audit.keyRevoked(triggerId, keyId);
     return true;
   }
 
@@ -104,6 +108,7 @@ export class AdminTriggerKeys {
     const graceEndsAt = new Date(now + this.graceMs);
     const { record, key } = this.newKey(trigger.id, this.label(undefined, trigger), null, trigger.keys);
     if (!(await this.add(record, { now: new Date(now), maxUsable: MAX_USABLE_KEYS, othersExpireAt: graceEndsAt }))) return null;
+    await this.audit.keyRotated(trigger.id);
     return { ...view(trigger), key, keyId: record.id, graceEndsAt };
   }
 

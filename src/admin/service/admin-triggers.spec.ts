@@ -50,6 +50,7 @@ describe('AdminTriggers', () => {
       expect(created).toEqual({
         id: expect.stringMatching(/^trg_[A-Za-z0-9_-]{16}$/),
         name: 'Morning report',
+        allowedIps: [],
         type: 'webhook',
         botId: 'weather',
         accountId: 'acme',

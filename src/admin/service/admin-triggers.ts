@@ -19,6 +19,7 @@ import {
   type TriggerWithKey,
 } from '../admin-views.js';
 import { AdminTriggerKeys } from './admin-trigger-keys.js';
+import { AdminAudit } from '../audit/admin-audit.js';
 import { TriggerUrls } from './trigger-urls.js';
 
 /** The admin's bots and their triggers: create, list, view, delete (their keys: `AdminTriggerKeys`). Behind `WebhookTriggersAdmin`. */
@@ -33,6 +34,7 @@ export class AdminTriggers {
     private readonly bus: ClusterBus,
     private readonly urls: TriggerUrls,
     private readonly keys: AdminTriggerKeys,
+    private readonly audit: AdminAudit,
   ) {}
 
   listBots(): BotView[] {
@@ -76,6 +78,7 @@ export class AdminTriggers {
     await this.triggers.create(record);
     // Trigger caches keep no misses, so nothing needs it yet; said anyway, so every trigger write is heard.
     await this.bus.announceTriggerChanged(record.id);
+    await this.audit.triggerCreated(record);
     return { ...this.view(record, origin), key };
   }
 
@@ -89,7 +92,9 @@ export class AdminTriggers {
   async viewTrigger(triggerId: string, origin?: string): Promise<TriggerWithKey | null> {
     const trigger = TRIGGER_ID_PATTERN.test(triggerId) ? await this.triggers.findActive(triggerId) : null;
     if (!trigger) return null;
-    return { ...this.view(trigger, origin), key: this.keys.shownKey(trigger) };
+    const key = this.keys.shownKey(trigger);
+    if (key !== null) await this.audit.keyViewed(trigger.id);
+    return { ...this.view(trigger, origin), key };
   }
 
   async deleteTrigger(triggerId: string): Promise<boolean> {
@@ -97,6 +102,7 @@ export class AdminTriggers {
     // Its callback goes with it: deliveries still pending are not sent.
     await this.callbacks.deleteCallback(triggerId);
     await this.bus.announceTriggerChanged(triggerId);
+    await this.audit.triggerDeleted(triggerId);
     return true;
   }
 
@@ -110,6 +116,7 @@ export class AdminTriggers {
       accountId: t.accountId,
       url: this.urls.triggerUrl(t.id, origin),
       createdAt: t.createdAt,
+      allowedIps: t.allowedIps ?? [],
     };
   }
 }

@@ -1,3 +1,4 @@
+import type { AuditEntry } from '../audit-log.js';
 import type { CallbackRecord, DeliveryRecord, InvocationRecord, SigningSecretRecord, TriggerKeyRecord, TriggerRecord } from '../records.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
 
@@ -93,6 +94,8 @@ export class InMemoryWebhookDatabase {
   readonly deliveries = new Map<string, StoredDelivery>();
   /** Triggers' signing secrets by id. */
   readonly signingSecrets = new Map<string, SigningSecretRecord>();
+  /** The audit log, by entry id. */
+  readonly auditEntries = new Map<string, AuditEntry>();
   private tail: Promise<unknown> = Promise.resolve();
 
   /** Runs `fn` once every unit and write queued before it is done. */

@@ -1,3 +1,4 @@
+import type { AuditLog } from '../audit-log.js';
 import type { CallbackStore } from '../callback-store.js';
 import type { CreditAccounts } from '../credit-accounts.js';
 import type { CreditLedger } from '../credit-ledger.js';
@@ -6,6 +7,7 @@ import type { SigningSecretStore } from '../signing-secret-store.js';
 import type { TriggerRepository } from '../trigger.repository.js';
 import type { WebhookUnitOfWork } from '../unit-of-work.js';
 import { WebhookStorage } from '../webhook-storage.js';
+import { InMemoryAuditLog } from './in-memory-audit-log.js';
 import { InMemoryCallbackStore } from './in-memory-callback.store.js';
 import { InMemoryCreditAccounts, InMemoryCreditLedger } from './in-memory-credit-ledger.js';
 import { InMemoryWebhookDatabase } from './in-memory-database.js';
@@ -27,6 +29,7 @@ export class InMemoryWebhookStorage extends WebhookStorage {
   readonly accounts: CreditAccounts;
   readonly callbacks: CallbackStore;
   readonly signing: SigningSecretStore;
+  readonly audit: AuditLog;
   readonly unitOfWork: WebhookUnitOfWork;
 
   constructor(readonly database: InMemoryWebhookDatabase = new InMemoryWebhookDatabase()) {
@@ -37,6 +40,7 @@ export class InMemoryWebhookStorage extends WebhookStorage {
     this.accounts = new InMemoryCreditAccounts(database);
     this.callbacks = new InMemoryCallbackStore(database);
     this.signing = new InMemorySigningSecretStore(database);
+    this.audit = new InMemoryAuditLog(database);
     this.unitOfWork = new InMemoryUnitOfWork(database);
   }
 }

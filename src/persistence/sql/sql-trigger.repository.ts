@@ -19,6 +19,8 @@ function byTrigger(rows: Record<string, unknown>[]): Map<string, TriggerKeyRecor
   }
   return keys;
 }
+/** A JSON list, or NULL for none (every address allowed). */
+const allowedIpsColumn = (ips: string[] | undefined): string | null => (ips?.length ? JSON.stringify(ips) : null);
 
 export class SqlTriggerRepository extends TriggerRepository {
   constructor(private readonly db: SqlExecutor) {
@@ -37,8 +39,8 @@ export class SqlTriggerRepository extends TriggerRepository {
   async create(t: TriggerRecord): Promise<void> {
     await this.db.run(async (tx) => {
       await this.db.write(
-        `INSERT INTO webhook_triggers (${TRIGGER_COLUMNS}, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)`,
-        [t.id, t.botId, t.accountId, t.name, t.type, t.createdAt.getTime(), t.requestSigning ?? 'off'],
+        `INSERT INTO webhook_triggers (${TRIGGER_COLUMNS}, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+        [t.id, t.botId, t.accountId, t.name, t.type, t.createdAt.getTime(), t.requestSigning ?? 'off', allowedIpsColumn(t.allowedIps)],
         tx,
       );
       for (const key of t.keys) await this.insertKey({ ...key, triggerId: t.id }, tx);
@@ -108,6 +110,14 @@ export class SqlTriggerRepository extends TriggerRepository {
         );
       }
     });
+  }
+
+  async setAllowedIps(id: string, allowedIps: string[]): Promise<boolean> {
+    const { changes } = await this.db.write(`UPDATE webhook_triggers SET allowed_ips = ? WHERE id = ? AND deleted_at IS NULL`, [
+      allowedIpsColumn(allowedIps),
+      id,
+    ]);
+    return changes > 0;
   }
 
   async delete(id: string): Promise<boolean> {

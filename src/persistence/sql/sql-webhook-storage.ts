@@ -5,6 +5,7 @@ import { sqliteConnectionOf, WEBHOOK_DATA_SOURCE } from '../typeorm/webhook-data
 import { WebhookStorage, type AcceptOutcome } from '../webhook-storage.js';
 import { PostgresExecutor } from './postgres-executor.js';
 import { PostgresRunAcceptor } from './postgres-run-acceptor.js';
+import { SqlAuditLog } from './sql-audit-log.js';
 import { SqlCallbackStore } from './sql-callback.store.js';
 import { SqlCreditAccounts, SqlCreditLedger } from './sql-credit-ledger.js';
 import type { SqlExecutor } from './sql-executor.js';
@@ -24,6 +25,7 @@ export class SqlWebhookStorage extends WebhookStorage {
   readonly accounts: SqlCreditAccounts;
   readonly callbacks: SqlCallbackStore;
   readonly signing: SqlSigningSecretStore;
+  readonly audit: SqlAuditLog;
 
   constructor(readonly unitOfWork: SqlExecutor) {
     super();
@@ -33,6 +35,7 @@ export class SqlWebhookStorage extends WebhookStorage {
     this.accounts = new SqlCreditAccounts(unitOfWork);
     this.callbacks = new SqlCallbackStore(unitOfWork);
     this.signing = new SqlSigningSecretStore(unitOfWork);
+    this.audit = new SqlAuditLog(unitOfWork);
   }
 }
 

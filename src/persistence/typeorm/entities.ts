@@ -48,6 +48,10 @@ export class WebhookTriggerEntity {
 
   @Column('varchar', { name: 'request_signing', length: 20, default: 'off' })
   requestSigning!: string;
+
+  /** JSON list of addresses and CIDRs; NULL lets every address in. */
+  @Column('text', { name: 'allowed_ips', nullable: true })
+  allowedIps!: string | null;
 }
 
 @Entity('webhook_trigger_keys')
@@ -230,6 +234,35 @@ export class WebhookCallbackDeliveryEntity {
   createdAt!: Date;
 }
 
+@Entity('webhook_audit_log')
+@Index('IDX_webhook_audit_log_at_id', ['at', 'id'])
+@Index('IDX_webhook_audit_log_trigger_at_id', ['triggerId', 'at', 'id'])
+export class WebhookAuditLogEntity {
+  @PrimaryColumn('varchar', { length: 40 })
+  id!: string;
+
+  @Column('bigint', { transformer: epochMs })
+  at!: Date;
+
+  @Column('varchar', { length: 60 })
+  action!: string;
+
+  @Column('varchar', { name: 'trigger_id', length: 40, nullable: true })
+  triggerId!: string | null;
+
+  @Column('varchar', { name: 'invocation_id', length: 40, nullable: true })
+  invocationId!: string | null;
+
+  @Column('varchar', { name: 'account_id', length: 200, nullable: true })
+  accountId!: string | null;
+
+  @Column('varchar', { length: 200, nullable: true })
+  principal!: string | null;
+
+  @Column('varchar', { length: 2000 })
+  details!: string;
+}
+
 /** Add these to your DataSource's `entities` when you pass `dataSourceName`. */
 @Entity('webhook_trigger_signing_secrets')
 @Index('IDX_webhook_trigger_signing_secrets_trigger_created_id', ['triggerId', 'createdAt', 'id'])
@@ -261,4 +294,5 @@ export const WEBHOOK_TRIGGER_ENTITIES = [
   WebhookCallbackEntity,
   WebhookCallbackDeliveryEntity,
   WebhookTriggerSigningSecretEntity,
+  WebhookAuditLogEntity,
 ];

@@ -5,6 +5,7 @@ import { WebhookTriggersCallbacks1764100000000 } from './1764100000000-webhook-t
 import { WebhookTriggersRunAttempts1764200000000 } from './1764200000000-webhook-triggers-run-attempts.js';
 import { WebhookTriggersKeys1764300000000 } from './1764300000000-webhook-triggers-keys.js';
 import { WebhookTriggersSigning1764400000000 } from './1764400000000-webhook-triggers-signing.js';
+import { WebhookTriggersAudit1764500000000 } from './1764500000000-webhook-triggers-audit.js';
 
 /** Add these to your DataSource's `migrations` when you pass `dataSourceName`. */
 export const WEBHOOK_TRIGGER_MIGRATIONS = [
@@ -15,4 +16,5 @@ export const WEBHOOK_TRIGGER_MIGRATIONS = [
   WebhookTriggersRunAttempts1764200000000,
   WebhookTriggersKeys1764300000000,
   WebhookTriggersSigning1764400000000,
+  WebhookTriggersAudit1764500000000,
 ];
