@@ -115,6 +115,15 @@ describeInBrowser('signed requests screens in a browser', () => {
         expect(await signing.getByLabel('New signing secret').count()).toBe(0);
         expect((await sendSigned(trigger, secret)).status).toBe(401);
         await checkScreen(page, 'signing-revoked');
+
+        // On a phone (360 px wide) the section fits: the table turns into cards, the example headers wrap.
+        await page.setViewportSize({ width: 360, height: 740 });
+        await signing.getByText('Headers a sender sends').scrollIntoViewIfNeeded();
+        const { scrollWidth, clientWidth } = await page.evaluate<{ scrollWidth: number; clientWidth: number }>(
+          '({ scrollWidth: document.documentElement.scrollWidth, clientWidth: document.documentElement.clientWidth })',
+        );
+        expect(scrollWidth).toBe(clientWidth);
+        await checkScreen(page, '360-signing');
         watched.expectNoProblems();
       } finally {
         await watched.context.close();
