@@ -21,6 +21,7 @@ import { RunStop } from './run-stop.reasons.js';
 import { CallbackOutbox, type CallbackInvocation } from '../deliveries/callback-outbox.js';
 import { RunFinisher } from '../deliveries/run-finisher.js';
 import { isValidOutput, RunOutputs } from './run-outputs.js';
+import { boundedErrorMessage } from './run-error.js';
 
 interface Outcome {
   status: InvocationStatus;
@@ -235,7 +236,7 @@ export class InvocationExecutor {
     } catch (thrown: unknown) {
       // A bot that rejects because its signal fired ends the way the signal says, not as its own failure.
       if (controller.signal.aborted) return this.stopped(controller.signal.reason);
-      return { status: 'failed', outputs: [], error: { message: thrown instanceof Error ? thrown.message : String(thrown) } };
+      return { status: 'failed', outputs: [], error: { message: boundedErrorMessage(thrown) } };
     } finally {
       clearTimeout(timer);
     }

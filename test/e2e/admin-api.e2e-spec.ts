@@ -175,6 +175,7 @@ describeOnEveryAdapter('admin API', ({ makeAdapter }) => {
         outputs: [{ title: 'n', message: '4' }],
         outputsTruncated: false,
         error: null,
+        errorTruncated: false,
         idempotencyKey: 'key-4',
       });
     });

@@ -334,6 +334,7 @@ describe('sample app (real process)', () => {
           'credits',
           'durationMs',
           'error',
+          'errorTruncated',
           'finishedAt',
           'id',
           'idempotencyKey',
