@@ -26,6 +26,8 @@ export const IDEMPOTENCY_KEY_REUSED =
 export const SYNC_TIMEOUT = (ms: number, status: string) => `The run did not finish within ${ms} ms (status: ${status}); call sync again`;
 export const SYNC_SHUTDOWN = (status: string) => `The application is shutting down (run status: ${status}); call sync again`;
 export const BAD_TIMEOUT = 'timeout must be a whole number of seconds from 1 to 300';
+export const QUERY_NOT_SINGLE = (name: string) =>
+  `The query parameter ${name} must be given once, as text (not repeated, a list or an object)`;
 export const BOT_NOT_REGISTERED = (botId: string) => `Bot "${botId}" is not registered in this application`;
 export const ALREADY_FINISHED = (id: string, status: string) => `Invocation "${id}" already finished (${status}); it cannot be cancelled`;
 export const SHUTTING_DOWN = 'The application is shutting down; retry shortly (another instance may take the request)';

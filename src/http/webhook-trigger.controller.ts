@@ -1,18 +1,4 @@
-import {
-  Controller,
-  Get,
-  Headers,
-  HttpCode,
-  Inject,
-  Param,
-  Post,
-  Query,
-  Req,
-  Res,
-  UseFilters,
-  UseGuards,
-  VERSION_NEUTRAL,
-} from '@nestjs/common';
+import { Controller, Get, Headers, HttpCode, Inject, Param, Post, Req, Res, UseFilters, UseGuards, VERSION_NEUTRAL } from '@nestjs/common';
 import {
   ApiBody,
   ApiExtraModels,
@@ -39,6 +25,7 @@ import { InvalidRequestError, SyncTimeoutError, UnknownInvocationError } from '.
 import { BAD_AFTER, BAD_IDEMPOTENCY_KEY, BAD_TIMEOUT } from '../errors/webhook-trigger.messages.js';
 import { statusBody, syncBody } from './invocation-responses.js';
 import { CurrentTrigger } from './current-trigger.decorator.js';
+import { QueryText } from './query-text.js';
 import { readBody } from './body-capture/read-body.js';
 import { deferredBodyOf, rawRequestOf } from './http.types.js';
 import { checkJsonContentType, parseTriggerBody } from './webhook-body.parser.js';
@@ -141,7 +128,7 @@ export class WebhookTriggerController {
   async sync(
     @CurrentTrigger() trigger: TriggerRecord,
     @Param('invocationId') invocationId: string,
-    @Query('timeout') timeout: string | undefined,
+    @QueryText('timeout') timeout: string | undefined,
     @Res({ passthrough: true }) response: unknown,
   ): Promise<SyncResponseDto | undefined> {
     const waitMs = this.waitMs(timeout);
@@ -234,7 +221,7 @@ export class WebhookTriggerController {
   async events(
     @CurrentTrigger() trigger: TriggerRecord,
     @Param('invocationId') invocationId: string,
-    @Query('after') after: string | undefined,
+    @QueryText('after') after: string | undefined,
     @Headers('last-event-id') lastEventId: string | undefined,
     @Res() response: unknown,
   ): Promise<void> {
