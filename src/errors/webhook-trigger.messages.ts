@@ -59,6 +59,8 @@ export const REPLAY_TRIGGER_DELETED = (triggerId: string) => `Trigger "${trigger
 export const ADMIN_READ_ONLY = 'The admin is read-only: changes are refused';
 export const ADMIN_CROSS_SITE = 'Cross-site request refused: send changes from the admin screens (header X-Webhook-Admin: 1, same origin)';
 export const TOO_MANY_EVENT_STREAMS = (max: number) => `Too many run event streams are open on this server (${max}); retry later`;
+export const TOO_MANY_EVENT_STREAMS_OF = (whose: 'trigger' | 'account', max: number, option: string) =>
+  `This ${whose} already has ${max} run event streams open on this server (${option}); close one or retry later`;
 export const BAD_AFTER = 'Last-Event-ID and "after" must be a whole number (the id of the last event received)';
 export const ADMIN_TOO_MANY_STREAMS = (max: number) => `Too many live history streams are open on this server (${max}); retry later`;
 export const ADMIN_INVALID_OPTION = (field: string, expected: string) =>
