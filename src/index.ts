@@ -63,7 +63,7 @@ export type {
   AccountCredits,
 } from './admin/admin-views.js';
 export { WebhookTriggerAdminModule } from './admin/webhook-trigger-admin.module.js';
-export { requestOrigin } from './admin/request-origin.js';
+export { isCrossSiteRequest, requestOrigin } from './admin/request-origin.js';
 export type {
   AdminGuard,
   WebhookTriggerAdminOptions,

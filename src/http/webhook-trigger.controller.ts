@@ -123,7 +123,7 @@ export class WebhookTriggerController {
   @ApiParam({ name: 'invocationId', description: 'The invocation.id returned by the trigger endpoint.' })
   @ApiQuery({ name: 'timeout', required: false, description: 'Seconds to wait, 1–300 (never more than the configured wait).' })
   @ApiResponse({ status: 200, type: SyncResponseDto, description: 'The run finished; success tells whether the bot succeeded.' })
-  @ApiResponse({ status: 400, type: WebhookErrorDto, description: 'timeout is not a whole number from 1 to 300.' })
+  @ApiResponse({ status: 400, type: WebhookErrorDto, description: 'timeout is not a whole number from 1 to 300, or not given once.' })
   @ApiResponse({ status: 408, type: WebhookErrorDto, description: 'The run did not finish in time (the body gives its status); retry.' })
   async sync(
     @CurrentTrigger() trigger: TriggerRecord,
@@ -212,7 +212,17 @@ export class WebhookTriggerController {
     content: { 'text/event-stream': { schema: { type: 'string', example: 'id: 1\nevent: status\ndata: {"status":"queued"}\n\n' } } },
   })
   @ApiResponse({ status: 204, description: 'The run finished and the client already has every event up to done.' })
-  @ApiResponse({ status: 400, type: WebhookErrorDto, description: 'Last-Event-ID or after is not a whole number.' })
+  @ApiResponse({
+    status: 400,
+    type: WebhookErrorDto,
+    description: 'Last-Event-ID or after is not a whole number, or after is not given once.',
+  })
+  @ApiResponse({
+    status: 429,
+    type: WebhookErrorDto,
+    description:
+      'Rate limit exceeded, or this trigger (maxEventStreamsPerTrigger) or its account (maxEventStreamsPerAccount) holds its share of streams; see Retry-After.',
+  })
   @ApiResponse({
     status: 503,
     type: WebhookErrorDto,
