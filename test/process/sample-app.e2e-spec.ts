@@ -474,7 +474,7 @@ describe('sample app (real process)', () => {
       });
     const token = (value: string) => new URLSearchParams({ token: value }).toString();
     const ownOrigin = new URL(loopback(app)).origin;
-    const CROSS_SITE = [
+    const CROSS_SITE: Array<Record<string, string>> = [
       { 'Sec-Fetch-Site': 'cross-site' },
       { 'Sec-Fetch-Site': 'same-site' },
       { Origin: 'https://elsewhere.example' },
