@@ -6,7 +6,7 @@ export interface AdminAuthOptions {
   wrongTokens?: { limit: number; windowMs: number };
   /** REDIS_URL: where sign-outs are recorded so that every node refuses a signed-out session; unset: this process only. */
   redisUrl?: string;
-  /** REDIS_KEY_PREFIX: prefix of the Redis keys. @default 'sample' */
+  /** REDIS_KEY_PREFIX: prefix of the Redis keys. @default 'sample-app:' */
   redisKeyPrefix?: string;
 }
 

@@ -20,7 +20,7 @@ export class SignedOutSessions implements OnModuleDestroy {
   private readonly prefix: string;
 
   constructor(@Inject(ADMIN_AUTH_OPTIONS) options: AdminAuthOptions) {
-    this.prefix = `${options.redisKeyPrefix ?? 'sample'}:admin-signed-out:`;
+    this.prefix = `${options.redisKeyPrefix ?? 'sample-app:'}admin-signed-out:`;
     this.redis = options.redisUrl ? new Redis(options.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: true }) : undefined;
     this.redis?.on('error', () => undefined); // reported where a call fails
   }
