@@ -217,7 +217,7 @@ export class InMemoryInvocationRepository extends InvocationRepository {
         const record = toRecord(row);
         // As in SQL: inputs, outputs and an error longer than their bounds (as JSON text) are left out of a
         // list, and flagged.
-        const over = (value: unknown, bound: number) => value !== null && JSON.stringify(value).length > bound;
+        const over = (value: unknown, bound: number) => value !== null && Buffer.byteLength(JSON.stringify(value)) > bound;
         const inputsTruncated = over(record.inputs, query.inputsUpTo);
         const outputsTruncated = over(record.outputs, query.outputsUpTo);
         const errorTruncated = over(record.error, query.errorUpTo);

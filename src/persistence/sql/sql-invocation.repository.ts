@@ -24,11 +24,16 @@ const LIST_COLUMNS = INVOCATION_COLUMNS.split(', ')
 
 /**
  * The bounded columns as a list reads them: `<column>` (the value, or its stand-in past the bound) and
- * `<column>_truncated` (1 or 0); two `?` per column, the bound, in BOUNDED_COLUMNS order.
+ * `<column>_truncated` (1 or 0); two `?` per column, the bound, in BOUNDED_COLUMNS order. The size is
+ * `octet_length` (bytes of UTF-8), which both databases read from the value's header without loading a long
+ * value (`length` counts characters: it reads, and on PostgreSQL decompresses, the whole megabyte).
  */
 const BOUNDED_SELECT = BOUNDED_COLUMNS.map((c) => {
   const standIn = c === 'inputs' ? `'{}'` : 'NULL';
-  return `CASE WHEN length(${c}) > ? THEN ${standIn} ELSE ${c} END AS ${c}, CASE WHEN length(${c}) > ? THEN 1 ELSE 0 END AS ${c}_truncated`;
+  return (
+    `CASE WHEN octet_length(${c}) > ? THEN ${standIn} ELSE ${c} END AS ${c}, ` +
+    `CASE WHEN octet_length(${c}) > ? THEN 1 ELSE 0 END AS ${c}_truncated`
+  );
 }).join(', ');
 
 /** Triggers per `lastUsedAt` statement. */
