@@ -32,7 +32,12 @@ export class SignedOutSessions implements OnModuleDestroy {
     const hash = hashOf(session);
     this.prune(now);
     this.local.set(hash, expiresAt);
-    await this.redis?.set(this.prefix + hash, '1', 'PX', ms);
+    try {
+      await this.redis?.set(this.prefix + hash, '1', 'PX', ms);
+    } catch (error) {
+      // The cookie is still cleared and this node refuses the session; the others cannot be told.
+      this.logger.warn(`Could not record a sign-out in Redis (${String(error)}); other nodes still accept that session`);
+    }
   }
 
   async isEnded(session: string, now = Date.now()): Promise<boolean> {
