@@ -71,7 +71,7 @@ export type {
   SigningSecretStatus,
 } from './admin/admin-views.js';
 export { WebhookTriggerAdminModule } from './admin/webhook-trigger-admin.module.js';
-export { requestOrigin } from './admin/request-origin.js';
+export { isCrossSiteRequest, requestOrigin } from './admin/request-origin.js';
 export { AuditContext } from './admin/audit/audit-context.js';
 export { AUDIT_ACTIONS, AUDIT_PAGE_MAX, AUDIT_PAGE_SIZE } from './admin/audit/audit-views.js';
 export type { AuditAction, AuditEntryView, AuditFilter, AuditPage } from './admin/audit/audit-views.js';

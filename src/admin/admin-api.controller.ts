@@ -40,7 +40,7 @@ import {
   triggerAnswer,
   triggerKeyAnswer,
 } from './admin-api-answers.js';
-import { historyFilter, optionalObject, type QueryValue, requireObject, single } from './admin-api-requests.js';
+import { historyFilter, optionalObject, queryParam, type RequestQuery, requireObject } from './admin-api-requests.js';
 import { AdminEventStreams } from './admin-event-streams.js';
 import { AdminServiceLookup } from './admin-service-lookup.js';
 import { requestOrigin } from './request-origin.js';
@@ -104,7 +104,7 @@ export class AdminApiController {
   }
 
   @Get('audit-log')
-  async listAuditLog(@Query() query: Record<string, QueryValue>): Promise<AdminAuditPage> {
+  async listAuditLog(@Query() query: RequestQuery): Promise<AdminAuditPage> {
     return this.admin.listAuditLog(auditFilter(query));
   }
 
@@ -205,7 +205,7 @@ export class AdminApiController {
   }
 
   @Get('bots/:botId/invocations')
-  async listInvocations(@Param('botId') botId: string, @Query() query: Record<string, QueryValue>): Promise<ListedRun[]> {
+  async listInvocations(@Param('botId') botId: string, @Query() query: RequestQuery): Promise<ListedRun[]> {
     this.requireBot(botId);
     return (await this.admin.listInvocations(botId, historyFilter(query))).map(listedRunAnswer);
   }
@@ -240,9 +240,10 @@ export class AdminApiController {
   }
 
   @Sse('events')
-  events(@Req() request: { socket?: Socket; raw?: { socket?: Socket } }, @Query('botId') botId?: QueryValue): Observable<MessageEvent> {
-    if (botId !== undefined) this.requireBot(single(botId, 'botId'));
-    return this.streams.stream(this.admin, botId as string | undefined, request.raw?.socket ?? request.socket);
+  events(@Req() request: { socket?: Socket; raw?: { socket?: Socket } }, @Query() query: RequestQuery): Observable<MessageEvent> {
+    const botId = queryParam(query, 'botId');
+    if (botId !== undefined) this.requireBot(botId);
+    return this.streams.stream(this.admin, botId, request.raw?.socket ?? request.socket);
   }
 
   private requireBot(botId: string): void {

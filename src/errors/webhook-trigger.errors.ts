@@ -17,6 +17,7 @@ import {
   RATE_LIMITED,
   SHUTTING_DOWN,
   TOO_MANY_EVENT_STREAMS,
+  TOO_MANY_EVENT_STREAMS_OF,
   SYNC_SHUTDOWN,
   SYNC_TIMEOUT,
   UNKNOWN_INVOCATION,
@@ -179,6 +180,18 @@ export class TooManyEventStreamsError extends WebhookTriggerError {
   readonly retryAfterSeconds = 1;
   constructor(max: number) {
     super(TOO_MANY_EVENT_STREAMS(max));
+  }
+}
+
+/**
+ * 429 with Retry-After: the trigger (or its account) already holds its share of this process's run event
+ * streams (`maxEventStreamsPerTrigger`, `maxEventStreamsPerAccount`); the others' streams are unaffected.
+ */
+export class TooManyEventStreamsOfError extends WebhookTriggerError {
+  /** A stream lasts as long as its run: a few seconds is the least worth waiting. */
+  readonly retryAfterSeconds = 5;
+  constructor(whose: 'trigger' | 'account', max: number) {
+    super(TOO_MANY_EVENT_STREAMS_OF(whose, max, whose === 'trigger' ? 'maxEventStreamsPerTrigger' : 'maxEventStreamsPerAccount'));
   }
 }
 

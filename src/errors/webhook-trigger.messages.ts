@@ -26,6 +26,8 @@ export const IDEMPOTENCY_KEY_REUSED =
 export const SYNC_TIMEOUT = (ms: number, status: string) => `The run did not finish within ${ms} ms (status: ${status}); call sync again`;
 export const SYNC_SHUTDOWN = (status: string) => `The application is shutting down (run status: ${status}); call sync again`;
 export const BAD_TIMEOUT = 'timeout must be a whole number of seconds from 1 to 300';
+export const QUERY_NOT_SINGLE = (name: string) =>
+  `The query parameter ${name} must be given once, as text (not repeated, a list or an object)`;
 export const BOT_NOT_REGISTERED = (botId: string) => `Bot "${botId}" is not registered in this application`;
 export const ALREADY_FINISHED = (id: string, status: string) => `Invocation "${id}" already finished (${status}); it cannot be cancelled`;
 export const SHUTTING_DOWN = 'The application is shutting down; retry shortly (another instance may take the request)';
@@ -57,6 +59,8 @@ export const REPLAY_TRIGGER_DELETED = (triggerId: string) => `Trigger "${trigger
 export const ADMIN_READ_ONLY = 'The admin is read-only: changes are refused';
 export const ADMIN_CROSS_SITE = 'Cross-site request refused: send changes from the admin screens (header X-Webhook-Admin: 1, same origin)';
 export const TOO_MANY_EVENT_STREAMS = (max: number) => `Too many run event streams are open on this server (${max}); retry later`;
+export const TOO_MANY_EVENT_STREAMS_OF = (whose: 'trigger' | 'account', max: number, option: string) =>
+  `This ${whose} already has ${max} run event streams open on this server (${option}); close one or retry later`;
 export const BAD_AFTER = 'Last-Event-ID and "after" must be a whole number (the id of the last event received)';
 export const ADMIN_TOO_MANY_STREAMS = (max: number) => `Too many live history streams are open on this server (${max}); retry later`;
 export const ADMIN_INVALID_OPTION = (field: string, expected: string) =>

@@ -1,18 +1,4 @@
-import {
-  Controller,
-  Get,
-  Headers,
-  HttpCode,
-  Inject,
-  Param,
-  Post,
-  Query,
-  Req,
-  Res,
-  UseFilters,
-  UseGuards,
-  VERSION_NEUTRAL,
-} from '@nestjs/common';
+import { Controller, Get, Headers, HttpCode, Inject, Param, Post, Req, Res, UseFilters, UseGuards, VERSION_NEUTRAL } from '@nestjs/common';
 import {
   ApiBody,
   ApiExtraModels,
@@ -39,6 +25,7 @@ import { InvalidRequestError, SyncTimeoutError, UnknownInvocationError } from '.
 import { BAD_AFTER, BAD_IDEMPOTENCY_KEY, BAD_TIMEOUT } from '../errors/webhook-trigger.messages.js';
 import { statusBody, syncBody } from './invocation-responses.js';
 import { CurrentTrigger } from './current-trigger.decorator.js';
+import { QueryText } from './query-text.js';
 import { readBody } from './body-capture/read-body.js';
 import { deferredBodyOf, rawRequestOf } from './http.types.js';
 import { checkJsonContentType, parseTriggerBody } from './webhook-body.parser.js';
@@ -147,12 +134,12 @@ export class WebhookTriggerController {
   @ApiParam({ name: 'invocationId', description: 'The invocation.id returned by the trigger endpoint.' })
   @ApiQuery({ name: 'timeout', required: false, description: 'Seconds to wait, 1–300 (never more than the configured wait).' })
   @ApiResponse({ status: 200, type: SyncResponseDto, description: 'The run finished; success tells whether the bot succeeded.' })
-  @ApiResponse({ status: 400, type: WebhookErrorDto, description: 'timeout is not a whole number from 1 to 300.' })
+  @ApiResponse({ status: 400, type: WebhookErrorDto, description: 'timeout is not a whole number from 1 to 300, or not given once.' })
   @ApiResponse({ status: 408, type: WebhookErrorDto, description: 'The run did not finish in time (the body gives its status); retry.' })
   async sync(
     @CurrentTrigger() trigger: TriggerRecord,
     @Param('invocationId') invocationId: string,
-    @Query('timeout') timeout: string | undefined,
+    @QueryText('timeout') timeout: string | undefined,
     @Res({ passthrough: true }) response: unknown,
   ): Promise<SyncResponseDto | undefined> {
     const waitMs = this.waitMs(timeout);
@@ -236,7 +223,17 @@ export class WebhookTriggerController {
     content: { 'text/event-stream': { schema: { type: 'string', example: 'id: 1\nevent: status\ndata: {"status":"queued"}\n\n' } } },
   })
   @ApiResponse({ status: 204, description: 'The run finished and the client already has every event up to done.' })
-  @ApiResponse({ status: 400, type: WebhookErrorDto, description: 'Last-Event-ID or after is not a whole number.' })
+  @ApiResponse({
+    status: 400,
+    type: WebhookErrorDto,
+    description: 'Last-Event-ID or after is not a whole number, or after is not given once.',
+  })
+  @ApiResponse({
+    status: 429,
+    type: WebhookErrorDto,
+    description:
+      'Rate limit exceeded, or this trigger (maxEventStreamsPerTrigger) or its account (maxEventStreamsPerAccount) holds its share of streams; see Retry-After.',
+  })
   @ApiResponse({
     status: 503,
     type: WebhookErrorDto,
@@ -245,7 +242,7 @@ export class WebhookTriggerController {
   async events(
     @CurrentTrigger() trigger: TriggerRecord,
     @Param('invocationId') invocationId: string,
-    @Query('after') after: string | undefined,
+    @QueryText('after') after: string | undefined,
     @Headers('last-event-id') lastEventId: string | undefined,
     @Res() response: unknown,
   ): Promise<void> {

@@ -107,6 +107,10 @@ export interface InvocationRecord {
   attempts?: number;
   /** Set by history lists when the outputs were too long to list (they are `null` there; read the run by id). */
   outputsTruncated?: boolean;
+  /** Set by history lists when the inputs were too long to list (they are `{}` there; read the run by id). */
+  inputsTruncated?: boolean;
+  /** Set by history lists when the error was too long to list (it is `null` there; read the run by id). */
+  errorTruncated?: boolean;
 }
 
 /**
