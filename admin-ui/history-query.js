@@ -56,7 +56,18 @@ export function historyQuery(botPath, filters, before, pageSize) {
 export function sameRun(a, b) {
   /** @param {ListedRunAnswer} r */
   const shown = (r) =>
-    JSON.stringify([r.status, r.triggerName, r.triggerId, r.createdAt, r.durationMs, r.credits, r.outputs, r.outputsTruncated, r.error]);
+    JSON.stringify([
+      r.status,
+      r.triggerName,
+      r.triggerId,
+      r.createdAt,
+      r.durationMs,
+      r.credits,
+      r.outputs,
+      r.outputsTruncated,
+      r.error,
+      r.errorTruncated,
+    ]);
   return shown(a) === shown(b);
 }
 

@@ -48,6 +48,7 @@ describe('sameRun', () => {
     durationMs: null,
     outputs: null,
     outputsTruncated: false,
+    errorTruncated: false,
     error: null,
     triggerName: 'main',
     idempotencyKey: null,

@@ -4,6 +4,7 @@
 import { badge, h, time } from './dom.js';
 import { errorMessage, formatDuration, formatNumber, NONE } from './format.js';
 import { listedOutputs } from './history-query.js';
+import { runHref } from './routes.js';
 import { isActive } from './settings.js';
 
 /** @typedef {import('../src/admin/admin-api-answers.js').ListedRunAnswer} ListedRunAnswer */
@@ -28,9 +29,19 @@ export function runCells(run) {
   ];
 }
 
+/**
+ * A field the list left out for its length (the run's detail has it whole), as a link to that detail.
+ * @param {ListedRunAnswer} run
+ * @param {string} field
+ */
+function cutField(run, field) {
+  return h('a', { class: 'result-line muted', href: runHref(run.id) }, `${field} too long to list — open the run`);
+}
+
 /** @param {ListedRunAnswer} run */
 function resultCell(run) {
-  if (run.outputsTruncated) return h('span', { class: 'result-line muted' }, 'outputs too long to list — open the run');
+  if (run.errorTruncated) return cutField(run, 'error');
+  if (run.outputsTruncated) return cutField(run, 'outputs');
   if (run.error) {
     const message = errorMessage(run.error);
     return h('span', { class: 'result-line error-text', title: message }, message);

@@ -7,6 +7,7 @@ import { callbackSection } from './callback-section.js';
 import { copyField } from './dialogs.js';
 import { deliveriesSection } from './deliveries.js';
 import { keysSection } from './trigger-keys.js';
+import { signingSection } from './signing-section.js';
 import { h, heading, nextId, readonlyInput, statusLine, time } from './dom.js';
 import { curlCommands, KEY_PLACEHOLDER } from './format.js';
 
@@ -51,6 +52,7 @@ export function triggerView(scope, trigger, note, onClose) {
     addressFields(trigger, copyStatus),
     copyStatus,
     keysSection(scope, trigger),
+    signingSection(scope, trigger),
     allowedIpsSection(scope, trigger),
     callbackSection(scope, trigger, deliveries),
     deliveries.el,

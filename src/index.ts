@@ -65,9 +65,13 @@ export type {
   CallbackInput,
   DeliveryView,
   AccountCredits,
+  RequestSigningView,
+  RotatedSigningSecret,
+  SigningSecretView,
+  SigningSecretStatus,
 } from './admin/admin-views.js';
 export { WebhookTriggerAdminModule } from './admin/webhook-trigger-admin.module.js';
-export { requestOrigin } from './admin/request-origin.js';
+export { isCrossSiteRequest, requestOrigin } from './admin/request-origin.js';
 export { AuditContext } from './admin/audit/audit-context.js';
 export { AUDIT_ACTIONS, AUDIT_PAGE_MAX, AUDIT_PAGE_SIZE } from './admin/audit/audit-views.js';
 export type { AuditAction, AuditEntryView, AuditFilter, AuditPage } from './admin/audit/audit-views.js';
@@ -93,8 +97,9 @@ export { CreditAccounts } from './persistence/credit-accounts.js';
 export { WebhookUnitOfWork } from './persistence/unit-of-work.js';
 export { CallbackStore } from './persistence/callback-store.js';
 export type { NewCallback } from './persistence/callback-store.js';
+export { SigningSecretStore } from './persistence/signing-secret-store.js';
 export type { WebhookTransaction } from './persistence/unit-of-work.js';
-export { INVOCATION_STATUSES, TERMINAL_STATUSES } from './persistence/records.js';
+export { INVOCATION_STATUSES, TERMINAL_STATUSES, REQUEST_SIGNING_MODES } from './persistence/records.js';
 export type {
   TriggerRecord,
   TriggerKeyRecord,
@@ -106,6 +111,8 @@ export type {
   CallbackRecord,
   DeliveryRecord,
   AttemptResult,
+  RequestSigning,
+  SigningSecretRecord,
 } from './persistence/records.js';
 export {
   WEBHOOK_TRIGGER_ENTITIES,

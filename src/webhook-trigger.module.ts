@@ -13,6 +13,7 @@ import { hostEventEmitterProvider } from './events/host-event-emitter.js';
 import { WebhookBodyCapture } from './http/body-capture/webhook-body-capture.js';
 import { TriggerKeyGuard } from './http/trigger-key.guard.js';
 import { TriggerKeyCheck } from './http/trigger-key-check.js';
+import { SignedRequests } from './http/signed-requests.js';
 import { HostThrottlerOptOut } from './http/host-throttler.js';
 import { WebhookTriggerController } from './http/webhook-trigger.controller.js';
 import { InvocationService } from './invocations/invocation.service.js';
@@ -70,6 +71,7 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     OpenAccounts,
     TriggerKeyGuard,
     TriggerKeyCheck,
+    SignedRequests,
     HostThrottlerOptOut,
     WebhookBodyCapture,
     ...ADMIN_SERVICE_PROVIDERS,

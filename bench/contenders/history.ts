@@ -249,7 +249,7 @@ async function run(config: HistoryConfig): Promise<HistoryResult> {
       `SELECT id, idempotency_key, created_at FROM webhook_invocations WHERE bot_id = $1 AND idempotency_key IS NOT NULL ORDER BY created_at DESC, id DESC LIMIT 1 OFFSET $2`,
       [bot, Math.floor(botRows / 6)],
     );
-    const base = { limit: PAGE, outputsUpTo: 8192 };
+    const base = { limit: PAGE, outputsUpTo: 8192, inputsUpTo: 1024, errorUpTo: 8192 };
     const mid = END - SPAN / 2;
     const shapes: Array<[string, () => Promise<number>]> = [
       ['first page', async () => (await repo.listByBot(bot, base)).length],

@@ -16,7 +16,11 @@ export class AppModule {
   static forRoot(config: SampleConfig): DynamicModule {
     // One instance, imported here (the sign-in routes) and by the admin module (its guard's dependencies),
     // so the guard and the sign-in form count wrong tokens together.
-    const adminAuth = AdminAuthModule.forRoot({ adminToken: config.adminToken });
+    const adminAuth = AdminAuthModule.forRoot({
+      adminToken: config.adminToken,
+      redisUrl: config.redisUrl,
+      redisKeyPrefix: config.redisKeyPrefix,
+    });
     return {
       module: AppModule,
       imports: [

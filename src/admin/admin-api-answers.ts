@@ -8,6 +8,8 @@ import type {
   RotatedTriggerKey,
   TriggerKeyView,
   DeliveryView,
+  RequestSigningView,
+  RotatedSigningSecret,
   InvocationDetail,
   InvocationView,
   TriggerListItem,
@@ -56,6 +58,12 @@ export type CreatedKey = CreatedTriggerKeyView;
 
 /** `GET`, `PUT` `api/triggers/:triggerId/callback` and `POST …/callback/rotate-secret`. */
 export type AdminCallback = Pick<CallbackView, 'url' | 'events' | 'secret' | 'enabled' | 'consecutiveFailures' | 'disabledReason'>;
+
+/** `GET`, `PUT` `api/triggers/:triggerId/signing` and `POST …/signing/secrets/:secretId/revoke`: never a secret. */
+export type AdminRequestSigning = RequestSigningView;
+
+/** `POST api/triggers/:triggerId/signing/secrets`: the new secret, shown this once. */
+export type AdminRotatedSigningSecret = RotatedSigningSecret;
 
 /** `GET api/triggers/:triggerId/deliveries` and `GET api/invocations/:invocationId/deliveries`, one element. */
 export type AdminDelivery = DeliveryView;
@@ -115,6 +123,8 @@ export type RotatedKeyAnswer = Json<RotatedKey>;
 export type AdminTriggerKeyAnswer = Json<AdminTriggerKey>;
 export type CreatedKeyAnswer = Json<CreatedKey>;
 export type AdminCallbackAnswer = Json<AdminCallback>;
+export type AdminRequestSigningAnswer = Json<AdminRequestSigning>;
+export type AdminRotatedSigningSecretAnswer = Json<AdminRotatedSigningSecret>;
 export type AdminDeliveryAnswer = Json<AdminDelivery>;
 export type RedeliveryAnswer = Json<Redelivery>;
 export type ListedRunAnswer = Json<ListedRun>;

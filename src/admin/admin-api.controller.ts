@@ -8,6 +8,7 @@ import {
   UNKNOWN_BOT,
   UNKNOWN_DELIVERY,
   UNKNOWN_INVOCATION_ID,
+  UNKNOWN_SIGNING_SECRET,
   UNKNOWN_TRIGGER,
   UNKNOWN_TRIGGER_KEY,
 } from '../errors/webhook-trigger.messages.js';
@@ -18,6 +19,8 @@ import {
   type AdminBot,
   type AdminCallback,
   type AdminDelivery,
+  type AdminRequestSigning,
+  type AdminRotatedSigningSecret,
   type AdminRun,
   type AdminTriggerKey,
   type CreatedKey,
@@ -37,13 +40,14 @@ import {
   triggerAnswer,
   triggerKeyAnswer,
 } from './admin-api-answers.js';
-import { historyFilter, optionalObject, type QueryValue, requireObject, single } from './admin-api-requests.js';
+import { historyFilter, optionalObject, queryParam, type RequestQuery, requireObject } from './admin-api-requests.js';
 import { AdminEventStreams } from './admin-event-streams.js';
 import { AdminServiceLookup } from './admin-service-lookup.js';
 import { requestOrigin } from './request-origin.js';
 import { auditFilter } from './audit/audit-api-requests.js';
 import { ADMIN_SETTINGS, type ResolvedAdminSettings } from './admin-options.js';
 import type { WebhookTriggersAdmin } from './webhook-triggers.admin.js';
+import type { RequestSigning } from '../persistence/records.js';
 
 /**
  * The admin JSON API (`<path>/api`), a thin HTTP layer over `WebhookTriggersAdmin`: the service checks and
@@ -100,7 +104,7 @@ export class AdminApiController {
   }
 
   @Get('audit-log')
-  async listAuditLog(@Query() query: Record<string, QueryValue>): Promise<AdminAuditPage> {
+  async listAuditLog(@Query() query: RequestQuery): Promise<AdminAuditPage> {
     return this.admin.listAuditLog(auditFilter(query));
   }
 
@@ -159,6 +163,30 @@ export class AdminApiController {
     return found(await this.admin.rotateCallbackSecret(triggerId), NO_CALLBACK(triggerId));
   }
 
+  @Get('triggers/:triggerId/signing')
+  async getRequestSigning(@Param('triggerId') triggerId: string): Promise<AdminRequestSigning> {
+    return found(await this.admin.getRequestSigning(triggerId), UNKNOWN_TRIGGER(triggerId));
+  }
+
+  @Put('triggers/:triggerId/signing')
+  async setRequestSigning(@Param('triggerId') triggerId: string, @Body() body: unknown): Promise<AdminRequestSigning> {
+    const { mode } = requireObject(body);
+    return found(await this.admin.setRequestSigning(triggerId, mode as RequestSigning), UNKNOWN_TRIGGER(triggerId));
+  }
+
+  @Post('triggers/:triggerId/signing/secrets')
+  @HttpCode(201)
+  async rotateSigningSecret(@Param('triggerId') triggerId: string): Promise<AdminRotatedSigningSecret> {
+    return found(await this.admin.rotateSigningSecret(triggerId), UNKNOWN_TRIGGER(triggerId));
+  }
+
+  @Post('triggers/:triggerId/signing/secrets/:secretId/revoke')
+  @HttpCode(200)
+  async revokeSigningSecret(@Param('triggerId') triggerId: string, @Param('secretId') secretId: string): Promise<AdminRequestSigning> {
+    if (!(await this.admin.getRequestSigning(triggerId))) throw new WebhookAdminNotFoundError(UNKNOWN_TRIGGER(triggerId));
+    return found(await this.admin.revokeSigningSecret(triggerId, secretId), UNKNOWN_SIGNING_SECRET(secretId));
+  }
+
   @Get('triggers/:triggerId/deliveries')
   async listDeliveries(@Param('triggerId') triggerId: string): Promise<AdminDelivery[]> {
     return found(await this.admin.listDeliveries(triggerId), UNKNOWN_TRIGGER(triggerId));
@@ -177,7 +205,7 @@ export class AdminApiController {
   }
 
   @Get('bots/:botId/invocations')
-  async listInvocations(@Param('botId') botId: string, @Query() query: Record<string, QueryValue>): Promise<ListedRun[]> {
+  async listInvocations(@Param('botId') botId: string, @Query() query: RequestQuery): Promise<ListedRun[]> {
     this.requireBot(botId);
     return (await this.admin.listInvocations(botId, historyFilter(query))).map(listedRunAnswer);
   }
@@ -212,9 +240,10 @@ export class AdminApiController {
   }
 
   @Sse('events')
-  events(@Req() request: { socket?: Socket; raw?: { socket?: Socket } }, @Query('botId') botId?: QueryValue): Observable<MessageEvent> {
-    if (botId !== undefined) this.requireBot(single(botId, 'botId'));
-    return this.streams.stream(this.admin, botId as string | undefined, request.raw?.socket ?? request.socket);
+  events(@Req() request: { socket?: Socket; raw?: { socket?: Socket } }, @Query() query: RequestQuery): Observable<MessageEvent> {
+    const botId = queryParam(query, 'botId');
+    if (botId !== undefined) this.requireBot(botId);
+    return this.streams.stream(this.admin, botId, request.raw?.socket ?? request.socket);
   }
 
   private requireBot(botId: string): void {

@@ -3,6 +3,7 @@ import { WebhookAdminForbiddenError } from '../errors/webhook-trigger.errors.js'
 import type { IncomingHttpHeaders } from 'node:http';
 import { ADMIN_CROSS_SITE, ADMIN_READ_ONLY } from '../errors/webhook-trigger.messages.js';
 import { ADMIN_SETTINGS, type ResolvedAdminSettings } from './admin-options.js';
+import { isCrossSiteRequest } from './request-origin.js';
 
 /** The header the screens send with every change; a cross-site form cannot set it, and fetch needs CORS to. */
 export const ADMIN_CHANGE_HEADER = 'x-webhook-admin';
@@ -35,15 +36,5 @@ function carriesAmbientCredentials(headers: IncomingHttpHeaders): boolean {
 }
 
 function sameSiteChange(headers: IncomingHttpHeaders): boolean {
-  if (headers[ADMIN_CHANGE_HEADER] !== '1') return false;
-  const site = headers['sec-fetch-site'];
-  if (typeof site === 'string') return site === 'same-origin' || site === 'none';
-  const origin = headers.origin;
-  if (origin === undefined) return true; // not a browser's cross-origin request (those send Origin)
-  const host = headers['x-forwarded-host'] ?? headers.host;
-  try {
-    return new URL(origin).host === String(host).split(',')[0].trim();
-  } catch {
-    return false;
-  }
+  return headers[ADMIN_CHANGE_HEADER] === '1' && !isCrossSiteRequest(headers);
 }

@@ -43,6 +43,7 @@ export const ADMIN_ASSETS: Readonly<Record<string, string>> = {
   'trigger-view.js': JS,
   'trigger-keys.js': JS,
   'callback-section.js': JS,
+  'signing-section.js': JS,
   'callback-form.js': JS,
   'deliveries.js': JS,
   'delivery-polling.js': JS,

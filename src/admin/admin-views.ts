@@ -1,11 +1,19 @@
 import type { BotOutput } from '../bots/bot.types.js';
-import type { CallbackEvent, DeliveryStatus, InvocationError, InvocationStatus } from '../persistence/records.js';
+import type { CallbackEvent, DeliveryStatus, InvocationError, InvocationStatus, RequestSigning } from '../persistence/records.js';
 
 // What the admin service answers with (WebhookTriggersAdmin): the admin API sends these as JSON, and the
 // screens are checked against them.
 
-/** Longest outputs (characters of JSON) a history list carries per run. */
+/** Longest outputs (bytes of JSON) a history list carries per run. */
 export const LISTED_OUTPUTS_MAX = 8 * 1024;
+/**
+ * Longest error (bytes of JSON) a history list carries per run: a stored message is at most
+ * MAX_ERROR_MESSAGE_CHARS (4096) characters, so only one heavy with escapes or non-ASCII text, or one stored by an older
+ * version, is left out. With the outputs' bound, a page of 50 runs stays well under 1 MB.
+ */
+export const LISTED_ERROR_MAX = 8 * 1024;
+/** Longest inputs (bytes of JSON) a history list reads per run; lists show no inputs, the run's detail does. */
+export const LISTED_INPUTS_MAX = 1024;
 
 export interface BotView {
   id: string;
@@ -101,6 +109,8 @@ export interface InvocationView {
   /** True in history lists when the outputs were too long to list (`outputs` is then null; see `getInvocation`). */
   outputsTruncated: boolean;
   error: InvocationError | null;
+  /** True in history lists when the error was too long to list (`error` is then null; see `getInvocation`). */
+  errorTruncated: boolean;
   /** The trigger's name; null when the trigger was deleted (and in `getInvocation`, which reads no trigger). */
   triggerName: string | null;
   idempotencyKey: string | null;
@@ -196,4 +206,33 @@ export interface CreateTriggerInput {
 export interface AccountCredits {
   id: string;
   credits: number;
+}
+
+// Signed requests (AdminSigning)
+
+/** Where a secret is: verifying requests; still verifying until its grace ends (`expiresAt`); no longer. */
+export type SigningSecretStatus = 'active' | 'expiring' | 'expired' | 'revoked';
+
+/** A signing secret as the admin lists it: never the secret itself. */
+export interface SigningSecretView {
+  id: string;
+  status: SigningSecretStatus;
+  createdAt: Date;
+  /** When a rotation's grace ends it (null while it is current). */
+  expiresAt: Date | null;
+  revokedAt: Date | null;
+}
+
+/** A trigger's signed-request setting and its secrets, newest first (at most `SIGNING_SECRETS_LISTED`). */
+export interface RequestSigningView {
+  mode: RequestSigning;
+  secrets: SigningSecretView[];
+}
+
+/** The answer of a rotation: the new secret, shown this once, and the trigger's setting after it. */
+export interface RotatedSigningSecret {
+  id: string;
+  /** `whsec_…`: give it to the sender now; it is never shown again. */
+  secret: string;
+  signing: RequestSigningView;
 }

@@ -1,5 +1,6 @@
 import { Injectable, type Provider } from '@nestjs/common';
 import type { RunChange } from '../cluster/cluster-bus.js';
+import type { RequestSigning } from '../persistence/records.js';
 import type {
   AccountCredits,
   BotSummary,
@@ -10,6 +11,8 @@ import type {
   CreateTriggerInput,
   CreateTriggerKeyInput,
   DeliveryView,
+  RequestSigningView,
+  RotatedSigningSecret,
   HistoryFilter,
   InvocationDetail,
   InvocationView,
@@ -18,14 +21,15 @@ import type {
   TriggerListItem,
   TriggerWithKey,
 } from './admin-views.js';
+import { AdminTriggerKeys } from './service/admin-trigger-keys.js';
 import { AdminAudit } from './audit/admin-audit.js';
 import type { AuditFilter, AuditPage } from './audit/audit-views.js';
 import { AdminAllowedIps } from './service/admin-allowed-ips.js';
 import { AdminAuditLog } from './service/admin-audit-log.js';
-import { AdminTriggerKeys } from './service/admin-trigger-keys.js';
 import { AdminCallbacks } from './service/admin-callbacks.js';
 import { AdminCredits } from './service/admin-credits.js';
 import { AdminRunHistory } from './service/admin-run-history.js';
+import { AdminSigning } from './service/admin-signing.js';
 import { AdminTriggers } from './service/admin-triggers.js';
 import { TriggerUrls } from './service/trigger-urls.js';
 
@@ -45,9 +49,10 @@ export class WebhookTriggersAdmin {
     private readonly callbacks: AdminCallbacks,
     private readonly credits: AdminCredits,
     private readonly urls: TriggerUrls,
+    private readonly keys: AdminTriggerKeys,
+    private readonly signing: AdminSigning,
     private readonly allowedIps: AdminAllowedIps,
     private readonly auditLog: AdminAuditLog,
-    private readonly keys: AdminTriggerKeys,
   ) {}
 
   // Bots and triggers
@@ -139,6 +144,35 @@ export class WebhookTriggersAdmin {
    */
   triggerUrl(triggerId: string, origin?: string): string {
     return this.urls.triggerUrl(triggerId, origin);
+  }
+
+  // Signed requests (docs/security.md, "Signed requests")
+
+  /** The trigger's signed-request mode and its signing secrets (never the secrets themselves); null when unknown. */
+  getRequestSigning(triggerId: string): Promise<RequestSigningView | null> {
+    return this.signing.getRequestSigning(triggerId);
+  }
+
+  /**
+   * Sets whether the trigger's requests must be signed: `off`, `with-key` (X-Key and a signature) or
+   * `instead-of-key` (a signature, no X-Key). Null when the trigger is unknown; throws `WebhookAdminInputError`
+   * for another value.
+   */
+  setRequestSigning(triggerId: string, mode: RequestSigning): Promise<RequestSigningView | null> {
+    return this.signing.setRequestSigning(triggerId, mode);
+  }
+
+  /**
+   * A new signing secret, shown in this answer only; the trigger's older secrets keep verifying for
+   * `keyRotationGraceMs`, then stop. Null when the trigger is unknown.
+   */
+  rotateSigningSecret(triggerId: string): Promise<RotatedSigningSecret | null> {
+    return this.signing.rotateSigningSecret(triggerId);
+  }
+
+  /** Stops one signing secret at once. Null when the trigger or the secret is unknown, or it was already revoked. */
+  revokeSigningSecret(triggerId: string, secretId: string): Promise<RequestSigningView | null> {
+    return this.signing.revokeSigningSecret(triggerId, secretId);
   }
 
   // Run history
@@ -266,6 +300,7 @@ export const ADMIN_SERVICE_PROVIDERS: Provider[] = [
   AdminCallbacks,
   AdminCredits,
   TriggerUrls,
+  AdminSigning,
   AdminAllowedIps,
   AdminAuditLog,
   AdminAudit,

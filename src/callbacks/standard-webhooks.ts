@@ -144,28 +144,26 @@ function headerOf(headers: WebhookHeadersInput, name: string): string | undefine
   return value;
 }
 
+/** The key bytes of one or several secrets (a malformed one throws `WebhookConfigurationError`). */
+export function webhookSecretKeys(secrets: WebhookSecrets): Buffer[] {
+  return secretList(secrets).map(decodeCallbackSecret);
+}
+
+/** What the three headers of a received message say, once they were found well-formed and timely. */
+export interface ReceivedWebhookHeaders {
+  msgId: string;
+  /** The header's digits, exactly as sent (what was signed). */
+  timestamp: string;
+  /** The decoded `v1,` signatures (at least one). */
+  signatures: Buffer[];
+}
+
 /**
- * Verifies a received Standard Webhooks message, for receivers of this library's callbacks (or any producer
- * following the spec's symmetric scheme), and returns its parsed JSON body.
- *
- * - `secret`: the `whsec_…` secret the admin was shown; an array accepts any of several (your own rotation).
- * - `headers`: `req.headers` (Node, Express, Fastify) or a fetch `Headers`.
- * - `rawBody`: the body EXACTLY as received (a Buffer or string): JSON parsed and serialized again no longer
- *   matches the signature. With NestJS, create the app with `{ rawBody: true }` and use `req.rawBody`.
- *
- * Checks that the timestamp is within `toleranceSec` of now (both ways: replays and skewed clocks), then that
- * at least one `v1,` signature of the header matches, comparing in constant time. Throws a
- * `WebhookVerificationError` (with a `reason` and a message saying what was wrong) when anything fails.
- * A malformed secret throws `WebhookConfigurationError` (the receiver's setup is wrong, not the message).
- * Use `webhook-id` as an idempotency key: a delivery may come more than once.
+ * The checks a receiver makes from the headers alone, before the body is read: all three present, the id and
+ * timestamp well-formed, the timestamp within `toleranceSec` of `now` (both ways), at least one `v1,` signature.
+ * Throws a `WebhookVerificationError` saying which failed.
  */
-export function verifyWebhookSignature<T = unknown>(
-  secret: WebhookSecrets,
-  headers: WebhookHeadersInput,
-  rawBody: string | Buffer | Uint8Array,
-  { toleranceSec = 300, parseJson = true, now = Date.now() }: VerifyWebhookOptions = {},
-): T {
-  const keys = secretList(secret).map(decodeCallbackSecret);
+export function readWebhookHeaders(headers: WebhookHeadersInput, { toleranceSec = 300, now = Date.now() } = {}): ReceivedWebhookHeaders {
   const msgId = headerOf(headers, WEBHOOK_ID_HEADER);
   const timestamp = headerOf(headers, WEBHOOK_TIMESTAMP_HEADER);
   const signatures = headerOf(headers, WEBHOOK_SIGNATURE_HEADER);
@@ -192,19 +190,57 @@ export function verifyWebhookSignature<T = unknown>(
     .filter((s) => s.startsWith('v1,'))
     .map((s) => Buffer.from(s.slice(3), 'base64'));
   if (presented.length === 0) throw new WebhookVerificationError('no_matching_signature', WEBHOOK_NO_V1_SIGNATURE);
+  return { msgId: msgId!, timestamp: timestamp!, signatures: presented };
+}
 
+/**
+ * True when one of the received signatures is the HMAC of the body with one of `keys`. Every pair is compared
+ * in constant time, with no early exit, so the time taken says nothing about which part matched.
+ */
+export function webhookSignatureMatches(
+  keys: readonly Buffer[],
+  received: ReceivedWebhookHeaders,
+  rawBody: string | Buffer | Uint8Array,
+): boolean {
   const body = toBuffer(rawBody);
   // Signed with the timestamp exactly as sent (the header's digits), as the spec's content is defined.
-  const expected = keys.map((key) => hmac(key, msgId!, timestamp!, body));
-  // Every pair is compared, with no early exit, so the time taken says nothing about which part matched.
+  const expected = keys.map((key) => hmac(key, received.msgId, received.timestamp, body));
   let matched = false;
   for (const want of expected) {
-    for (const got of presented) {
+    for (const got of received.signatures) {
       if (got.length === want.length && timingSafeEqual(got, want)) matched = true;
     }
   }
-  if (!matched) throw new WebhookVerificationError('no_matching_signature', WEBHOOK_SIGNATURE_MISMATCH);
+  return matched;
+}
 
+/**
+ * Verifies a received Standard Webhooks message, for receivers of this library's callbacks (or any producer
+ * following the spec's symmetric scheme), and returns its parsed JSON body.
+ *
+ * - `secret`: the `whsec_…` secret the admin was shown; an array accepts any of several (your own rotation).
+ * - `headers`: `req.headers` (Node, Express, Fastify) or a fetch `Headers`.
+ * - `rawBody`: the body EXACTLY as received (a Buffer or string): JSON parsed and serialized again no longer
+ *   matches the signature. With NestJS, create the app with `{ rawBody: true }` and use `req.rawBody`.
+ *
+ * Checks that the timestamp is within `toleranceSec` of now (both ways: replays and skewed clocks), then that
+ * at least one `v1,` signature of the header matches, comparing in constant time. Throws a
+ * `WebhookVerificationError` (with a `reason` and a message saying what was wrong) when anything fails.
+ * A malformed secret throws `WebhookConfigurationError` (the receiver's setup is wrong, not the message).
+ * Use `webhook-id` as an idempotency key: a delivery may come more than once.
+ */
+export function verifyWebhookSignature<T = unknown>(
+  secret: WebhookSecrets,
+  headers: WebhookHeadersInput,
+  rawBody: string | Buffer | Uint8Array,
+  { toleranceSec = 300, parseJson = true, now = Date.now() }: VerifyWebhookOptions = {},
+): T {
+  const keys = webhookSecretKeys(secret);
+  const received = readWebhookHeaders(headers, { toleranceSec, now });
+  const body = toBuffer(rawBody);
+  if (!webhookSignatureMatches(keys, received, body)) {
+    throw new WebhookVerificationError('no_matching_signature', WEBHOOK_SIGNATURE_MISMATCH);
+  }
   if (!parseJson) return undefined as T;
   try {
     return JSON.parse(body.toString('utf8')) as T;

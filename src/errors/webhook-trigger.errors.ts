@@ -17,6 +17,7 @@ import {
   RATE_LIMITED,
   SHUTTING_DOWN,
   TOO_MANY_EVENT_STREAMS,
+  TOO_MANY_EVENT_STREAMS_OF,
   SYNC_SHUTDOWN,
   SYNC_TIMEOUT,
   UNKNOWN_INVOCATION,
@@ -76,6 +77,9 @@ export class InvalidKeyError extends WebhookTriggerError {
     super(missing ? MISSING_KEY : INVALID_KEY);
   }
 }
+
+/** 401: a trigger that asks for signed requests got one that failed a check (the message says which). */
+export class SignedRequestRefusedError extends WebhookTriggerError {}
 
 /** 429, with the seconds to wait (the `Retry-After` header). */
 export class RateLimitedError extends WebhookTriggerError {
@@ -176,6 +180,18 @@ export class TooManyEventStreamsError extends WebhookTriggerError {
   readonly retryAfterSeconds = 1;
   constructor(max: number) {
     super(TOO_MANY_EVENT_STREAMS(max));
+  }
+}
+
+/**
+ * 429 with Retry-After: the trigger (or its account) already holds its share of this process's run event
+ * streams (`maxEventStreamsPerTrigger`, `maxEventStreamsPerAccount`); the others' streams are unaffected.
+ */
+export class TooManyEventStreamsOfError extends WebhookTriggerError {
+  /** A stream lasts as long as its run: a few seconds is the least worth waiting. */
+  readonly retryAfterSeconds = 5;
+  constructor(whose: 'trigger' | 'account', max: number) {
+    super(TOO_MANY_EVENT_STREAMS_OF(whose, max, whose === 'trigger' ? 'maxEventStreamsPerTrigger' : 'maxEventStreamsPerAccount'));
   }
 }
 

@@ -26,6 +26,8 @@ export const IDEMPOTENCY_KEY_REUSED =
 export const SYNC_TIMEOUT = (ms: number, status: string) => `The run did not finish within ${ms} ms (status: ${status}); call sync again`;
 export const SYNC_SHUTDOWN = (status: string) => `The application is shutting down (run status: ${status}); call sync again`;
 export const BAD_TIMEOUT = 'timeout must be a whole number of seconds from 1 to 300';
+export const QUERY_NOT_SINGLE = (name: string) =>
+  `The query parameter ${name} must be given once, as text (not repeated, a list or an object)`;
 export const BOT_NOT_REGISTERED = (botId: string) => `Bot "${botId}" is not registered in this application`;
 export const ALREADY_FINISHED = (id: string, status: string) => `Invocation "${id}" already finished (${status}); it cannot be cancelled`;
 export const SHUTTING_DOWN = 'The application is shutting down; retry shortly (another instance may take the request)';
@@ -57,6 +59,8 @@ export const REPLAY_TRIGGER_DELETED = (triggerId: string) => `Trigger "${trigger
 export const ADMIN_READ_ONLY = 'The admin is read-only: changes are refused';
 export const ADMIN_CROSS_SITE = 'Cross-site request refused: send changes from the admin screens (header X-Webhook-Admin: 1, same origin)';
 export const TOO_MANY_EVENT_STREAMS = (max: number) => `Too many run event streams are open on this server (${max}); retry later`;
+export const TOO_MANY_EVENT_STREAMS_OF = (whose: 'trigger' | 'account', max: number, option: string) =>
+  `This ${whose} already has ${max} run event streams open on this server (${option}); close one or retry later`;
 export const BAD_AFTER = 'Last-Event-ID and "after" must be a whole number (the id of the last event received)';
 export const ADMIN_TOO_MANY_STREAMS = (max: number) => `Too many live history streams are open on this server (${max}); retry later`;
 export const ADMIN_INVALID_OPTION = (field: string, expected: string) =>
@@ -71,6 +75,7 @@ export const UNKNOWN_INVOCATION_ID = (id: string) => `Invocation "${id}" does no
 export const UNKNOWN_ACCOUNT = (id: string) => `No account ${id.slice(0, 200)}`;
 export const UNKNOWN_DELIVERY = (id: string) => `No delivery ${id.slice(0, 200)}`;
 /** 404 for a trigger without a callback (or an unknown trigger). */
+export const UNKNOWN_SIGNING_SECRET = (id: string) => `No signing secret ${id.slice(0, 200)} on this trigger (or it was already revoked)`;
 export const NO_CALLBACK = (triggerId: string) => `No callback on trigger ${triggerId.slice(0, 200)}`;
 // Trigger keys (several per trigger: docs/security.md "Keys and rotation")
 export const UNKNOWN_TRIGGER_KEY = (keyId: string) => `Key "${String(keyId).slice(0, 200)}" does not exist on this trigger (or is revoked)`;
@@ -154,6 +159,16 @@ export const WEBHOOK_SIGNATURE_MISMATCH =
 export const WEBHOOK_BODY_NOT_JSON = 'The webhook signature is valid but the body is not JSON';
 export const WEBHOOK_RAW_BODY_MISSING =
   'WebhookSignatureGuard needs the raw request body to verify the signature, and req.rawBody is not set: create the app with NestFactory.create(AppModule, { rawBody: true }) (Express or Fastify), or give this route a raw body parser';
+// Signed trigger requests (a trigger's requestSigning): the 401 says which check failed, never which part of a secret
+export const SIGNED_REQUEST_HEADERS_MISSING = (names: string[]) =>
+  `This trigger accepts signed requests only (Standard Webhooks): missing ${names.join(', ')}`;
+export const SIGNED_REQUEST_TIMESTAMP_OUTSIDE_WINDOW = (offsetSec: number, toleranceSec: number) =>
+  `The webhook-timestamp is ${offsetSec} s away from this server's time, outside the ±${toleranceSec} s window (a replay, or a clock out of sync)`;
+export const SIGNED_REQUEST_SIGNATURE_MISMATCH =
+  "The webhook-signature does not match this request with any of the trigger's signing secrets (sign the exact bytes sent, with a current secret)";
+export const SIGNED_REQUEST_REPLAYED = (windowSec: number) =>
+  `This webhook-id was already used on this trigger within the last ${windowSec} s (a replay): send each message with a new webhook-id`;
+export const REQUEST_SIGNING_INVALID = (modes: readonly string[]) => `requestSigning must be one of ${modes.join(', ')}`;
 export const CALLBACK_URL_INVALID = (problem: string) => `Invalid callback URL: ${problem}`;
 export const CALLBACK_URL_REQUIRED = CALLBACK_URL_INVALID('a URL is required');
 export const CALLBACK_URL_TOO_LONG = (max: number) => CALLBACK_URL_INVALID(`longer than ${max} characters`);

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
-import { TooManyEventStreamsError, ShuttingDownError, UnknownInvocationError } from '../errors/webhook-trigger.errors.js';
+import { ShuttingDownError, UnknownInvocationError } from '../errors/webhook-trigger.errors.js';
 import { LOG_EVENT_STREAM_READ_FAILED } from '../errors/webhook-trigger.messages.js';
 import { InvocationChanges, type RunWatch } from '../invocations/invocation-changes.js';
 import { InvocationService } from '../invocations/invocation.service.js';
@@ -8,6 +8,7 @@ import { ShutdownState } from '../lifecycle/shutdown.state.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { TERMINAL_STATUSES, type TriggerRecord } from '../persistence/records.js';
+import { EventStreamShares } from './event-stream-shares.js';
 import { formatEvent, runEvents } from './run-event-log.js';
 
 /** How often an open stream gets a `: keepalive` comment, so proxies and clients see it alive. */
@@ -35,19 +36,22 @@ interface OpenStream {
  * The run event streams of this process (`GET …/invocation/{id}/events`): each one replays the run's
  * history after the client's last event id, then sends what is new each time the run changes, read
  * from the row when the cluster bus says it changed (no polling), and ends after `done`. Bounded by
- * `maxEventStreams`; all ended when shutdown begins, so a client reconnects to another node.
+ * `maxEventStreams`, and per trigger and per account below it (EventStreamShares); all ended when shutdown
+ * begins, so a client reconnects to another node.
  */
 @Injectable()
 export class RunEventStreams implements OnModuleDestroy {
   private readonly logger = new Logger(LOG_CONTEXT);
   private readonly open = new Set<OpenStream>();
+  private readonly shares: EventStreamShares;
 
   constructor(
     private readonly invocations: InvocationService,
     private readonly changes: InvocationChanges,
-    @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+    @Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions,
     private readonly shutdown: ShutdownState,
   ) {
+    this.shares = new EventStreamShares(options);
     shutdown?.signal.addEventListener('abort', () => this.endAll(), { once: true });
   }
 
@@ -63,7 +67,8 @@ export class RunEventStreams implements OnModuleDestroy {
    */
   async serve(trigger: TriggerRecord, invocationId: string, after: number, response: ServerResponse, begin: () => void): Promise<void> {
     if (this.shutdown.isShuttingDown) throw new ShuttingDownError();
-    if (this.open.size >= this.options.maxEventStreams) throw new TooManyEventStreamsError(this.options.maxEventStreams);
+    // The slot is taken now, so concurrent opens never exceed a bound.
+    const release = this.shares.take(trigger);
     let lastId = after;
     let ended = false;
     let reading = false;
@@ -79,6 +84,7 @@ export class RunEventStreams implements OnModuleDestroy {
       if (ended) return;
       ended = true;
       this.open.delete(stream);
+      release();
       watch?.stop();
       clearInterval(keepalive);
       clearTimeout(settle);
@@ -122,7 +128,6 @@ export class RunEventStreams implements OnModuleDestroy {
       }
     };
 
-    // The slot is taken now, so concurrent opens never exceed the bound.
     this.open.add(stream);
     try {
       // Watch BEFORE reading the row: a change between the read and the watch would otherwise be missed.
@@ -153,6 +158,7 @@ export class RunEventStreams implements OnModuleDestroy {
         // Refused before anything was written: the slot and the watch are released, the filter answers.
         ended = true;
         this.open.delete(stream);
+        release();
         watch?.stop();
         throw error;
       }

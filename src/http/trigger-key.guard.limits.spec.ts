@@ -14,6 +14,7 @@ import { TriggerKeyGuard } from './trigger-key.guard.js';
 import { TriggerKeyCheck } from './trigger-key-check.js';
 import { SYSTEM_CLOCK } from '../time/clock.js';
 import { triggerKeyRecord } from '../../test/fakes/trigger-keys.js';
+import { signedRequestsOn } from '../../test/fakes/signed-requests.js';
 
 /** The windows' time: it moves when a test moves it. */
 const clock = new ManualClock(Date.parse('2026-01-01T00:00:00Z'));
@@ -44,7 +45,13 @@ describe('TriggerKeyGuard: rate limits per trigger and per account', () => {
   async function setUp(options: WebhookTriggerModuleOptions): Promise<void> {
     storage = new CountingStorage();
     triggers = new InMemoryTriggerRepository(new InMemoryWebhookDatabase());
-    keyGuard = new TriggerKeyGuard(triggers, storage, resolveWebhookTriggerOptions(options), new TriggerKeyCheck(triggers, SYSTEM_CLOCK));
+    keyGuard = new TriggerKeyGuard(
+      triggers,
+      storage,
+      resolveWebhookTriggerOptions(options),
+      new TriggerKeyCheck(triggers, SYSTEM_CLOCK),
+      signedRequestsOn(storage),
+    );
   }
 
   let n = 0;

@@ -13,6 +13,7 @@ import { TriggerKeyGuard } from './trigger-key.guard.js';
 import { TriggerKeyCheck } from './trigger-key-check.js';
 import { SYSTEM_CLOCK } from '../time/clock.js';
 import { triggerKeyRecord } from '../../test/fakes/trigger-keys.js';
+import { signedRequestsOn } from '../../test/fakes/signed-requests.js';
 import { InMemoryClusterBus } from '../cluster/in-memory-cluster.bus.js';
 import { TriggerCache } from '../invocations/trigger-cache.js';
 
@@ -54,6 +55,7 @@ describe('TriggerKeyGuard', () => {
       storage,
       resolveWebhookTriggerOptions({ failedKeyLimit: { limit: 3, ttlMs: 60_000 }, rateLimits }),
       new TriggerKeyCheck(triggers, SYSTEM_CLOCK),
+      signedRequestsOn(storage),
     );
   });
 
@@ -138,7 +140,13 @@ describe('TriggerKeyGuard', () => {
     }
     const bus = new FleetBus();
     const cache = new TriggerCache(triggers, bus, { triggerCacheTtlMs: 30_000 });
-    guard = new TriggerKeyGuard(cache, storage, resolveWebhookTriggerOptions(), new TriggerKeyCheck(triggers, SYSTEM_CLOCK));
+    guard = new TriggerKeyGuard(
+      cache,
+      storage,
+      resolveWebhookTriggerOptions(),
+      new TriggerKeyCheck(triggers, SYSTEM_CLOCK),
+      signedRequestsOn(storage),
+    );
     for (let i = 0; i < 3; i++) expect(await check(expressRequest(trigger.id, { 'x-key': key }))).toBe(true);
     expect(triggers.lookups).toBe(1);
     const newKey = generateTriggerKey();

@@ -10,6 +10,7 @@ import type { TriggerRepository } from '../persistence/trigger.repository.js';
 import type { TriggerRecord } from '../persistence/records.js';
 import { RateLimitStorage, type RateLimitWindow } from '../rate-limits/rate-limit.storage.js';
 import { AUTHENTICATED_TRIGGER, type RawRequest, rawRequestOf } from './http.types.js';
+import { SignedRequests } from './signed-requests.js';
 import { assertIpAllowed } from './ip-allow-list.js';
 
 /** Express and Fastify both expose `ip` (honouring their trust-proxy settings); else the socket's address. */
@@ -43,6 +44,7 @@ export class TriggerKeyGuard implements CanActivate {
     private readonly limits: RateLimitStorage,
     @Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions,
     private readonly keys: TriggerKeyCheck,
+    private readonly signedRequests: SignedRequests,
   ) {
     this.failedKeyLimit = options.failedKeyLimit;
     this.rateLimits = options.rateLimits;
@@ -56,16 +58,21 @@ export class TriggerKeyGuard implements CanActivate {
     if (!trigger) throw new UnknownTriggerError(triggerId);
     const raw = rawRequestOf(request);
     assertIpAllowed(trigger.allowedIps, clientIp(request, raw)); // 403 before the key, the limits and the body
+    const failures = { key: `failed-key:${clientIp(request, raw)}`, ttl: this.failedKeyLimit.ttlMs, limit: this.failedKeyLimit.limit };
+    // Signed requests (signed-requests.ts): the trigger's requestSigning decides whether X-Key is asked and
+    // whether the request is counted now or once its body's signature verified.
+    const signature = await this.signedRequests.beforeBody(trigger, raw, context.getHandler(), failures, () =>
+      this.admit(failures, trigger),
+    );
     const presented = raw.headers['x-key']; // Node lower-cases header names: any spelling works
     const missing = typeof presented !== 'string' || presented === '';
-    const valid = !missing && this.keys.check(trigger, presented);
-    const failures = { key: `failed-key:${clientIp(request, raw)}`, ttl: this.failedKeyLimit.ttlMs, limit: this.failedKeyLimit.limit };
+    const valid = !signature.keyRequired || (!missing && this.keys.check(trigger, presented));
     if (!valid) {
       const wait = await this.limits.checkFailures(failures.key, failures.ttl, failures.limit, true);
       if (wait > 0) throw new RateLimitedError('client', wait, TOO_MANY_FAILED_KEYS);
       throw new InvalidKeyError(missing);
     }
-    await this.admit(failures, trigger);
+    if (!signature.admitsAfterBody) await this.admit(failures, trigger);
     raw[AUTHENTICATED_TRIGGER] = trigger;
     return true;
   }

@@ -1,18 +1,4 @@
-import {
-  Controller,
-  Get,
-  Headers,
-  HttpCode,
-  Inject,
-  Param,
-  Post,
-  Query,
-  Req,
-  Res,
-  UseFilters,
-  UseGuards,
-  VERSION_NEUTRAL,
-} from '@nestjs/common';
+import { Controller, Get, Headers, HttpCode, Inject, Param, Post, Req, Res, UseFilters, UseGuards, VERSION_NEUTRAL } from '@nestjs/common';
 import {
   ApiBody,
   ApiExtraModels,
@@ -39,6 +25,7 @@ import { InvalidRequestError, SyncTimeoutError, UnknownInvocationError } from '.
 import { BAD_AFTER, BAD_IDEMPOTENCY_KEY, BAD_TIMEOUT } from '../errors/webhook-trigger.messages.js';
 import { statusBody, syncBody } from './invocation-responses.js';
 import { CurrentTrigger } from './current-trigger.decorator.js';
+import { QueryText } from './query-text.js';
 import { readBody } from './body-capture/read-body.js';
 import { deferredBodyOf, rawRequestOf } from './http.types.js';
 import { checkJsonContentType, parseTriggerBody } from './webhook-body.parser.js';
@@ -46,6 +33,7 @@ import { WebhookExceptionFilter } from './webhook-exception.filter.js';
 import { RunEventStreams } from './run-event-streams.js';
 import { BotOutputDto, StatusResponseDto, SyncResponseDto, TriggerResponseDto, WebhookErrorDto } from './webhook-trigger.dto.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
+import { SignedRequests, SignedRoute } from './signed-requests.js';
 
 /** The header that makes a trigger request idempotent (as Node spells incoming header names). */
 const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -68,10 +56,12 @@ export class WebhookTriggerController {
     private readonly invocations: InvocationService,
     private readonly waiter: InvocationWaiter,
     private readonly streams: RunEventStreams,
+    private readonly signedRequests: SignedRequests,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {}
 
   @Post(WEBHOOK_ROUTES.trigger)
+  @SignedRoute()
   @HttpCode(200)
   @ApiOperation({
     operationId: 'triggerBot',
@@ -83,6 +73,12 @@ export class WebhookTriggerController {
     required: false,
     description:
       'Repeats with the same key on this trigger within idempotencyTtlMs (24 h by default) return the first invocation and charge nothing.',
+  })
+  @ApiHeader({
+    name: 'webhook-signature',
+    required: false,
+    description:
+      'On a trigger with signed requests (Standard Webhooks, docs/security.md): "v1,<base64 HMAC-SHA256>" of "{webhook-id}.{webhook-timestamp}.{body}", with webhook-id and webhook-timestamp (Unix seconds, within 5 minutes).',
   })
   @ApiBody({ schema: { type: 'object', additionalProperties: true }, description: 'Bot inputs: any JSON object.' })
   @ApiResponse({ status: 200, type: TriggerResponseDto, description: 'The run was accepted.' })
@@ -120,6 +116,8 @@ export class WebhookTriggerController {
       throw new InvalidRequestError(BAD_IDEMPOTENCY_KEY);
     }
     const bytes = await readBody(body, this.options.maxBodyBytes, this.options.bodyTimeoutMs);
+    // A signed request (the trigger's requestSigning) is verified on the raw bytes, before anything is parsed or stored.
+    await this.signedRequests.verifyBody(raw, bytes);
     const inputs = parseTriggerBody(bytes, this.options.maxJsonDepth);
     const requestHash = idempotencyKey === undefined ? undefined : createHash('sha256').update(bytes).digest('hex');
     const started = await this.invocations.start(trigger, inputs, { idempotencyKey, requestHash });
@@ -136,12 +134,12 @@ export class WebhookTriggerController {
   @ApiParam({ name: 'invocationId', description: 'The invocation.id returned by the trigger endpoint.' })
   @ApiQuery({ name: 'timeout', required: false, description: 'Seconds to wait, 1–300 (never more than the configured wait).' })
   @ApiResponse({ status: 200, type: SyncResponseDto, description: 'The run finished; success tells whether the bot succeeded.' })
-  @ApiResponse({ status: 400, type: WebhookErrorDto, description: 'timeout is not a whole number from 1 to 300.' })
+  @ApiResponse({ status: 400, type: WebhookErrorDto, description: 'timeout is not a whole number from 1 to 300, or not given once.' })
   @ApiResponse({ status: 408, type: WebhookErrorDto, description: 'The run did not finish in time (the body gives its status); retry.' })
   async sync(
     @CurrentTrigger() trigger: TriggerRecord,
     @Param('invocationId') invocationId: string,
-    @Query('timeout') timeout: string | undefined,
+    @QueryText('timeout') timeout: string | undefined,
     @Res({ passthrough: true }) response: unknown,
   ): Promise<SyncResponseDto | undefined> {
     const waitMs = this.waitMs(timeout);
@@ -225,7 +223,17 @@ export class WebhookTriggerController {
     content: { 'text/event-stream': { schema: { type: 'string', example: 'id: 1\nevent: status\ndata: {"status":"queued"}\n\n' } } },
   })
   @ApiResponse({ status: 204, description: 'The run finished and the client already has every event up to done.' })
-  @ApiResponse({ status: 400, type: WebhookErrorDto, description: 'Last-Event-ID or after is not a whole number.' })
+  @ApiResponse({
+    status: 400,
+    type: WebhookErrorDto,
+    description: 'Last-Event-ID or after is not a whole number, or after is not given once.',
+  })
+  @ApiResponse({
+    status: 429,
+    type: WebhookErrorDto,
+    description:
+      'Rate limit exceeded, or this trigger (maxEventStreamsPerTrigger) or its account (maxEventStreamsPerAccount) holds its share of streams; see Retry-After.',
+  })
   @ApiResponse({
     status: 503,
     type: WebhookErrorDto,
@@ -234,7 +242,7 @@ export class WebhookTriggerController {
   async events(
     @CurrentTrigger() trigger: TriggerRecord,
     @Param('invocationId') invocationId: string,
-    @Query('after') after: string | undefined,
+    @QueryText('after') after: string | undefined,
     @Headers('last-event-id') lastEventId: string | undefined,
     @Res() response: unknown,
   ): Promise<void> {

@@ -27,7 +27,13 @@ describe('InvocationService', () => {
   }
 
   const balance = () => f.accounts.getBalance('acct');
-  const rows = () => f.invocations.listByBot('echo', { limit: 100, outputsUpTo: Number.MAX_SAFE_INTEGER });
+  const rows = () =>
+    f.invocations.listByBot('echo', {
+      limit: 100,
+      outputsUpTo: Number.MAX_SAFE_INTEGER,
+      inputsUpTo: Number.MAX_SAFE_INTEGER,
+      errorUpTo: Number.MAX_SAFE_INTEGER,
+    });
 
   beforeAll(() => Logger.overrideLogger(false)); // the executor's notes on dropped outcomes
   beforeEach(async () => {

@@ -35,7 +35,9 @@ describe('HistoryRetention', () => {
       });
       await f.invocations.transition(id, 'queued', 'cancelled', { finishedAt: daysAgo(days) });
     }
-    await expect(new HistoryRetention(f.invocations, new ShutdownState(SYSTEM_CLOCK), f.options, f.callbacks).sweep(now)).resolves.toBe(1);
+    await expect(
+      new HistoryRetention(f.invocations, new ShutdownState(SYSTEM_CLOCK), f.options, f.callbacks, f.storage.audit, f.clock).sweep(now),
+    ).resolves.toBe(1);
     expect(await f.invocations.findById('inv_old')).toBeNull();
     expect(await f.invocations.findById('inv_young')).toMatchObject({ status: 'cancelled' });
   });
@@ -43,7 +45,9 @@ describe('HistoryRetention', () => {
   it('logs a failed sweep as an error while the app runs', async () => {
     const f = failingStore();
     const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
-    await expect(new HistoryRetention(f.invocations, new ShutdownState(SYSTEM_CLOCK), f.options, f.callbacks).sweep()).resolves.toBe(0);
+    await expect(
+      new HistoryRetention(f.invocations, new ShutdownState(SYSTEM_CLOCK), f.options, f.callbacks, f.storage.audit, f.clock).sweep(),
+    ).resolves.toBe(0);
     expect(error).toHaveBeenCalledWith('History retention failed; retrying in an hour', expect.stringContaining('not open'));
   });
 
@@ -52,7 +56,7 @@ describe('HistoryRetention', () => {
     const error = jest.spyOn(Logger.prototype, 'error').mockImplementation(() => undefined);
     const shutdown = new ShutdownState(SYSTEM_CLOCK);
     shutdown.begin();
-    await expect(new HistoryRetention(f.invocations, shutdown, f.options, f.callbacks).sweep()).resolves.toBe(0);
+    await expect(new HistoryRetention(f.invocations, shutdown, f.options, f.callbacks, f.storage.audit, f.clock).sweep()).resolves.toBe(0);
     expect(error).not.toHaveBeenCalled();
   });
 

@@ -1,11 +1,11 @@
-import { Inject, Injectable, Logger, type OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { AUDIT_RETENTION_DELETED } from '../errors/webhook-trigger.messages.js';
 import { AuditLog } from '../persistence/audit-log.js';
 import { CallbackStore } from '../persistence/callback-store.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
-import { Clock, SYSTEM_CLOCK } from '../time/clock.js';
+import { Clock } from '../time/clock.js';
 import { ShutdownState } from './shutdown.state.js';
 
 const HOUR_MS = 60 * 60 * 1000;
@@ -25,8 +25,8 @@ export class HistoryRetention implements OnApplicationBootstrap {
     private readonly shutdown: ShutdownState,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
     private readonly callbacks: CallbackStore,
-    @Optional() private readonly audit?: AuditLog,
-    @Optional() @Inject(Clock) private readonly clock: Clock = SYSTEM_CLOCK,
+    private readonly audit: AuditLog,
+    private readonly clock: Clock,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -57,7 +57,7 @@ export class HistoryRetention implements OnApplicationBootstrap {
   /** Deletes audit log entries past `auditRetentionDays` now; returns how many. */
   async sweepAudit(now = this.clock.now()): Promise<number> {
     const days = this.options.auditRetentionDays;
-    if (days === 0 || !this.audit) return 0; // 0 keeps every entry
+    if (days === 0) return 0; // 0 keeps every entry
     try {
       const deleted = await this.audit.deleteOlderThan(new Date(now - days * DAY_MS));
       if (deleted > 0) this.logger.log(AUDIT_RETENTION_DELETED(deleted, days));

@@ -16,6 +16,8 @@ export const DEFAULTS = deepFreeze({
   maxJsonDepth: 64,
   maxOutputBytes: 1024 * 1024,
   maxEventStreams: 1000,
+  maxEventStreamsPerTrigger: 100,
+  maxEventStreamsPerAccount: 250,
   keySecret: undefined,
   database: { type: 'better-sqlite3', database: 'webhook-triggers.sqlite' },
   migrationsRun: true,

@@ -124,6 +124,8 @@ describe('resolveWebhookTriggerOptions', () => {
     ['maxJsonDepth', { maxJsonDepth: 0 }],
     ['maxOutputBytes', { maxOutputBytes: -1 }],
     ['maxEventStreams', { maxEventStreams: 0 }],
+    ['maxEventStreamsPerTrigger', { maxEventStreamsPerTrigger: 0 }],
+    ['maxEventStreamsPerAccount', { maxEventStreamsPerAccount: 1.5 }],
     ['maxQueuedRuns', { maxQueuedRuns: -1 }],
     ['maxQueuedRuns', { maxQueuedRuns: 2.5 }],
     ['maxQueuedRuns', { maxQueuedRuns: Infinity }],

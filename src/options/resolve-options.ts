@@ -271,6 +271,16 @@ export function resolveWebhookTriggerOptions(
     maxJsonDepth: positiveInt('maxJsonDepth', o.maxJsonDepth ?? DEFAULTS.maxJsonDepth, 10_000),
     maxOutputBytes: positiveInt('maxOutputBytes', o.maxOutputBytes ?? DEFAULTS.maxOutputBytes),
     maxEventStreams: positiveInt('maxEventStreams', o.maxEventStreams ?? DEFAULTS.maxEventStreams, 1_000_000),
+    maxEventStreamsPerTrigger: positiveInt(
+      'maxEventStreamsPerTrigger',
+      o.maxEventStreamsPerTrigger ?? DEFAULTS.maxEventStreamsPerTrigger,
+      1_000_000,
+    ),
+    maxEventStreamsPerAccount: positiveInt(
+      'maxEventStreamsPerAccount',
+      o.maxEventStreamsPerAccount ?? DEFAULTS.maxEventStreamsPerAccount,
+      1_000_000,
+    ),
     keySecret: o.keySecret,
     database: database(o.database),
     migrationsRun: boolean('migrationsRun', o.migrationsRun ?? DEFAULTS.migrationsRun),

@@ -59,6 +59,17 @@ export interface WebhookTriggerModuleOptions {
    */
   maxEventStreams?: number;
   /**
+   * Most run event streams open at once in this process on one trigger (one key holder); one more is
+   * answered 429 with Retry-After, so one key cannot take the process's `maxEventStreams` from the others.
+   * @default 100
+   */
+  maxEventStreamsPerTrigger?: number;
+  /**
+   * Most run event streams open at once in this process on the triggers of one account; one more is
+   * answered 429 with Retry-After. @default 250
+   */
+  maxEventStreamsPerAccount?: number;
+  /**
    * Secret used to encrypt trigger keys at rest (AES-256-GCM) so that `view` can show a key again.
    * Any string of at least 16 characters; without it keys are stored as hashes only and can be shown
    * once, at creation or rotation.

@@ -83,9 +83,12 @@ export abstract class InvocationRepository {
    */
   abstract listQueued(limit: number, createdBefore?: Date): Promise<Array<Pick<InvocationRecord, 'id' | 'accountId'>>>;
   /**
-   * A page of a bot's invocations, newest first by `(createdAt, id)`, for history lists: a run whose
-   * outputs are longer than `outputsUpTo` characters of JSON comes back with `outputs: null` and
-   * `outputsTruncated: true`, so a page of history never carries megabytes (`findById` gives a run whole).
+   * A page of a bot's invocations, newest first by `(createdAt, id)`, for history lists. Each unbounded
+   * field is bounded in the query itself, so a long one never leaves the database for a list: outputs
+   * longer than `outputsUpTo` bytes of JSON come back `null` with `outputsTruncated: true`, inputs
+   * longer than `inputsUpTo` come back `{}` with `inputsTruncated: true`, an error longer than `errorUpTo`
+   * comes back `null` with `errorTruncated: true`. A page of history never carries megabytes (`findById`
+   * gives a run whole).
    */
   abstract listByBot(botId: string, query: HistoryQuery): Promise<InvocationRecord[]>;
   /** How many runs of the bot were created at or after `since`, counting no further than `cap`. */
@@ -98,8 +101,12 @@ export abstract class InvocationRepository {
 export interface HistoryQuery {
   /** 1..1000. */
   limit: number;
-  /** Longer outputs (characters of JSON) come back `null`, with `outputsTruncated: true`. */
+  /** Longer outputs (bytes of JSON, UTF-8) come back `null`, with `outputsTruncated: true`. */
   outputsUpTo: number;
+  /** Longer inputs (bytes of JSON, UTF-8) come back `{}`, with `inputsTruncated: true`. */
+  inputsUpTo: number;
+  /** A longer error (bytes of JSON, UTF-8) comes back `null`, with `errorTruncated: true`. */
+  errorUpTo: number;
   status?: InvocationStatus;
   triggerId?: string;
   /** `createdAt >= createdFrom`. */

@@ -24,6 +24,8 @@ export interface TriggerRecord {
    */
   keys: TriggerKeyRecord[];
   createdAt: Date;
+  /** Whether trigger requests must be signed (Standard Webhooks); `off` when absent. See `RequestSigning`. */
+  requestSigning?: RequestSigning;
   /**
    * The addresses and CIDRs (IPv4, IPv6) a request must come from; absent or empty lets every address in.
    * Set with `TriggerRepository.setAllowedIps` (the admin checks each entry first); stores leave it out when empty.
@@ -51,6 +53,25 @@ export interface TriggerKeyRecord {
   revokedAt: Date | null;
   /** Last accepted request with it, written at most once a minute per process; null when never used. */
   lastUsedAt: Date | null;
+}
+
+/**
+ * A trigger's signed-request setting: `off` (X-Key only, the default); `with-key` (X-Key AND a valid
+ * Standard Webhooks signature); `instead-of-key` (a valid signature is enough, X-Key is not asked).
+ */
+export const REQUEST_SIGNING_MODES = ['off', 'with-key', 'instead-of-key'] as const;
+export type RequestSigning = (typeof REQUEST_SIGNING_MODES)[number];
+
+/** One signing secret of a trigger (several at once while a sender rotates). */
+export interface SigningSecretRecord {
+  id: string;
+  triggerId: string;
+  /** The `whsec_…` secret, or its AES-256-GCM ciphertext when the host set `keySecret` (as callback secrets). */
+  secret: string;
+  createdAt: Date;
+  /** When a rotation ends its grace; null while it is the newest (or never rotated out). */
+  expiresAt: Date | null;
+  revokedAt: Date | null;
 }
 
 export interface InvocationError {
@@ -86,6 +107,10 @@ export interface InvocationRecord {
   attempts?: number;
   /** Set by history lists when the outputs were too long to list (they are `null` there; read the run by id). */
   outputsTruncated?: boolean;
+  /** Set by history lists when the inputs were too long to list (they are `{}` there; read the run by id). */
+  inputsTruncated?: boolean;
+  /** Set by history lists when the error was too long to list (it is `null` there; read the run by id). */
+  errorTruncated?: boolean;
 }
 
 /**

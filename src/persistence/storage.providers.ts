@@ -4,6 +4,7 @@ import { CallbackStore } from './callback-store.js';
 import { CreditAccounts } from './credit-accounts.js';
 import { CreditLedger } from './credit-ledger.js';
 import { InvocationRepository } from './invocation.repository.js';
+import { SigningSecretStore } from './signing-secret-store.js';
 import { sqlWebhookStorageProvider } from './sql/sql-webhook-storage.js';
 import { TriggerRepository } from './trigger.repository.js';
 import { dataSourceProviders } from './typeorm/webhook-data-source.js';
@@ -17,6 +18,7 @@ const STORES: [abstract new (...args: never[]) => unknown, (storage: WebhookStor
   [CreditLedger, (s) => s.ledger],
   [CreditAccounts, (s) => s.accounts],
   [CallbackStore, (s) => s.callbacks],
+  [SigningSecretStore, (s) => s.signing],
   [AuditLog, (s) => s.audit],
   [WebhookUnitOfWork, (s) => s.unitOfWork],
 ];

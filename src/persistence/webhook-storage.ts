@@ -5,6 +5,7 @@ import type { CreditAccounts } from './credit-accounts.js';
 import type { CreditLedger } from './credit-ledger.js';
 import type { InvocationRepository } from './invocation.repository.js';
 import type { InvocationRecord, NewInvocation } from './records.js';
+import type { SigningSecretStore } from './signing-secret-store.js';
 import type { TriggerRepository } from './trigger.repository.js';
 import type { WebhookUnitOfWork } from './unit-of-work.js';
 
@@ -34,6 +35,8 @@ export abstract class WebhookStorage {
   /** Balances as the admin reads and sets them. */
   abstract readonly accounts: CreditAccounts;
   abstract readonly callbacks: CallbackStore;
+  /** Triggers' signed-request settings and signing secrets. */
+  abstract readonly signing: SigningSecretStore;
   /** Who changed what in the admin, and who viewed a key (docs/security.md). */
   abstract readonly audit: AuditLog;
   /** The transaction every store's `tx` parameter joins. */

@@ -66,6 +66,11 @@ export class InMemoryRateLimitStorage extends RateLimitStorage implements OnModu
     return { refusedBy: null, retryAfterSeconds: 0 };
   }
 
+  /** See `RateLimitStorage.rememberOnce`: a window of one hit on this process's clock. */
+  override async rememberOnce(key: string, ttlMs: number): Promise<boolean> {
+    return this.hit(key, ttlMs, 1, true) === 0;
+  }
+
   /**
    * The ms until `key` accepts a hit again when its window is full (nothing recorded then); otherwise 0,
    * after recording the hit when `record` is true.

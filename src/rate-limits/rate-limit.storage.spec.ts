@@ -1,5 +1,6 @@
 import { InMemoryRateLimitStorage } from './in-memory-rate-limit.storage.js';
 import { RateLimitStorage } from './rate-limit.storage.js';
+import { ManualClock, rateLimitStorageOn } from '../../test/fakes/manual-clock.js';
 
 /** A host's storage written before `admit`: only the two abstract methods (here delegated to the in-process one). */
 class HostStorage extends RateLimitStorage {
@@ -38,5 +39,30 @@ describe('RateLimitStorage.admit (the default, for storages without their own)',
     storage.calls.length = 0;
     expect(await storage.admit({ failures, limits })).toEqual({ refusedBy: 'failures', retryAfterSeconds: 60 });
     expect(storage.calls).toEqual(['checkFailures failed-key:ip false']);
+  });
+});
+
+describe('RateLimitStorage.rememberOnce (a webhook-id seen once per window)', () => {
+  const clock = new ManualClock(1_000);
+  const StorageOnClock = rateLimitStorageOn(clock);
+  /** The default, for a host's storage with no rememberOnce of its own: built on its `increment`. */
+  class HostStorageOnClock extends HostStorage {
+    override readonly inner = new StorageOnClock();
+  }
+
+  it.each([
+    ['the in-process storage', () => new StorageOnClock()],
+    ["a host's storage (the default on increment)", () => new HostStorageOnClock()],
+  ])('%s: true the first time, false while remembered, true again once the window has passed; keys apart', async (_name, make) => {
+    const storage = make();
+    clock.set(1_000);
+    expect(await storage.rememberOnce('signed:trg_a:msg_1', 300_000)).toBe(true);
+    expect(await storage.rememberOnce('signed:trg_a:msg_1', 300_000)).toBe(false);
+    expect(await storage.rememberOnce('signed:trg_b:msg_1', 300_000)).toBe(true);
+    clock.advance(299_999);
+    expect(await storage.rememberOnce('signed:trg_a:msg_1', 300_000)).toBe(false);
+    clock.advance(1);
+    expect(await storage.rememberOnce('signed:trg_a:msg_1', 300_000)).toBe(true);
+    (storage instanceof HostStorage ? storage.inner : storage).onModuleDestroy();
   });
 });

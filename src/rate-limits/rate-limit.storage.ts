@@ -63,6 +63,17 @@ export abstract class RateLimitStorage {
    * call per window, and not atomic across them (a limit that refuses leaves the hits already recorded in
    * the limits before it). The package's storages override it with one atomic step (one round trip in Redis).
    */
+  /**
+   * Remembers `key` for `ttlMs`, as ONE atomic step: true the first time, false while it is remembered (on
+   * every node sharing the storage). Signed requests use it to refuse a `webhook-id` seen before.
+   *
+   * This default is a window of one hit (`increment` with limit 1), so a storage written before this method
+   * already answers it as atomically as its `increment`; the package's storages override it.
+   */
+  async rememberOnce(key: string, ttlMs: number): Promise<boolean> {
+    return !(await this.increment(key, ttlMs, 1)).isBlocked;
+  }
+
   async admit<Name extends string>(request: AdmissionRequest<Name>): Promise<Admission<Name>> {
     const { failures, limits } = request;
     if (failures) {

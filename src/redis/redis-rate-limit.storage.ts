@@ -240,6 +240,19 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
     return { refusedBy, retryAfterSeconds: seconds(waitMs) };
   }
 
+  /**
+   * See `RateLimitStorage.rememberOnce`: `SET NX PX`, one atomic command for all nodes. While Redis does not
+   * answer, this process remembers (as the limits are counted: a replay on another node is then not seen).
+   */
+  override async rememberOnce(key: string, ttlMs: number): Promise<boolean> {
+    try {
+      return (await this.redis.set(`${this.keyPrefix}once:${key}`, '1', 'PX', Math.max(1, Math.ceil(ttlMs)), 'NX')) === 'OK';
+    } catch (error) {
+      this.degrade(error);
+      return this.local.rememberOnce(key, ttlMs);
+    }
+  }
+
   /** One script call for a batch of admissions; answers [refusing key index or 0, ms to wait] per admission. */
   private async admitAll(batch: PendingAdmission[]): Promise<Array<[number, number]>> {
     const keys: string[] = [];

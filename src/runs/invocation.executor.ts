@@ -22,6 +22,7 @@ import { CallbackOutbox, type CallbackInvocation } from '../deliveries/callback-
 import { RunFinisher } from '../deliveries/run-finisher.js';
 import { cleanOutputs, isValidOutputs, RunOutputs } from './run-outputs.js';
 import { Clock } from '../time/clock.js';
+import { boundedErrorMessage } from './run-error.js';
 
 interface Outcome {
   status: InvocationStatus;
@@ -232,7 +233,7 @@ export class InvocationExecutor {
     } catch (thrown: unknown) {
       // A bot that rejects because its signal fired ends the way the signal says, not as its own failure.
       if (controller.signal.aborted) return this.stopped(controller.signal.reason);
-      return { status: 'failed', outputs: [], error: { message: thrown instanceof Error ? thrown.message : String(thrown) } };
+      return { status: 'failed', outputs: [], error: { message: boundedErrorMessage(thrown) } };
     } finally {
       timer.clear();
     }

@@ -11,6 +11,7 @@ import { AdminAuthModule } from '../../sample-app/src/admin/admin-auth.module.js
 import { AdminGuard } from '../../sample-app/src/admin/admin.guard.js';
 import { getStatus, send, startRun, syncUntilFinished, triggerBot } from '../helpers/http.js';
 import { ADMIN_TEST_TOKEN, BasicChallengeAdminGuard } from '../fixtures/admin-guard.js';
+import { storeLargeRuns } from '../helpers/db.js';
 import { freePort } from '../helpers/sample-app-process.js';
 import {
   createTrigger,
@@ -230,6 +231,33 @@ describeInBrowser('admin screens in a browser', () => {
         await page.getByRole('link', { name: 'Back to the History of Echo' }).click();
         await runRow(page, replayId).getByText('greeting: edited in the browser').waitFor(SHOWN);
         expect(await runRow(page, replayId).getByText('History trigger').count()).toBe(1);
+      });
+    });
+
+    it('History shows an error too long to list as cut, with a link to the run, whose detail shows it whole', async () => {
+      const trigger = await createTrigger(t, 'echo', 'Cut error trigger');
+      // A run stored with a 20 KB error, as an older version (before messages were bounded) could store it.
+      await storeLargeRuns(t.store, {
+        triggerId: trigger.id,
+        botId: 'echo',
+        accountId: 'acct',
+        count: 1,
+        inputsChars: 10,
+        errorChars: 20_000,
+        from: Date.now(),
+      });
+      const runId = 'inv_' + '1'.padStart(22, '0');
+      const message = (await t.admin.getInvocation(runId))!.error!.message;
+      await asAdmin(t, async (page) => {
+        await openBot(page, 'Echo', 'History');
+        const cut = runRow(page, runId).getByRole('link', { name: 'error too long to list — open the run' });
+        await cut.waitFor(SHOWN);
+        expect(await runRow(page, runId).getByText(message.slice(0, 40)).count()).toBe(0);
+        await checkScreen(page, adapterName, 'history-cut-error');
+        await cut.click();
+        await page.getByRole('heading', { level: 1, name: `Run ${runId}` }).waitFor(SHOWN);
+        const error = page.getByRole('region', { name: 'Error' });
+        expect(await error.getByRole('definition').first().innerText()).toBe(message);
       });
     });
 

@@ -33,7 +33,7 @@ export function invocationHistoryContract(open: OpenStorage): void {
   }
 
   const list = (botId: string, query: Partial<HistoryQuery> = {}) =>
-    s.invocations.listByBot(botId, { limit: ALL, outputsUpTo: 100_000, ...query });
+    s.invocations.listByBot(botId, { limit: ALL, outputsUpTo: 100_000, inputsUpTo: 100_000, errorUpTo: 100_000, ...query });
   const ids = async (botId: string, query: Partial<HistoryQuery> = {}) => (await list(botId, query)).map((r) => r.id);
 
   it("lists a bot's runs newest first, up to a limit", async () => {
@@ -72,6 +72,46 @@ export function invocationHistoryContract(open: OpenStorage): void {
     for (const shape of shapes) {
       const [row] = await list('echo', { ...shape, outputsUpTo: 100 });
       expect(row).toMatchObject({ id: long.id, outputs: null, outputsTruncated: true });
+    }
+  });
+
+  it('leaves inputs and an error longer than their bounds out of a list, flagged, and keeps them whole by id', async () => {
+    const short = newInvocation({ createdAt: at(1), inputs: { n: 1 } });
+    const long = newInvocation({ createdAt: at(2), inputs: { blob: 'i'.repeat(500) } });
+    for (const i of [short, long]) await s.invocations.insert(i);
+    for (const [i, message] of [
+      [short, 'short failure'],
+      [long, 'e'.repeat(500)],
+    ] as const) {
+      await s.invocations.markRunning(i.id, at(3), 'owner', at(10_000));
+      await s.invocations.transition(i.id, 'running', 'failed', { finishedAt: at(4), outputs: [], error: { message, code: 'boom' } });
+    }
+    const bounds = { inputsUpTo: 100, errorUpTo: 100 };
+    const [listedLong, listedShort] = await list('echo', { limit: 10, ...bounds });
+    expect(listedShort).toMatchObject({
+      id: short.id,
+      inputs: { n: 1 },
+      inputsTruncated: false,
+      error: { message: 'short failure', code: 'boom' },
+      errorTruncated: false,
+      outputsTruncated: false,
+    });
+    expect(listedLong).toMatchObject({ id: long.id, inputs: {}, inputsTruncated: true, error: null, errorTruncated: true });
+    // Each flag is its own: the outputs (empty) were short enough.
+    expect(listedLong).toMatchObject({ outputs: [], outputsTruncated: false });
+    const whole = await s.invocations.findById(long.id);
+    expect(whole).toMatchObject({ inputs: { blob: 'i'.repeat(500) }, error: { message: 'e'.repeat(500), code: 'boom' } });
+    // The bounds hold on every query shape: filtered, searched, paged.
+    const shapes: Array<Partial<HistoryQuery>> = [
+      { status: 'failed' },
+      { triggerId: TRIGGER_A },
+      { createdFrom: at(2), createdBefore: at(3) },
+      { search: long.id },
+      { after: { createdAt: at(3), id: long.id } },
+    ];
+    for (const shape of shapes) {
+      const [row] = await list('echo', { ...shape, ...bounds });
+      expect(row).toMatchObject({ id: long.id, inputs: {}, inputsTruncated: true, error: null, errorTruncated: true });
     }
   });
 

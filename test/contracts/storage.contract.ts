@@ -2,6 +2,7 @@ import { acceptContract } from './accept.contract.js';
 import { auditLogContract } from './audit-log.contract.js';
 import { callbackStoreContract } from './callback-store.contract.js';
 import { invocationHistoryContract } from './invocation-history.contract.js';
+import { signingSecretStoreContract } from './signing-secret-store.contract.js';
 import { storeContract } from './store.contract.js';
 import { triggerKeysContract } from './trigger-keys.contract.js';
 import type { OpenStorage } from './storages.js';
@@ -18,6 +19,7 @@ export function storageContract(name: string, open: OpenStorage): void {
     describe('trigger keys', () => triggerKeysContract(open));
     describe('invocation history', () => invocationHistoryContract(open));
     describe('CallbackStore', () => callbackStoreContract(open));
+    describe('SigningSecretStore', () => signingSecretStoreContract(open));
     describe('accept', () => acceptContract(open));
     describe('AuditLog', () => auditLogContract(open));
   });

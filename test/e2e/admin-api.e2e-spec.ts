@@ -182,6 +182,7 @@ describeOnEveryAdapter('admin API', ({ makeAdapter }) => {
         outputs: [{ title: 'n', message: '4' }],
         outputsTruncated: false,
         error: null,
+        errorTruncated: false,
         idempotencyKey: 'key-4',
       });
     });
@@ -215,6 +216,31 @@ describeOnEveryAdapter('admin API', ({ makeAdapter }) => {
       const res = await get(`/bots/echo/invocations?${query}`);
       expectAdminError(res, 400);
       expect(res.body.message).toContain(field);
+    });
+
+    // Every history parameter, repeated (a list on both adapters) or in a bracket form (a list or object under
+    // Express's extended parser, a key such as `limit[]` under the simple parsers both adapters use by default).
+    const PARAMS = ['limit', 'status', 'triggerId', 'from', 'to', 'q', 'before'];
+    it.each(PARAMS.flatMap((p) => [`${p}=1&${p}=2`, `${p}[]=1`, `${p}[a]=1`]))(
+      'answers 400 with a JSON body for ?%s, never a 500',
+      async (query) => {
+        const res = await get(`/bots/echo/invocations?${query}`);
+        expectAdminError(res, 400);
+        expect(res.body.message).toContain(query.split(/[=[]/)[0]);
+        expect(res.body.message).toContain('given once, as text');
+      },
+    );
+
+    it('reads an empty parameter as no filter', async () => {
+      const res = await get(`/bots/echo/invocations?${PARAMS.map((p) => `${p}=`).join('&')}`);
+      expect(res.status).toBe(200);
+      expect(mine(res.body)).toEqual([...ids].reverse());
+    });
+
+    it.each(['botId=echo&botId=fail', 'botId[]=echo'])('answers 400 for the live stream with ?%s', async (query) => {
+      const res = await get(`/events?${query}`);
+      expectAdminError(res, 400);
+      expect(res.body.message).toContain('botId');
     });
   });
 

@@ -7,7 +7,7 @@ import type { LoggerService } from '@nestjs/common';
 import { connect, type Socket } from 'node:net';
 import { BODY_TOO_DEEP, TOO_MANY_FAILED_KEYS } from '../../src/errors/webhook-trigger.messages.js';
 import { expectNothingStored, storedCredits } from '../helpers/db.js';
-import { expectError, rawRequest, sleep, triggerBot, until } from '../helpers/http.js';
+import { expectError, rawRequest, request, sleep, startRun, syncUntilFinished, triggerBot, until } from '../helpers/http.js';
 import {
   UNTHROTTLED,
   createTrigger,
@@ -234,6 +234,40 @@ describeOnEveryAdapterAndDatabase('hostile input', ({ makeAdapter, database }) =
     expectError(poor, 402);
     expect(poor.body.message).not.toContain(ACCOUNT);
     expect(poor.body.message).toMatch(/fewer than 1 credit/);
+  });
+
+  describe('query parameters in any form', () => {
+    let runId: string;
+    beforeAll(async () => {
+      await t.admin.setCredits(ACCOUNT, 1000);
+      runId = await startRun(echo, {});
+      expect((await syncUntilFinished(echo, runId)).status).toBe(200);
+    });
+
+    // Repeated (a list on both adapters), the bracket forms (a list or object under Express's extended parser,
+    // a key named `timeout[]` under the simple parsers both adapters use by default), empty.
+    const FORMS = (name: string) => [`${name}=1&${name}=2`, `${name}[]=1`, `${name}[0]=1`, `${name}[a]=1`, `${name}=`];
+
+    it.each(FORMS('timeout'))('answers sync ?%s with 400 and a JSON body, never a 500 or a logged stack', async (query) => {
+      const res = await request(`${echo.url}/invocation/${runId}/sync?${query}`, { headers: { 'x-key': echo.key } });
+      expectError(res, 400);
+      expect(res.body.message).toMatch(/timeout/);
+      expect(logger.loud).toEqual([]);
+    });
+
+    it.each(FORMS('after'))('answers events ?%s with 400 and a JSON body, never a 500 or a logged stack', async (query) => {
+      const res = await request(`${echo.url}/invocation/${runId}/events?${query}`, { headers: { 'x-key': echo.key } });
+      expectError(res, 400);
+      expect(res.body.message).toMatch(/after/);
+      expect(logger.loud).toEqual([]);
+    });
+
+    it('reads a parameter given once as before', async () => {
+      expect((await request(`${echo.url}/invocation/${runId}/sync?timeout=1`, { headers: { 'x-key': echo.key } })).status).toBe(200);
+      const events = await request(`${echo.url}/invocation/${runId}/events?after=1`, { headers: { 'x-key': echo.key } });
+      expect(events.status).toBe(200);
+      expect(events.text).toMatch(/event: done/);
+    });
   });
 });
 

@@ -6,9 +6,11 @@
 import type { LoggerService } from '@nestjs/common';
 import { RunEventStreams } from '../../src/http/run-event-streams.js';
 import { InvocationChanges } from '../../src/invocations/invocation-changes.js';
-import { EmitBot } from '../fixtures/bots.js';
+import { WebhookBot } from '../../src/index.js';
+import { DEFAULTS } from '../../src/options/defaults.js';
+import { EmitBot, OtherEchoBot, SlowBot } from '../fixtures/bots.js';
 import { openRunStream, type RunStreamEvent } from '../helpers/event-stream.js';
-import { eventually, sleep, startRun, syncInvocation } from '../helpers/http.js';
+import { cancelRun, eventually, sleep, startRun, syncInvocation, syncUntilFinished } from '../helpers/http.js';
 import {
   UNTHROTTLED,
   createTrigger,
@@ -220,5 +222,100 @@ describeOnEveryAdapterAndDatabase('run event stream', ({ makeAdapter, database }
     } finally {
       if (!closed) await app.close();
     }
+  });
+});
+
+/** A slow bot of another account (`other`): a customer next to `acct` whose runs are watched live too. */
+@WebhookBot({ id: 'other-slow', accountId: 'other' })
+class OtherSlowBot extends SlowBot {}
+
+describeOnEveryAdapterAndDatabase('run event stream shares', ({ makeAdapter, database }) => {
+  jest.setTimeout(60_000);
+  let t: WebhookTestApp;
+  const eventsUrl = (tr: TestTrigger, id: string) => `${tr.url}/invocation/${id}/events`;
+  const open = (tr: TestTrigger, id: string) => openRunStream(eventsUrl(tr, id), { 'x-key': tr.key });
+  type Opened = Awaited<ReturnType<typeof open>>;
+
+  beforeAll(async () => {
+    // The stream bounds at their defaults: 1,000 per process, 100 per trigger, 250 per account.
+    t = await startWebhookApp(makeAdapter, {
+      database,
+      providers: [OtherEchoBot, OtherSlowBot],
+      options: { rateLimits: UNTHROTTLED, failedKeyLimit: { limit: 1000, ttlMs: 60_000 } },
+    });
+    await t.admin.setCredits('acct', 1000);
+    await t.admin.setCredits('other', 1000);
+  });
+  afterAll(() => t.close());
+
+  it("leaves other triggers' streams working while one key asks for 1,000 (live runs and finished ones)", async () => {
+    const { maxEventStreams, maxEventStreamsPerTrigger, maxEventStreamsPerAccount } = DEFAULTS;
+    const attacker = await createTrigger(t, 'slow', 'attacker');
+    const running = await startRun(attacker, { ms: 30_000 });
+    const finishedOfAttacker = await startRun(attacker, { ms: 1 });
+    await syncUntilFinished(attacker, finishedOfAttacker);
+
+    // One key asks for as many streams as the whole process may hold.
+    const attempts = await Promise.all(Array.from({ length: maxEventStreams }, () => open(attacker, running)));
+    const held = attempts.filter((s) => s.status === 200);
+    const refused = attempts.filter((s) => s.status !== 200);
+    expect(held).toHaveLength(maxEventStreamsPerTrigger);
+    expect(refused).toHaveLength(maxEventStreams - maxEventStreamsPerTrigger);
+    for (const s of refused) {
+      expect(s.status).toBe(429);
+      expect(s.headers.get('retry-after')).toBe('5');
+      expect(s.body).toMatchObject({ success: false, statusCode: 429, message: expect.stringContaining('maxEventStreamsPerTrigger') });
+    }
+    // Its own finished run counts against the same share.
+    expect((await open(attacker, finishedOfAttacker)).status).toBe(429);
+
+    // Another account's trigger: a live run streams, and a finished run answers its whole history.
+    const otherSlow = await createTrigger(t, 'other-slow', 'neighbour live');
+    const otherLive = await startRun(otherSlow, { ms: 30_000 });
+    const live = await open(otherSlow, otherLive);
+    expect(live.status).toBe(200);
+    await live.until((events) => events.some((e) => e.event === 'status'));
+    const otherEcho = await createTrigger(t, 'other-echo', 'neighbour finished');
+    const otherDone = await startRun(otherEcho, { a: 1 });
+    await syncUntilFinished(otherEcho, otherDone);
+    const replay = await open(otherEcho, otherDone);
+    expect(replay.status).toBe(200);
+    await replay.ended;
+    expect(replay.events.at(-1)).toMatchObject({ event: 'done', data: { success: true } });
+
+    // The same account's other triggers share its account cap: past it, 429 naming maxEventStreamsPerAccount.
+    const more: Opened[] = [];
+    for (let n = 0; more.length < maxEventStreamsPerAccount - maxEventStreamsPerTrigger; n++) {
+      const trigger = await createTrigger(t, 'slow', `same account ${n}`);
+      const run = await startRun(trigger, { ms: 30_000 });
+      const room = Math.min(maxEventStreamsPerTrigger, maxEventStreamsPerAccount - maxEventStreamsPerTrigger - more.length);
+      more.push(...(await Promise.all(Array.from({ length: room }, () => open(trigger, run)))));
+      if (more.length === maxEventStreamsPerAccount - maxEventStreamsPerTrigger) {
+        const over = await open(trigger, run);
+        expect(over.status).toBe(429);
+        expect(over.body).toMatchObject({ statusCode: 429, message: expect.stringContaining('maxEventStreamsPerAccount') });
+        // Another account still streams.
+        const stillLive = await open(otherSlow, otherLive);
+        expect(stillLive.status).toBe(200);
+        stillLive.close();
+      }
+      expect(more.every((s) => s.status === 200)).toBe(true);
+    }
+
+    // A stream given back is a slot the key holder has again.
+    held[0].close();
+    await eventually('a slot given back', 2000, async () => {
+      const again = await open(attacker, running);
+      if (again.status !== 200) return undefined;
+      again.close();
+      return true;
+    });
+    for (const s of [...held, ...more, live]) s.close();
+    for (const [trigger, id] of [
+      [attacker, running],
+      [otherSlow, otherLive],
+    ] as const)
+      await cancelRun(trigger, id);
+    await eventually('streams released', 5000, () => (t.app.get(RunEventStreams).count === 0 ? true : undefined));
   });
 });

@@ -4,7 +4,7 @@
  */
 import { ClusterBus } from '../../src/index.js';
 import { InMemoryClusterBus } from '../../src/cluster/in-memory-cluster.bus.js';
-import { BAD_TIMEOUT, INVALID_OUTPUTS, MISSING_KEY } from '../../src/errors/webhook-trigger.messages.js';
+import { BAD_TIMEOUT, QUERY_NOT_SINGLE, INVALID_OUTPUTS, MISSING_KEY } from '../../src/errors/webhook-trigger.messages.js';
 import { historyEntry } from '../helpers/events.js';
 import {
   CANCELLED_ERROR,
@@ -216,7 +216,8 @@ describeOnEveryAdapter('sync', ({ makeAdapter }) => {
       for (const timeout of ['0', '301', 'abc', '1.5', '-1', '', '1e2', '%201', '1000', '1&timeout=2', '0x1']) {
         const res = await syncWithTimeout(echo, id, timeout);
         expectError(res, 400);
-        expect(res.body.message).toBe(BAD_TIMEOUT);
+        // Repeated, it is refused before its value is read (hostile-input.e2e-spec.ts has every form).
+        expect(res.body.message).toBe(timeout.includes('&') ? QUERY_NOT_SINGLE('timeout') : BAD_TIMEOUT);
         expect(res.elapsedMs).toBeLessThan(500);
       }
       expect((await syncWithTimeout(echo, id, '1')).body).toEqual({ success: true, outputs: [{ title: 'a', message: '1' }] });

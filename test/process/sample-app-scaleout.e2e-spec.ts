@@ -230,6 +230,23 @@ if (!postgresUrl || !redisUrl) {
       );
     });
 
+    it('signs a session out on every node: signed out through API 1, a replay of its cookie through API 2 is refused', async () => {
+      const signIn = await fetch(`${api1.base}/admin/sign-in`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token: ADMIN_TOKEN }).toString(),
+        redirect: 'manual',
+      });
+      expect(signIn.status).toBe(303);
+      const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0];
+      const bots = (node: SampleAppProcess) => send('GET', `${node.base}/admin/api/bots`, { headers: { Cookie: cookie } });
+      expect((await bots(api2)).status).toBe(200);
+      const out = await fetch(`${api1.base}/admin/sign-out`, { method: 'POST', headers: { Cookie: cookie }, redirect: 'manual' });
+      expect(out.status).toBe(303);
+      expect((await bots(api2)).status).toBe(401);
+      expect((await bots(api1)).status).toBe(401);
+    });
+
     it('exits 1 naming the variable on bad settings: DATABASE_URL, REDIS_URL, REDIS_KEY_PREFIX, WEBHOOK_ROLE, a role without the shared services', async () => {
       const cases: [Record<string, string>, RegExp, SampleAppEntry?][] = [
         [{ DATABASE_URL: 'mysql://root@127.0.0.1/x', WEBHOOK_KEY_SECRET: KEY_SECRET }, /Invalid configuration: DATABASE_URL must be/],

@@ -36,7 +36,7 @@ const AUTH = { Authorization: `Bearer ${ADMIN_TOKEN}` };
 const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 const SIGN_IN_CSP = "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 /** Loopback source addresses, one per client in the wrong-token tests (the limit counts per client IP). */
-const ADDRESSES = { wrongOnce: '127.0.0.21', rightToken: '127.0.0.22', limited: '127.0.0.23' };
+const ADDRESSES = { wrongOnce: '127.0.0.21', rightToken: '127.0.0.22', limited: '127.0.0.23', forged: '127.0.0.24' };
 /** Appears in bot inputs; must never show up in the app's logs. */
 const INPUT_MARKER = 'input-marker-9d7e3b';
 
@@ -343,6 +343,7 @@ describe('sample app (real process)', () => {
           'credits',
           'durationMs',
           'error',
+          'errorTruncated',
           'finishedAt',
           'id',
           'idempotencyKey',
@@ -470,6 +471,60 @@ describe('sample app (real process)', () => {
     expect(out.status).toBe(303);
     expect(out.headers.location).toBe('/admin/sign-in');
     expect(out.headers['set-cookie']).toEqual(['admin_session=; Path=/admin; Max-Age=0; HttpOnly; SameSite=Strict']);
+  });
+
+  it('refuses cross-site sign-in and sign-out posts (403), and sign-out ends the session on the server, not only the cookie', async () => {
+    const form = (path: string, headers: Record<string, string>, body = '', localAddress = ADDRESSES.forged) =>
+      rawRequest(`${loopback(app)}/admin/${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/x-www-form-urlencoded', ...headers },
+        body,
+        localAddress,
+      });
+    const token = (value: string) => new URLSearchParams({ token: value }).toString();
+    const ownOrigin = new URL(loopback(app)).origin;
+    const CROSS_SITE: Array<Record<string, string>> = [
+      { 'Sec-Fetch-Site': 'cross-site' },
+      { 'Sec-Fetch-Site': 'same-site' },
+      { Origin: 'https://elsewhere.example' },
+      { Origin: 'null' },
+    ];
+
+    // A page elsewhere posting wrong tokens cannot spend the admin's address's allowance (10 a minute): refused
+    // before the token is judged, so the right token still signs in from that address afterwards.
+    for (let i = 0; i < 12; i++) {
+      const forged = await form('sign-in', CROSS_SITE[i % CROSS_SITE.length], token(`wrong-${i}`));
+      expect(forged.status).toBe(403);
+      expect(forged.text).toContain('This form was sent from another site and was refused.');
+      expect(forged.headers['set-cookie']).toBeUndefined();
+    }
+    // Nor can it sign in with a token it holds (a login CSRF into the attacker's session).
+    expect((await form('sign-in', CROSS_SITE[0], token(ADMIN_TOKEN))).status).toBe(403);
+    const signedIn = await form('sign-in', { 'Sec-Fetch-Site': 'same-origin', Origin: ownOrigin }, token(ADMIN_TOKEN));
+    expect(signedIn.status).toBe(303);
+    const cookie = (signedIn.headers['set-cookie'] ?? [])[0].split(';')[0];
+    const api = () => send('GET', `${app.base}/admin/api/bots`, { headers: { Cookie: cookie } });
+    expect((await api()).status).toBe(200);
+
+    // A forged sign-out changes nothing: the session still works.
+    for (const headers of CROSS_SITE) {
+      const forged = await form('sign-out', { Cookie: cookie, ...headers });
+      expect(forged.status).toBe(403);
+      expect(forged.headers['set-cookie']).toBeUndefined();
+    }
+    expect((await api()).status).toBe(200);
+
+    // The admin's own sign-out: the cookie is cleared, and a copy of it replayed afterwards is refused.
+    const out = await form('sign-out', { Cookie: cookie, 'Sec-Fetch-Site': 'same-origin', Origin: ownOrigin });
+    expect(out.status).toBe(303);
+    expect(out.headers['set-cookie']).toEqual(['admin_session=; Path=/admin; Max-Age=0; HttpOnly; SameSite=Strict']);
+    expectAdminError(await api(), 401);
+    const page = await fetch(`${app.base}/admin`, { headers: { Cookie: cookie, Accept: BROWSER_ACCEPT }, redirect: 'manual' });
+    expect(page.status).toBe(303);
+    expect(page.headers.get('location')).toBe('/admin/sign-in');
+    // A new sign-in gives a new session that works.
+    const again = await form('sign-in', {}, token(ADMIN_TOKEN), ADDRESSES.rightToken);
+    expect(again.status).toBe(303);
   });
 
   it('limits wrong admin tokens per client address: 10 a minute (form and Bearer alike), then 429 even for the right one', async () => {

@@ -220,6 +220,14 @@ if (!redisUrl) {
       expect(new Set(results.filter((r) => !r.isBlocked).map((r) => r.totalHits))).toEqual(new Set([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]));
     });
 
+    it('rememberOnce: one of 20 concurrent calls from two nodes wins; the key is forgotten after its ttl', async () => {
+      const other = await node();
+      const key = `signed:${freshKey()}:msg_1`;
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? storage : other).rememberOnce(key, 300)));
+      expect(answers.filter(Boolean)).toHaveLength(1);
+      await until(async () => (await storage.rememberOnce(key, 300)) === true, 3000);
+    });
+
     describe('admit (the failed-key window, then every limit, in one script)', () => {
       /** A trigger and its account, under keys no other test uses. */
       const request = (triggerLimit: number, accountLimit: number, ttl = 60_000) => {

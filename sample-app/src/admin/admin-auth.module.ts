@@ -2,6 +2,7 @@ import { type DynamicModule, Module } from '@nestjs/common';
 import { ADMIN_AUTH_OPTIONS, type AdminAuthOptions } from './admin-auth.options.js';
 import { AdminCredentials } from './admin-credentials.js';
 import { AdminGuard } from './admin.guard.js';
+import { SignedOutSessions } from './signed-out-sessions.js';
 import { SignInController } from './sign-in.controller.js';
 import { WrongTokenLimiter } from './wrong-token-limiter.js';
 
@@ -16,7 +17,7 @@ export class AdminAuthModule {
     return {
       module: AdminAuthModule,
       controllers: [SignInController],
-      providers: [{ provide: ADMIN_AUTH_OPTIONS, useValue: options }, WrongTokenLimiter, AdminCredentials, AdminGuard],
+      providers: [{ provide: ADMIN_AUTH_OPTIONS, useValue: options }, WrongTokenLimiter, SignedOutSessions, AdminCredentials, AdminGuard],
       exports: [AdminCredentials, AdminGuard],
     };
   }

@@ -4,6 +4,10 @@ export interface AdminAuthOptions {
   adminToken: string;
   /** Wrong tokens allowed per client IP in a sliding window. @default { limit: 10, windowMs: 60_000 } */
   wrongTokens?: { limit: number; windowMs: number };
+  /** REDIS_URL: where sign-outs are recorded so that every node refuses a signed-out session; unset: this process only. */
+  redisUrl?: string;
+  /** REDIS_KEY_PREFIX: prefix of the Redis keys. @default 'sample-app:' */
+  redisKeyPrefix?: string;
 }
 
 /** Injection token of the `AdminAuthOptions`. */

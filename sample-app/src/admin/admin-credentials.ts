@@ -2,6 +2,7 @@ import { HttpException, HttpStatus, Inject, Injectable } from '@nestjs/common';
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { ADMIN_AUTH_OPTIONS, type AdminAuthOptions } from './admin-auth.options.js';
+import { SignedOutSessions } from './signed-out-sessions.js';
 import { WrongTokenLimiter } from './wrong-token-limiter.js';
 
 /** The session cookie's name; it is sent to `/admin` paths only. */
@@ -36,7 +37,7 @@ const sha256 = (s: string): Buffer => createHash('sha256').update(s, 'utf8').dig
 /**
  * ADMIN_TOKEN and the sessions signed with it. A session is stateless, `v1.<issuedAtMs>.<HMAC-SHA256(ADMIN_TOKEN,
  * "v1." + issuedAtMs) in base64url>`, so every node of a scaled-out sample app accepts it, and changing
- * ADMIN_TOKEN ends every session.
+ * ADMIN_TOKEN ends every session. Sign-out ends one session on the server too (SignedOutSessions).
  */
 @Injectable()
 export class AdminCredentials {
@@ -46,6 +47,7 @@ export class AdminCredentials {
   constructor(
     @Inject(ADMIN_AUTH_OPTIONS) options: AdminAuthOptions,
     private readonly limiter: WrongTokenLimiter,
+    private readonly signedOut: SignedOutSessions,
   ) {
     this.token = options.adminToken;
     this.tokenHash = sha256(options.adminToken);
@@ -68,9 +70,23 @@ export class AdminCredentials {
     return `v1.${now}.${this.sign(now)}`;
   }
 
-  /** True when the request carries an `admin_session` cookie this token signed less than 12 h ago. */
-  hasSession(request: AdminRequest, now = Date.now()): boolean {
-    return cookieValues(request.headers.cookie, SESSION_COOKIE).some((value) => this.sessionValid(value, now));
+  /**
+   * True when the request carries an `admin_session` cookie this token signed less than 12 h ago and that was
+   * not signed out.
+   */
+  async hasSession(request: AdminRequest, now = Date.now()): Promise<boolean> {
+    for (const value of this.sessionsOf(request, now)) if (!(await this.signedOut.isEnded(value, now))) return true;
+    return false;
+  }
+
+  /** Ends every valid session the request carries, on the server: a copy of the cookie no longer works. */
+  async endSessions(request: AdminRequest, now = Date.now()): Promise<void> {
+    for (const value of this.sessionsOf(request, now)) await this.signedOut.end(value, issuedAtOf(value) + SESSION_TTL_MS, now);
+  }
+
+  /** The request's `admin_session` values that this token signed less than 12 h ago. */
+  private sessionsOf(request: AdminRequest, now: number): string[] {
+    return cookieValues(request.headers.cookie, SESSION_COOKIE).filter((value) => this.sessionValid(value, now));
   }
 
   private sessionValid(value: string, now: number): boolean {
@@ -85,6 +101,9 @@ export class AdminCredentials {
     return createHmac('sha256', this.token).update(`v1.${issuedAt}`).digest('base64url');
   }
 }
+
+/** When a (valid) session value was issued, in ms. */
+const issuedAtOf = (value: string): number => Number(SESSION_FORMAT.exec(value)?.[1] ?? 0);
 
 /** The `Set-Cookie` value that starts a session (`Secure` when the request came over https). */
 export function sessionCookie(value: string, request: AdminRequest): string {

@@ -27,7 +27,7 @@ export class AdminGuard implements CanActivate {
     private readonly adapterHost: HttpAdapterHost,
   ) {}
 
-  canActivate(context: ExecutionContext): boolean {
+  async canActivate(context: ExecutionContext): Promise<boolean> {
     const http = context.switchToHttp();
     const request = http.getRequest<AdminRequest>();
     const response = http.getResponse<unknown>();
@@ -44,7 +44,7 @@ export class AdminGuard implements CanActivate {
       if (!right) throw new UnauthorizedException(NOT_SIGNED_IN_MESSAGE);
       return true;
     }
-    if (this.credentials.hasSession(request)) return true;
+    if (await this.credentials.hasSession(request)) return true;
     if (wantsPage(request)) {
       // Whatever exception filter answers (the app's or Nest's) keeps headers already set on the response.
       this.setHeader(response, 'Location', SIGN_IN_PATH);

@@ -1,6 +1,7 @@
 import { Body, Controller, Get, HttpStatus, Post, Req, Res } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { ApiExcludeController } from '@nestjs/swagger';
+import { isCrossSiteRequest } from '../../../src/index.js';
 import {
   AdminCredentials,
   type AdminRequest,
@@ -9,7 +10,7 @@ import {
   TooManyWrongTokensException,
 } from './admin-credentials.js';
 import { SIGN_IN_PATH } from './admin.guard.js';
-import { SIGN_IN_CSP, SIGN_IN_CSS, signInPage, WRONG_TOKEN_TEXT } from './sign-in.page.js';
+import { CROSS_SITE_TEXT, SIGN_IN_CSP, SIGN_IN_CSS, signInPage, WRONG_TOKEN_TEXT } from './sign-in.page.js';
 
 /** Headers of every answer of the sign-in page. */
 const PAGE_HEADERS: Record<string, string> = {
@@ -26,6 +27,9 @@ const PAGE_HEADERS: Record<string, string> = {
  * `admin_session` cookie and goes to /admin; a wrong one shows the form again with "Wrong admin token." and
  * counts towards the per-IP limit on wrong tokens. Answers through the HTTP adapter, on Express and Fastify.
  * The form body (application/x-www-form-urlencoded) is parsed by the adapter; the sample app bounds it (main.ts).
+ * Both forms refuse a post from a page of another site (403, `isCrossSiteRequest`, the admin API's own check):
+ * elsewhere, a page could otherwise spend the admin's wrong-token allowance (locking their address out) or sign
+ * them out. Sign-out ends the session on the server, not only the cookie.
  */
 @ApiExcludeController()
 @Controller('admin')
@@ -36,8 +40,8 @@ export class SignInController {
   ) {}
 
   @Get('sign-in')
-  page(@Req() request: AdminRequest, @Res() response: unknown): void {
-    this.reply(response, HttpStatus.OK, signInPage({ signedIn: this.credentials.hasSession(request) }), PAGE_HEADERS);
+  async page(@Req() request: AdminRequest, @Res() response: unknown): Promise<void> {
+    this.reply(response, HttpStatus.OK, signInPage({ signedIn: await this.credentials.hasSession(request) }), PAGE_HEADERS);
   }
 
   @Get('sign-in.css')
@@ -51,6 +55,8 @@ export class SignInController {
 
   @Post('sign-in')
   signIn(@Req() request: AdminRequest, @Body() body: unknown, @Res() response: unknown): void {
+    // Before the token is judged: a forged post must not count as a wrong token of the admin's address.
+    if (isCrossSiteRequest(request.headers)) return this.refuseCrossSite(response);
     const given = (body as { token?: unknown } | undefined)?.token;
     const token = typeof given === 'string' ? given : '';
     let right: boolean;
@@ -70,10 +76,16 @@ export class SignInController {
   }
 
   @Post('sign-out')
-  signOut(@Req() request: AdminRequest, @Res() response: unknown): void {
+  async signOut(@Req() request: AdminRequest, @Res() response: unknown): Promise<void> {
+    if (isCrossSiteRequest(request.headers)) return this.refuseCrossSite(response);
+    await this.credentials.endSessions(request);
     this.adapter.setHeader(response, 'Set-Cookie', clearedSessionCookie(request));
     this.adapter.setHeader(response, 'Cache-Control', 'no-store');
     this.adapter.redirect(response, HttpStatus.SEE_OTHER, SIGN_IN_PATH);
+  }
+
+  private refuseCrossSite(response: unknown): void {
+    this.reply(response, HttpStatus.FORBIDDEN, signInPage({ error: CROSS_SITE_TEXT }), PAGE_HEADERS);
   }
 
   private reply(response: unknown, status: number, body: string, headers: Record<string, string>): void {

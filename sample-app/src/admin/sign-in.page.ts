@@ -5,6 +5,8 @@
 export const SIGN_IN_CSP = "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
 export const WRONG_TOKEN_TEXT = 'Wrong admin token.';
+/** Shown when a sign-in or sign-out form came from a page of another site (refused, 403). */
+export const CROSS_SITE_TEXT = 'This form was sent from another site and was refused. Sign in here.';
 
 export interface SignInPageState {
   /** Shown above the form as an alert, e.g. "Wrong admin token." */

@@ -37,9 +37,14 @@ export class AdminAudit {
   triggerCreated = (t: { id: string; accountId: string; botId: string; name: string }) =>
     this.record('trigger.created', { triggerId: t.id, accountId: t.accountId }, { botId: t.botId, name: t.name });
   keyViewed = (triggerId: string) => this.record('trigger.key_viewed', { triggerId });
-  keyRotated = (triggerId: string, keyId?: string) => this.record('trigger.key_rotated', { triggerId }, keyId ? { keyId } : {});
+  keyRotated = (triggerId: string) => this.record('trigger.key_rotated', { triggerId });
   keyCreated = (triggerId: string, keyId: string) => this.record('trigger.key_created', { triggerId }, { keyId });
   keyRevoked = (triggerId: string, keyId: string) => this.record('trigger.key_revoked', { triggerId }, { keyId });
+  requestSigningSet = (triggerId: string, mode: string) => this.record('trigger.request_signing_set', { triggerId }, { mode });
+  signingSecretRotated = (triggerId: string, secretId: string) =>
+    this.record('trigger.signing_secret_rotated', { triggerId }, { secretId });
+  signingSecretRevoked = (triggerId: string, secretId: string) =>
+    this.record('trigger.signing_secret_revoked', { triggerId }, { secretId });
   triggerDeleted = (triggerId: string) => this.record('trigger.deleted', { triggerId });
   allowedIpsSet = (triggerId: string, allowedIps: string[]) =>
     this.record('trigger.allowed_ips_set', { triggerId }, { entries: allowedIps.length });

@@ -1,14 +1,13 @@
-import { type QueryValue, single } from '../admin-api-requests.js';
+import { queryParam, type RequestQuery } from '../admin-api-requests.js';
 import type { AuditAction, AuditFilter } from './audit-views.js';
 
 /**
  * `?limit&action&triggerId&principal&from&to&cursor` of `GET api/audit-log` as a filter: each given once (a repeated
- * one is a 400 naming it); the admin service checks the values.
+ * one, a list or an object is a 400 naming it); the admin service checks the values.
  */
-export function auditFilter(query: Record<string, QueryValue>): AuditFilter {
+export function auditFilter(query: RequestQuery): AuditFilter {
   const filter: AuditFilter = {};
-  const text = (field: string): string | undefined =>
-    query[field] === undefined || query[field] === '' ? undefined : single(query[field], field);
+  const text = (field: string): string | undefined => queryParam(query, field);
   const limit = text('limit');
   if (limit !== undefined) filter.limit = /^\d{1,4}$/.test(limit) ? Number(limit) : NaN;
   const action = text('action');

@@ -17,6 +17,8 @@ import {
   type InvocationDetail,
   type InvocationView,
   HISTORY_PAGE_SIZE,
+  LISTED_ERROR_MAX,
+  LISTED_INPUTS_MAX,
   LISTED_OUTPUTS_MAX,
   type TimelineStep,
 } from '../admin-views.js';
@@ -62,7 +64,7 @@ export class AdminRunHistory {
     }
     if (filter.triggerId !== undefined && !TRIGGER_ID_PATTERN.test(filter.triggerId)) throw bad('triggerId', 'a trigger id');
     if (filter.search !== undefined && !PLAIN_TEXT_255.test(filter.search)) throw bad('q', 'an invocation id or an idempotency key');
-    const query: HistoryQuery = { limit, outputsUpTo: LISTED_OUTPUTS_MAX };
+    const query: HistoryQuery = { limit, outputsUpTo: LISTED_OUTPUTS_MAX, inputsUpTo: LISTED_INPUTS_MAX, errorUpTo: LISTED_ERROR_MAX };
     if (filter.status !== undefined) query.status = filter.status;
     if (filter.triggerId !== undefined) query.triggerId = filter.triggerId;
     if (filter.from !== undefined) query.createdFrom = filter.from;
@@ -169,6 +171,7 @@ function view(row: InvocationRecord, triggerName: string | null): InvocationView
     outputs,
     outputsTruncated: row.outputsTruncated === true,
     error,
+    errorTruncated: row.errorTruncated === true,
     triggerName,
     idempotencyKey,
   };

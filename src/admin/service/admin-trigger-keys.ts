@@ -9,8 +9,8 @@ import type { ResolvedWebhookTriggerOptions } from '../../options/webhook-trigge
 import type { TriggerKeyRecord, TriggerRecord } from '../../persistence/records.js';
 import { type AddKeyRules, TriggerRepository } from '../../persistence/trigger.repository.js';
 import { Clock } from '../../time/clock.js';
-import { AdminAudit } from '../audit/admin-audit.js';
 import type { CreatedTriggerKeyView, CreateTriggerKeyInput, RotatedTriggerKey, TriggerKeyView, TriggerView } from '../admin-views.js';
+import { AdminAudit } from '../audit/admin-audit.js';
 
 /**
  * A trigger's keys: list, create, revoke one, rotate (a new key; the others keep working for
@@ -25,9 +25,9 @@ export class AdminTriggerKeys {
   constructor(
     private readonly triggers: TriggerRepository,
     private readonly bus: ClusterBus,
+    private readonly audit: AdminAudit,
     @Inject(Clock) private readonly clock: Clock,
     @Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions,
-    private readonly audit: AdminAudit,
   ) {
     this.cipher = options.keySecret ? new TriggerKeyCipher(options.keySecret) : null;
     this.graceMs = options.keyRotationGraceMs;
@@ -84,7 +84,7 @@ export class AdminTriggerKeys {
     const expiresAt = this.expiry(input?.expiresAt, now);
     const { record, key } = this.newKey(trigger.id, label, expiresAt, trigger.keys);
     if (!(await this.add(record, { now: new Date(now), maxUsable: MAX_USABLE_KEYS }))) return null;
-    await this.audit.keyCreated(triggerId, record.id);
+    await this.audit.keyCreated(trigger.id, record.id);
     return { ...this.view(record, now), key };
   }
 
@@ -108,7 +108,7 @@ export class AdminTriggerKeys {
     const graceEndsAt = new Date(now + this.graceMs);
     const { record, key } = this.newKey(trigger.id, this.label(undefined, trigger), null, trigger.keys);
     if (!(await this.add(record, { now: new Date(now), maxUsable: MAX_USABLE_KEYS, othersExpireAt: graceEndsAt }))) return null;
-    await this.audit.keyRotated(triggerId, record.id);
+    await this.audit.keyRotated(trigger.id);
     return { ...view(trigger), key, keyId: record.id, graceEndsAt };
   }
 

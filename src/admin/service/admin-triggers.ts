@@ -18,8 +18,8 @@ import {
   type TriggerView,
   type TriggerWithKey,
 } from '../admin-views.js';
-import { AdminAudit } from '../audit/admin-audit.js';
 import { AdminTriggerKeys } from './admin-trigger-keys.js';
+import { AdminAudit } from '../audit/admin-audit.js';
 import { TriggerUrls } from './trigger-urls.js';
 
 /** The admin's bots and their triggers: create, list, view, delete (their keys: `AdminTriggerKeys`). Behind `WebhookTriggersAdmin`. */

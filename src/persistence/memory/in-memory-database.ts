@@ -1,5 +1,5 @@
 import type { AuditEntry } from '../audit-log.js';
-import type { CallbackRecord, DeliveryRecord, InvocationRecord, TriggerKeyRecord, TriggerRecord } from '../records.js';
+import type { CallbackRecord, DeliveryRecord, InvocationRecord, SigningSecretRecord, TriggerKeyRecord, TriggerRecord } from '../records.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
 
 /**
@@ -92,6 +92,8 @@ export class InMemoryWebhookDatabase {
   /** Callbacks per trigger id. */
   readonly callbacks = new Map<string, CallbackRecord>();
   readonly deliveries = new Map<string, StoredDelivery>();
+  /** Triggers' signing secrets by id. */
+  readonly signingSecrets = new Map<string, SigningSecretRecord>();
   /** The audit log, by entry id. */
   readonly auditEntries = new Map<string, AuditEntry>();
   private tail: Promise<unknown> = Promise.resolve();

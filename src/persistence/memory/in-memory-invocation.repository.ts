@@ -215,9 +215,21 @@ export class InMemoryInvocationRepository extends InvocationRepository {
       .slice(0, query.limit)
       .map((row) => {
         const record = toRecord(row);
-        // As in SQL: outputs longer than the bound (as JSON text) are left out of a list, and flagged.
-        const truncated = record.outputs !== null && JSON.stringify(record.outputs).length > query.outputsUpTo;
-        return { ...record, outputs: truncated ? null : record.outputs, outputsTruncated: truncated };
+        // As in SQL: inputs, outputs and an error longer than their bounds (as JSON text) are left out of a
+        // list, and flagged.
+        const over = (value: unknown, bound: number) => value !== null && Buffer.byteLength(JSON.stringify(value)) > bound;
+        const inputsTruncated = over(record.inputs, query.inputsUpTo);
+        const outputsTruncated = over(record.outputs, query.outputsUpTo);
+        const errorTruncated = over(record.error, query.errorUpTo);
+        return {
+          ...record,
+          inputs: inputsTruncated ? {} : record.inputs,
+          outputs: outputsTruncated ? null : record.outputs,
+          error: errorTruncated ? null : record.error,
+          inputsTruncated,
+          outputsTruncated,
+          errorTruncated,
+        };
       });
   }
 

@@ -24,8 +24,10 @@ export class InMemoryTriggerRepository extends TriggerRepository {
 
   /** A copy without the store's own fields, so callers can never change the stored trigger by accident. */
   private toRecord({ deletedAt: _deletedAt, ...trigger }: StoredTrigger): TriggerRecord {
-    const allowedIps = trigger.allowedIps?.length ? [...trigger.allowedIps] : undefined;
-    return { ...copyOf(trigger), keys: copyOf(this.keysOf(trigger.id)), allowedIps };
+    return {
+      ...copyOf({ ...trigger, allowedIps: trigger.allowedIps?.length ? trigger.allowedIps : undefined }),
+      keys: copyOf(this.keysOf(trigger.id)),
+    };
   }
 
   private active(id: string): StoredTrigger | undefined {
@@ -82,21 +84,21 @@ export class InMemoryTriggerRepository extends TriggerRepository {
     });
   }
 
-  setAllowedIps(id: string, allowedIps: string[]): Promise<boolean> {
-    return this.database.write(undefined, () => {
-      const trigger = this.active(id);
-      if (!trigger) return false;
-      trigger.allowedIps = [...allowedIps];
-      return true;
-    });
-  }
-
   recordKeyUses(uses: ReadonlyMap<string, Date>): Promise<void> {
     return this.database.write(undefined, () => {
       for (const [keyId, at] of uses) {
         const key = this.database.triggerKeys.get(keyId);
         if (key && (key.lastUsedAt === null || key.lastUsedAt < at)) key.lastUsedAt = new Date(at.getTime());
       }
+    });
+  }
+
+  setAllowedIps(id: string, allowedIps: string[]): Promise<boolean> {
+    return this.database.write(undefined, () => {
+      const trigger = this.triggers.get(id);
+      if (!trigger || trigger.deletedAt) return false;
+      trigger.allowedIps = [...allowedIps];
+      return true;
     });
   }
 

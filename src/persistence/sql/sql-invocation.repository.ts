@@ -14,10 +14,27 @@ import { SqlExecutor } from './sql-executor.js';
 import { PostgresExecutor } from './postgres-executor.js';
 import { PostgresRunWrites } from './postgres-run-writes.js';
 
-/** Every column but the outputs, which a list bounds. */
+/** The columns a list bounds (`listByBot`): each is read whole only when short, else replaced and flagged. */
+const BOUNDED_COLUMNS = ['inputs', 'outputs', 'error'] as const;
+
+/** Every column but the bounded ones. */
 const LIST_COLUMNS = INVOCATION_COLUMNS.split(', ')
-  .filter((c) => c !== 'outputs')
+  .filter((c) => !(BOUNDED_COLUMNS as readonly string[]).includes(c))
   .join(', ');
+
+/**
+ * The bounded columns as a list reads them: `<column>` (the value, or its stand-in past the bound) and
+ * `<column>_truncated` (1 or 0); two `?` per column, the bound, in BOUNDED_COLUMNS order. The size is
+ * `octet_length` (bytes of UTF-8), which both databases read from the value's header without loading a long
+ * value (`length` counts characters: it reads, and on PostgreSQL decompresses, the whole megabyte).
+ */
+const BOUNDED_SELECT = BOUNDED_COLUMNS.map((c) => {
+  const standIn = c === 'inputs' ? `'{}'` : 'NULL';
+  return (
+    `CASE WHEN octet_length(${c}) > ? THEN ${standIn} ELSE ${c} END AS ${c}, ` +
+    `CASE WHEN octet_length(${c}) > ? THEN 1 ELSE 0 END AS ${c}_truncated`
+  );
+}).join(', ');
 
 /** Triggers per `lastUsedAt` statement. */
 const LAST_USED_BATCH = 64;
@@ -264,14 +281,20 @@ export class SqlInvocationRepository extends InvocationRepository {
       where.push('(created_at, id) < (?, ?)');
       values.push(query.after.createdAt.getTime(), query.after.id);
     }
-    // The bound is applied in SQL, so an oversized run's outputs never leave the database for a list.
+    // The bounds are applied in SQL, so an oversized run's inputs, outputs or error never leave the database
+    // for a list (one key holder's megabytes would otherwise be read, parsed and sent for every page).
+    const bounds = { inputs: query.inputsUpTo, outputs: query.outputsUpTo, error: query.errorUpTo };
     const { rows } = await this.db.read(
-      `${search}SELECT ${LIST_COLUMNS}, CASE WHEN length(outputs) > ? THEN NULL ELSE outputs END AS outputs, ` +
-        `CASE WHEN length(outputs) > ? THEN 1 ELSE 0 END AS outputs_truncated ` +
+      `${search}SELECT ${LIST_COLUMNS}, ${BOUNDED_SELECT} ` +
         `FROM ${search ? 'found' : 'webhook_invocations'} WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`,
-      [...lookups, query.outputsUpTo, query.outputsUpTo, ...values, query.limit],
+      [...lookups, ...BOUNDED_COLUMNS.flatMap((c) => [bounds[c], bounds[c]]), ...values, query.limit],
     );
-    return rows.map((row) => ({ ...toInvocation(row), outputsTruncated: Number(row.outputs_truncated) === 1 }));
+    return rows.map((row) => ({
+      ...toInvocation(row),
+      inputsTruncated: Number(row.inputs_truncated) === 1,
+      outputsTruncated: Number(row.outputs_truncated) === 1,
+      errorTruncated: Number(row.error_truncated) === 1,
+    }));
   }
 
   async countByBotSince(botId: string, since: Date, cap: number): Promise<number> {

@@ -12,7 +12,7 @@ export function text(value: unknown): string {
 export const nullableText = (value: unknown): string | null => (value === null || value === undefined ? null : text(value));
 const json = <T>(value: unknown): T | null => (value === null || value === undefined ? null : (JSON.parse(text(value)) as T));
 
-export const TRIGGER_COLUMNS = 'id, bot_id, account_id, name, type, created_at, allowed_ips';
+export const TRIGGER_COLUMNS = 'id, bot_id, account_id, name, type, created_at, request_signing, allowed_ips';
 export const TRIGGER_KEY_COLUMNS =
   'id, trigger_id, label, key_hash, key_ciphertext, created_at, expires_at, rotated_at, revoked_at, last_used_at';
 export const INVOCATION_COLUMNS =
@@ -28,6 +28,8 @@ export function toTrigger(row: Record<string, unknown>, keys: TriggerKeyRecord[]
     type: 'webhook',
     keys,
     createdAt: time(row.created_at)!,
+    // Absent when off (the default), as a trigger made without the field is.
+    requestSigning: row.request_signing === 'with-key' || row.request_signing === 'instead-of-key' ? row.request_signing : undefined,
     // Absent when none (NULL): every address allowed.
     allowedIps: json<string[]>(row.allowed_ips) ?? undefined,
   };

@@ -4,8 +4,6 @@ import type { WebhookTransaction } from '../unit-of-work.js';
 import { TRIGGER_COLUMNS, TRIGGER_KEY_COLUMNS, toTrigger, toTriggerKey } from './sql-rows.js';
 import { SqlExecutor } from './sql-executor.js';
 
-/** A JSON list, or NULL for none (every address allowed). */
-const allowedIpsColumn = (ips: string[] | undefined): string | null => (ips?.length ? JSON.stringify(ips) : null);
 const INSERT_KEY = `INSERT INTO webhook_trigger_keys (${TRIGGER_KEY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 const KEYS_NOT_REVOKED = `SELECT ${TRIGGER_KEY_COLUMNS} FROM webhook_trigger_keys WHERE revoked_at IS NULL`;
 const KEY_ORDER = 'ORDER BY created_at, id';
@@ -21,6 +19,8 @@ function byTrigger(rows: Record<string, unknown>[]): Map<string, TriggerKeyRecor
   }
   return keys;
 }
+/** A JSON list, or NULL for none (every address allowed). */
+const allowedIpsColumn = (ips: string[] | undefined): string | null => (ips?.length ? JSON.stringify(ips) : null);
 
 export class SqlTriggerRepository extends TriggerRepository {
   constructor(private readonly db: SqlExecutor) {
@@ -39,8 +39,8 @@ export class SqlTriggerRepository extends TriggerRepository {
   async create(t: TriggerRecord): Promise<void> {
     await this.db.run(async (tx) => {
       await this.db.write(
-        `INSERT INTO webhook_triggers (${TRIGGER_COLUMNS}, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, NULL)`,
-        [t.id, t.botId, t.accountId, t.name, t.type, t.createdAt.getTime(), allowedIpsColumn(t.allowedIps)],
+        `INSERT INTO webhook_triggers (${TRIGGER_COLUMNS}, deleted_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+        [t.id, t.botId, t.accountId, t.name, t.type, t.createdAt.getTime(), t.requestSigning ?? 'off', allowedIpsColumn(t.allowedIps)],
         tx,
       );
       for (const key of t.keys) await this.insertKey({ ...key, triggerId: t.id }, tx);
@@ -99,14 +99,6 @@ export class SqlTriggerRepository extends TriggerRepository {
     return changes > 0;
   }
 
-  async setAllowedIps(id: string, allowedIps: string[]): Promise<boolean> {
-    const { changes } = await this.db.write(`UPDATE webhook_triggers SET allowed_ips = ? WHERE id = ? AND deleted_at IS NULL`, [
-      allowedIpsColumn(allowedIps),
-      id,
-    ]);
-    return changes > 0;
-  }
-
   async recordKeyUses(uses: ReadonlyMap<string, Date>): Promise<void> {
     if (uses.size === 0) return;
     await this.db.run(async (tx) => {
@@ -118,6 +110,14 @@ export class SqlTriggerRepository extends TriggerRepository {
         );
       }
     });
+  }
+
+  async setAllowedIps(id: string, allowedIps: string[]): Promise<boolean> {
+    const { changes } = await this.db.write(`UPDATE webhook_triggers SET allowed_ips = ? WHERE id = ? AND deleted_at IS NULL`, [
+      allowedIpsColumn(allowedIps),
+      id,
+    ]);
+    return changes > 0;
   }
 
   async delete(id: string): Promise<boolean> {

@@ -10,6 +10,7 @@ import { SqlCallbackStore } from './sql-callback.store.js';
 import { SqlCreditAccounts, SqlCreditLedger } from './sql-credit-ledger.js';
 import type { SqlExecutor } from './sql-executor.js';
 import { SqlInvocationRepository } from './sql-invocation.repository.js';
+import { SqlSigningSecretStore } from './sql-signing-secret.store.js';
 import { SqlTriggerRepository } from './sql-trigger.repository.js';
 import { SqliteExecutor } from './sqlite-executor.js';
 
@@ -23,6 +24,7 @@ export class SqlWebhookStorage extends WebhookStorage {
   readonly ledger: SqlCreditLedger;
   readonly accounts: SqlCreditAccounts;
   readonly callbacks: SqlCallbackStore;
+  readonly signing: SqlSigningSecretStore;
   readonly audit: SqlAuditLog;
 
   constructor(readonly unitOfWork: SqlExecutor) {
@@ -32,6 +34,7 @@ export class SqlWebhookStorage extends WebhookStorage {
     this.ledger = new SqlCreditLedger(unitOfWork);
     this.accounts = new SqlCreditAccounts(unitOfWork);
     this.callbacks = new SqlCallbackStore(unitOfWork);
+    this.signing = new SqlSigningSecretStore(unitOfWork);
     this.audit = new SqlAuditLog(unitOfWork);
   }
 }

@@ -43,12 +43,15 @@ export class WebhookTriggerEntity {
   @Column('bigint', { name: 'created_at', transformer: epochMs })
   createdAt!: Date;
 
+  @Column('bigint', { name: 'deleted_at', nullable: true, transformer: epochMs })
+  deletedAt!: Date | null;
+
+  @Column('varchar', { name: 'request_signing', length: 20, default: 'off' })
+  requestSigning!: string;
+
   /** JSON list of addresses and CIDRs; NULL lets every address in. */
   @Column('text', { name: 'allowed_ips', nullable: true })
   allowedIps!: string | null;
-
-  @Column('bigint', { name: 'deleted_at', nullable: true, transformer: epochMs })
-  deletedAt!: Date | null;
 }
 
 @Entity('webhook_trigger_keys')
@@ -261,6 +264,28 @@ export class WebhookAuditLogEntity {
 }
 
 /** Add these to your DataSource's `entities` when you pass `dataSourceName`. */
+@Entity('webhook_trigger_signing_secrets')
+@Index('IDX_webhook_trigger_signing_secrets_trigger_created_id', ['triggerId', 'createdAt', 'id'])
+export class WebhookTriggerSigningSecretEntity {
+  @PrimaryColumn('varchar', { length: 40 })
+  id!: string;
+
+  @Column('varchar', { name: 'trigger_id', length: 40 })
+  triggerId!: string;
+
+  @Column('text')
+  secret!: string;
+
+  @Column('bigint', { name: 'created_at', transformer: epochMs })
+  createdAt!: Date;
+
+  @Column('bigint', { name: 'expires_at', nullable: true, transformer: epochMs })
+  expiresAt!: Date | null;
+
+  @Column('bigint', { name: 'revoked_at', nullable: true, transformer: epochMs })
+  revokedAt!: Date | null;
+}
+
 export const WEBHOOK_TRIGGER_ENTITIES = [
   WebhookAccountEntity,
   WebhookTriggerEntity,
@@ -268,5 +293,6 @@ export const WEBHOOK_TRIGGER_ENTITIES = [
   WebhookInvocationEntity,
   WebhookCallbackEntity,
   WebhookCallbackDeliveryEntity,
+  WebhookTriggerSigningSecretEntity,
   WebhookAuditLogEntity,
 ];

@@ -4,6 +4,7 @@ import { WebhookTriggersHistory1764000000000 } from './1764000000000-webhook-tri
 import { WebhookTriggersCallbacks1764100000000 } from './1764100000000-webhook-triggers-callbacks.js';
 import { WebhookTriggersRunAttempts1764200000000 } from './1764200000000-webhook-triggers-run-attempts.js';
 import { WebhookTriggersKeys1764300000000 } from './1764300000000-webhook-triggers-keys.js';
+import { WebhookTriggersSigning1764400000000 } from './1764400000000-webhook-triggers-signing.js';
 import { WebhookTriggersAudit1764500000000 } from './1764500000000-webhook-triggers-audit.js';
 
 /** Add these to your DataSource's `migrations` when you pass `dataSourceName`. */
@@ -14,5 +15,6 @@ export const WEBHOOK_TRIGGER_MIGRATIONS = [
   WebhookTriggersCallbacks1764100000000,
   WebhookTriggersRunAttempts1764200000000,
   WebhookTriggersKeys1764300000000,
+  WebhookTriggersSigning1764400000000,
   WebhookTriggersAudit1764500000000,
 ];
