@@ -59,8 +59,8 @@ describeInBrowser('access screens in a browser', () => {
       const trigger = await createTrigger(t, 'echo', 'Guarded trigger');
       // Enough entries of another trigger for a second page of the audit log.
       const busy = await createTrigger(t, 'echo', 'Busy trigger');
-      await AuditContext.run('rotation-job', async () => {
-        for (let i = 0; i < 55; i++) await t.admin.rotateKey(busy.id);
+      await AuditContext.run('setup-job', async () => {
+        for (let i = 0; i < 55; i++) await t.admin.setAllowedIps(busy.id, [`10.0.${i}.0/24`]);
       });
 
       await asAda(async (page) => {
@@ -116,7 +116,7 @@ describeInBrowser('access screens in a browser', () => {
         await expect(rows.first().locator('td[data-label="Who"]').textContent()).resolves.toBe('user-ada');
 
         await page.getByLabel('Action').selectOption('');
-        await page.getByLabel('Principal').fill('rotation-job');
+        await page.getByLabel('Principal').fill('setup-job');
         await page.getByRole('button', { name: 'Filter' }).click();
         await page.getByRole('status').filter({ hasText: 'Showing 50 entries; older ones follow.' }).waitFor(SHOWN);
         await page.getByLabel('Principal').fill('nobody');
