@@ -57,8 +57,7 @@ describeInBrowser('access screens in a browser', () => {
 
     it("saves a trigger's allowed IPs from its View, names a bad entry, and the audit log shows who did it", async () => {
       const trigger = await createTrigger(t, 'echo', 'Guarded trigger');
-      // Enough entries of another trigger for a second page of the audit log (not rotations: a rotated key stays
-      // usable through its grace, and a trigger holds at most 10 usable keys).
+      // Enough entries of another trigger for a second page of the audit log.
       const busy = await createTrigger(t, 'echo', 'Busy trigger');
       await AuditContext.run('setup-job', async () => {
         for (let i = 0; i < 55; i++) await t.admin.setAllowedIps(busy.id, [`10.0.${i}.0/24`]);

@@ -61,6 +61,8 @@ if (!baseUrl) {
         { name: 'WebhookTriggersHistory1764000000000' },
         { name: 'WebhookTriggersCallbacks1764100000000' },
         { name: 'WebhookTriggersRunAttempts1764200000000' },
+        { name: 'WebhookTriggersKeys1764300000000' },
+        { name: 'WebhookTriggersSigning1764400000000' },
         { name: 'WebhookTriggersAudit1764500000000' },
       ]);
     });

@@ -37,7 +37,7 @@ export class AdminAudit {
   triggerCreated = (t: { id: string; accountId: string; botId: string; name: string }) =>
     this.record('trigger.created', { triggerId: t.id, accountId: t.accountId }, { botId: t.botId, name: t.name });
   keyViewed = (triggerId: string) => this.record('trigger.key_viewed', { triggerId });
-  keyRotated = (triggerId: string) => this.record('trigger.key_rotated', { triggerId });
+  keyRotated = (triggerId: string, keyId?: string) => this.record('trigger.key_rotated', { triggerId }, keyId ? { keyId } : {});
   keyCreated = (triggerId: string, keyId: string) => this.record('trigger.key_created', { triggerId }, { keyId });
   keyRevoked = (triggerId: string, keyId: string) => this.record('trigger.key_revoked', { triggerId }, { keyId });
   requestSigningSet = (triggerId: string, mode: string) => this.record('trigger.request_signing_set', { triggerId }, { mode });

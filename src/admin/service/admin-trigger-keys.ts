@@ -108,7 +108,7 @@ export class AdminTriggerKeys {
     const graceEndsAt = new Date(now + this.graceMs);
     const { record, key } = this.newKey(trigger.id, this.label(undefined, trigger), null, trigger.keys);
     if (!(await this.add(record, { now: new Date(now), maxUsable: MAX_USABLE_KEYS, othersExpireAt: graceEndsAt }))) return null;
-    await this.audit.keyRotated(trigger.id);
+    await this.audit.keyRotated(trigger.id, record.id);
     return { ...view(trigger), key, keyId: record.id, graceEndsAt };
   }
 

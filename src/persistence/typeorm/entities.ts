@@ -43,15 +43,15 @@ export class WebhookTriggerEntity {
   @Column('bigint', { name: 'created_at', transformer: epochMs })
   createdAt!: Date;
 
+  /** JSON list of addresses and CIDRs; NULL lets every address in. */
+  @Column('text', { name: 'allowed_ips', nullable: true })
+  allowedIps!: string | null;
+
   @Column('bigint', { name: 'deleted_at', nullable: true, transformer: epochMs })
   deletedAt!: Date | null;
 
   @Column('varchar', { name: 'request_signing', length: 20, default: 'off' })
   requestSigning!: string;
-
-  /** JSON list of addresses and CIDRs; NULL lets every address in. */
-  @Column('text', { name: 'allowed_ips', nullable: true })
-  allowedIps!: string | null;
 }
 
 @Entity('webhook_trigger_keys')
