@@ -116,6 +116,20 @@ describeOnEveryAdapterAndDatabase('audit log', ({ makeAdapter, database }) => {
     }
   });
 
+  it("records a trigger's keys added and revoked one by one, by key id and never the key", async () => {
+    const trigger = await createTrigger(t);
+    const added = await call('POST', `/triggers/${trigger.id}/keys`, { label: 'CI' });
+    expect(added.status).toBe(201);
+    expect((await call('DELETE', `/triggers/${trigger.id}/keys/${added.body.id}`)).status).toBe(204);
+    const { entries } = await auditLog(`?triggerId=${trigger.id}`);
+    expect(entries.map((e) => [e.action, e.principal, e.details])).toEqual([
+      ['trigger.key_revoked', 'user-ada', { keyId: added.body.id }],
+      ['trigger.key_created', 'user-ada', { keyId: added.body.id }],
+      ['trigger.created', null, { botId: 'echo', name: 'echo trigger' }],
+    ]);
+    expect(JSON.stringify(entries)).not.toContain(added.body.key);
+  });
+
   it('filters by action, principal and trigger, and pages by cursor', async () => {
     const trigger = await createTrigger(t);
     for (const name of ['bob', 'cy', 'bob']) {
