@@ -200,6 +200,7 @@ describe('sample app (real process)', () => {
       url: echoTrigger.url,
       key: echoTrigger.key,
       createdAt: created.body.createdAt,
+      allowedIps: [],
       callback: null,
     });
 
