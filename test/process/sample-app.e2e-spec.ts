@@ -212,6 +212,9 @@ describe('sample app (real process)', () => {
     }
     expectAdminError(await send('POST', `${app.base}/admin/api/bots/echo/triggers`, { headers: AUTH, raw: '{"name":' }), 400);
     expect((await adminApi(app, 'GET', '/bots/echo/triggers')).body).toHaveLength(2);
+    // The sample app's guard names who it let in: the audit log records it.
+    const audited = await adminApi(app, 'GET', '/audit-log?action=trigger.created');
+    expect(audited.body.entries[0]).toMatchObject({ action: 'trigger.created', triggerId: echoTrigger.id, principal: 'admin (token)' });
 
     slowTrigger = (await adminApi(app, 'POST', '/bots/slow/triggers', { name: 'Slow one', type: 'webhook' })).body;
     failTrigger = (await adminApi(app, 'POST', '/bots/fail/triggers', { name: 'Failing', type: 'webhook' })).body;

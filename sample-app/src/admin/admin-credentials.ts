@@ -20,6 +20,8 @@ export interface AdminRequest {
   headers: IncomingHttpHeaders;
   /** Express and Fastify: the client address (after the adapter's trust-proxy setting). */
   ip?: string;
+  /** Who the guard let in, as Passport would name them: what the library's audit log records. */
+  user?: { id: string };
   /** Express and Fastify: `http` or `https`. */
   protocol?: string;
   socket?: { remoteAddress?: string };

@@ -42,9 +42,13 @@ export class AdminGuard implements CanActivate {
       }
       // A wrong token is an answer for the script that sent it, never a redirect.
       if (!right) throw new UnauthorizedException(NOT_SIGNED_IN_MESSAGE);
+      request.user = { id: 'admin (token)' };
       return true;
     }
-    if (await this.credentials.hasSession(request)) return true;
+    if (await this.credentials.hasSession(request)) {
+      request.user = { id: 'admin (signed in)' };
+      return true;
+    }
     if (wantsPage(request)) {
       // Whatever exception filter answers (the app's or Nest's) keeps headers already set on the response.
       this.setHeader(response, 'Location', SIGN_IN_PATH);
