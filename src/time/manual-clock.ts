@@ -2,6 +2,8 @@ import { Clock, type ClockTimer } from './clock.js';
 
 interface PendingTimer {
   at: number;
+  /** A repeating timer's period. */
+  every?: number;
   /** Order of setting, for timers due at the same time. */
   seq: number;
   fn: () => void;
@@ -10,7 +12,9 @@ interface PendingTimer {
 /**
  * A clock that moves only when it is told to: the time limits, waits, windows, leases and retry delays of
  * the module pass at once instead of in real time. Its timers fire as the time passes them, in order of
- * their due time (then of setting), each with the clock set to its own due time.
+ * their due time (then of setting), each with the clock set to its own due time. A repeating timer fires at
+ * most once per move, as a Node interval does after the event loop was blocked: moving a year does not run
+ * a five-second loop six million times.
  */
 export class ManualClock extends Clock {
   private readonly timers = new Set<PendingTimer>();
@@ -30,6 +34,12 @@ export class ManualClock extends Clock {
     return { clear: () => void this.timers.delete(timer) };
   }
 
+  override setRepeating(fn: () => void, ms: number): ClockTimer {
+    const timer: PendingTimer = { at: this.current + Math.max(1, ms), seq: this.seq++, fn, every: Math.max(1, ms) };
+    this.timers.add(timer);
+    return { clear: () => void this.timers.delete(timer) };
+  }
+
   /** Timers set and not yet fired or cleared. */
   get pendingTimers(): number {
     return this.timers.size;
@@ -39,7 +49,7 @@ export class ManualClock extends Clock {
   advance(ms: number): void {
     if (!(ms >= 0)) throw new RangeError(`A clock moves forward only, not by ${ms} ms`);
     const end = this.current + ms;
-    for (let timer = this.nextDue(end); timer; timer = this.nextDue(end)) this.fire(timer);
+    for (let timer = this.nextDue(end); timer; timer = this.nextDue(end)) this.fire(timer, end);
     this.current = end;
   }
 
@@ -52,7 +62,7 @@ export class ManualClock extends Clock {
     const end = this.current + ms;
     await settle();
     for (let timer = this.nextDue(end); timer; timer = this.nextDue(end)) {
-      this.fire(timer);
+      this.fire(timer, end);
       await settle();
     }
     this.current = end;
@@ -70,9 +80,11 @@ export class ManualClock extends Clock {
     return first;
   }
 
-  private fire(timer: PendingTimer): void {
-    this.timers.delete(timer);
+  /** Fires one timer at its time; a repeating one comes back a period later, or a period after `end` when that is past. */
+  private fire(timer: PendingTimer, end: number): void {
     this.current = Math.max(this.current, timer.at);
+    if (timer.every === undefined) this.timers.delete(timer);
+    else timer.at = timer.at + timer.every > end ? timer.at + timer.every : end + timer.every;
     timer.fn();
   }
 }
