@@ -156,8 +156,13 @@ async function timed(reps: number, call: () => Promise<unknown>): Promise<{ p50:
 @Module({})
 class HistoryBenchModule {
   static configure(database: { type: 'better-sqlite3'; database: string } | { type: 'postgres'; url: string }): DynamicModule {
-    // No bots and retention off: startup dispatches nothing and deletes nothing (the runs are added after it).
-    return { module: HistoryBenchModule, imports: [lib.WebhookTriggerModule.forRoot({ database, historyRetentionDays: 0 })] };
+    // No bots and retention off (runs and audit entries): startup dispatches, writes and deletes nothing. A write
+    // at startup would deadlock with the SQLite fill below, which holds this process's event loop while it waits
+    // for the file's lock that the module's pending commit (due on the next turn) holds.
+    return {
+      module: HistoryBenchModule,
+      imports: [lib.WebhookTriggerModule.forRoot({ database, historyRetentionDays: 0, auditRetentionDays: 0 })],
+    };
   }
 }
 
