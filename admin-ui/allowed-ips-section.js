@@ -3,7 +3,7 @@
 // Empty lets every address in. Read-only mode shows the list without a way to change it.
 
 import { api, triggerPath } from './api.js';
-import { errorSlot, field, h, heading, nextId, statusLine } from './dom.js';
+import { errorSlot, field, h, heading, nextId, statusLine, subsection } from './dom.js';
 import { settings } from './settings.js';
 
 /** @typedef {import('../src/admin/admin-api-answers.js').AllowedIpsAnswer} AllowedIpsAnswer */
@@ -85,5 +85,5 @@ export function allowedIpsSection(scope, trigger) {
       if (scope.alive) errors.show(error);
     }
   })();
-  return h('section', { class: 'subsection', 'aria-labelledby': title.id }, title, errors.el, status, form);
+  return subsection(title, errors.el, status, form);
 }

@@ -5,7 +5,7 @@
 import { api, errorText, triggerPath } from './api.js';
 import { callbackForm } from './callback-form.js';
 import { confirmDialog, copyField } from './dialogs.js';
-import { alertEl, errorSlot, fact, fill, focusEl, h, heading, loadingEl, nextId, readonlyInput, statusLine } from './dom.js';
+import { alertEl, errorSlot, fact, fill, focusEl, h, heading, loadingEl, nextId, readonlyInput, statusLine, subsection } from './dom.js';
 import { formatNumber } from './format.js';
 import { settings } from './settings.js';
 
@@ -51,14 +51,7 @@ export function callbackSection(scope, trigger, deliveries) {
     known: null, // the secret as last shown: without keySecret the API shows it only when set or rotated
   };
   void load(section);
-  return h(
-    'section',
-    { class: 'subsection', 'aria-labelledby': section.title.id },
-    section.title,
-    section.errors.el,
-    section.status,
-    section.body,
-  );
+  return subsection(section.title, section.errors.el, section.status, section.body);
 }
 
 /** @param {CallbackSection} section */

@@ -83,6 +83,16 @@ export function heading(level, text, props) {
   return h(/** @type {'h1' | 'h2' | 'h3' | 'h4'} */ (`h${level}`), { tabindex: '-1', ...props }, text);
 }
 
+/**
+ * A titled part of a screen (a trigger's Keys, Signed requests, Allowed IPs, Callback): a `<section>` named by
+ * its heading for assistive technology, the heading first.
+ * @param {HTMLElement} title
+ * @param {...Child} children
+ */
+export function subsection(title, ...children) {
+  return h('section', { class: 'subsection', 'aria-labelledby': title.id }, title, ...children);
+}
+
 export function loadingEl() {
   return h('p', { class: 'loading', role: 'status' }, 'Loading…');
 }

@@ -18,6 +18,7 @@ import {
   nextId,
   readonlyInput,
   statusLine,
+  subsection,
   time,
 } from './dom.js';
 import { formatTime, NONE } from './format.js';
@@ -68,14 +69,7 @@ export function signingSection(scope, trigger) {
     fresh: null, // the secret of the last rotation: shown this once
   };
   void load(section);
-  return h(
-    'section',
-    { class: 'subsection', 'aria-labelledby': section.title.id },
-    section.title,
-    section.errors.el,
-    section.status,
-    section.body,
-  );
+  return subsection(section.title, section.errors.el, section.status, section.body);
 }
 
 /** @param {SigningSection} section */

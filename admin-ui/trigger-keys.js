@@ -19,6 +19,7 @@ import {
   nextId,
   readonlyInput,
   statusLine,
+  subsection,
   time,
 } from './dom.js';
 import { settings } from './settings.js';
@@ -57,9 +58,7 @@ export function keysSection(scope, trigger) {
     errors: errorSlot(),
   };
   void load(section);
-  return h(
-    'section',
-    { class: 'subsection', 'aria-labelledby': section.title.id },
+  return subsection(
     section.title,
     h('p', { class: 'hint' }, 'Any of these keys opens the trigger. Revoke one and callers using it get 401 at once.'),
     section.errors.el,

@@ -58,8 +58,9 @@ export class TriggerKeyGuard implements CanActivate {
     const trigger = TRIGGER_ID_PATTERN.test(triggerId) ? await this.triggers.findActive(triggerId) : null;
     if (!trigger) throw new UnknownTriggerError(triggerId);
     const raw = rawRequestOf(request);
-    assertIpAllowed(trigger.allowedIps, clientIp(request, raw)); // 403 before the key, the limits and the body
-    const failures = { key: `failed-key:${clientIp(request, raw)}`, ttl: this.failedKeyLimit.ttlMs, limit: this.failedKeyLimit.limit };
+    const ip = clientIp(request, raw);
+    assertIpAllowed(trigger.allowedIps, ip); // 403 before the key, the limits and the body
+    const failures = { key: `failed-key:${ip}`, ttl: this.failedKeyLimit.ttlMs, limit: this.failedKeyLimit.limit };
     // Signed requests (signed-requests.ts): the trigger's requestSigning decides whether X-Key is asked and
     // whether the request is counted now or once its body's signature verified.
     const signature = await this.signedRequests.beforeBody(trigger, raw, context.getHandler(), failures, () =>
