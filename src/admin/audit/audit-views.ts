@@ -1,4 +1,4 @@
-import type { AuditDetails } from '../../persistence/audit-log.js';
+import type { AuditEntry } from '../../persistence/audit-log.js';
 
 /** Every action the audit log records, in the order the admin screens list them. */
 export const AUDIT_ACTIONS = [
@@ -44,18 +44,8 @@ export interface AuditFilter {
   cursor?: string;
 }
 
-/** One entry as the admin shows it. */
-export interface AuditEntryView {
-  id: string;
-  at: Date;
-  action: string;
-  triggerId: string | null;
-  invocationId: string | null;
-  accountId: string | null;
-  /** Who, as the host's guard named them; null when nobody was named (shown as "unknown"). */
-  principal: string | null;
-  details: AuditDetails;
-}
+/** One entry as the admin shows it: the stored entry as is (nothing in it is hidden or reshaped). */
+export type AuditEntryView = AuditEntry;
 
 /** A page of the audit log, newest first; `next` is the cursor of the page after it (null on the last one). */
 export interface AuditPage {
