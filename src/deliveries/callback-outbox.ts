@@ -27,6 +27,8 @@ export interface CallbackInvocation {
   createdAt: Date;
   startedAt: Date | null;
   finishedAt: Date | null;
+  /** The run's trace context, stored with each delivery so every attempt is sent in the run's trace. */
+  traceContext?: string | null;
 }
 
 /**
@@ -231,6 +233,7 @@ export class CallbackOutbox implements OnModuleDestroy {
       latencyMs: null,
       lastError: null,
       createdAt: now,
+      traceContext: run.traceContext ?? null,
     };
     await this.store.insertDelivery(delivery, tx);
     return delivery.id;

@@ -34,6 +34,8 @@ import { RunEventStreams } from './run-event-streams.js';
 import { BotOutputDto, StatusResponseDto, SyncResponseDto, TriggerResponseDto, WebhookErrorDto } from './webhook-trigger.dto.js';
 import { TriggerKeyGuard } from './trigger-key.guard.js';
 import { SignedRequests, SignedRoute } from './signed-requests.js';
+import { traceRequest, traceSyncWait } from '../telemetry/run-tracing.js';
+import { TRACE_ATTRIBUTES } from '../telemetry/trace-attributes.js';
 
 /** The header that makes a trigger request idempotent (as Node spells incoming header names). */
 const IDEMPOTENCY_HEADER = 'idempotency-key';
@@ -109,19 +111,26 @@ export class WebhookTriggerController {
   async trigger(@CurrentTrigger() trigger: TriggerRecord, @Req() request: unknown): Promise<TriggerResponseDto> {
     // The guards passed (trigger, key, limits); what the headers say is judged before a byte is read.
     const raw = rawRequestOf(request);
-    const body = deferredBodyOf(raw);
-    checkJsonContentType(body.contentType);
-    const idempotencyKey = raw.headers[IDEMPOTENCY_HEADER];
-    if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY.test(idempotencyKey))) {
-      throw new InvalidRequestError(BAD_IDEMPOTENCY_KEY);
-    }
-    const bytes = await readBody(body, this.options.maxBodyBytes, this.options.bodyTimeoutMs);
-    // A signed request (the trigger's requestSigning) is verified on the raw bytes, before anything is parsed or stored.
-    await this.signedRequests.verifyBody(raw, bytes);
-    const inputs = parseTriggerBody(bytes, this.options.maxJsonDepth);
-    const requestHash = idempotencyKey === undefined ? undefined : createHash('sha256').update(bytes).digest('hex');
-    const started = await this.invocations.start(trigger, inputs, { idempotencyKey, requestHash });
-    return { success: true, invocation: { id: started.id } };
+    return traceRequest('trigger', raw.headers, trigger, async (span) => {
+      const body = deferredBodyOf(raw);
+      checkJsonContentType(body.contentType);
+      const idempotencyKey = raw.headers[IDEMPOTENCY_HEADER];
+      if (idempotencyKey !== undefined && (typeof idempotencyKey !== 'string' || !IDEMPOTENCY_KEY.test(idempotencyKey))) {
+        throw new InvalidRequestError(BAD_IDEMPOTENCY_KEY);
+      }
+      const bytes = await readBody(body, this.options.maxBodyBytes, this.options.bodyTimeoutMs);
+      // A signed request (the trigger's requestSigning) is verified on the raw bytes, before anything is parsed or stored.
+      await this.signedRequests.verifyBody(raw, bytes);
+      const inputs = parseTriggerBody(bytes, this.options.maxJsonDepth);
+      const requestHash = idempotencyKey === undefined ? undefined : createHash('sha256').update(bytes).digest('hex');
+      const started = await this.invocations.start(trigger, inputs, { idempotencyKey, requestHash, traceContext: span.traceContext() });
+      span.set({
+        [TRACE_ATTRIBUTES.invocationId]: started.id,
+        [TRACE_ATTRIBUTES.credits]: started.credits,
+        [TRACE_ATTRIBUTES.replayed]: started.replayed,
+      });
+      return { success: true, invocation: { id: started.id } };
+    });
   }
 
   @Get(WEBHOOK_ROUTES.sync)
@@ -141,33 +150,37 @@ export class WebhookTriggerController {
     @Param('invocationId') invocationId: string,
     @QueryText('timeout') timeout: string | undefined,
     @Res({ passthrough: true }) response: unknown,
+    @Req() request: unknown,
   ): Promise<SyncResponseDto | undefined> {
-    const waitMs = this.waitMs(timeout);
-    this.checkInvocationId(invocationId);
-    // A client that goes away must not keep its waiter: ServerResponse 'close' fires on a dropped connection.
-    const rawResponse = ((response as { raw?: ServerResponse }).raw ?? response) as ServerResponse;
-    const gone = new AbortController();
-    const onClose = () => {
-      if (!rawResponse.writableEnded) gone.abort();
-    };
-    rawResponse.on('close', onClose);
-    try {
-      const result = await this.waiter.wait(trigger.id, invocationId, waitMs, gone.signal);
-      switch (result.kind) {
-        case 'not-found':
-          throw new UnknownInvocationError(invocationId);
-        case 'aborted':
-          return undefined; // nobody is listening any more
-        case 'timeout':
-          throw new SyncTimeoutError(result.invocation.status, { waitMs });
-        case 'shutdown':
-          throw new SyncTimeoutError(result.invocation.status, 'shutdown');
-        case 'finished':
-          return syncBody(result.invocation);
+    return traceRequest('sync', rawRequestOf(request).headers, trigger, async (span) => {
+      span.set({ [TRACE_ATTRIBUTES.invocationId]: invocationId });
+      const waitMs = this.waitMs(timeout);
+      this.checkInvocationId(invocationId);
+      // A client that goes away must not keep its waiter: ServerResponse 'close' fires on a dropped connection.
+      const rawResponse = ((response as { raw?: ServerResponse }).raw ?? response) as ServerResponse;
+      const gone = new AbortController();
+      const onClose = () => {
+        if (!rawResponse.writableEnded) gone.abort();
+      };
+      rawResponse.on('close', onClose);
+      try {
+        const result = await traceSyncWait(span, () => this.waiter.wait(trigger.id, invocationId, waitMs, gone.signal));
+        switch (result.kind) {
+          case 'not-found':
+            throw new UnknownInvocationError(invocationId);
+          case 'aborted':
+            return undefined; // nobody is listening any more
+          case 'timeout':
+            throw new SyncTimeoutError(result.invocation.status, { waitMs });
+          case 'shutdown':
+            throw new SyncTimeoutError(result.invocation.status, 'shutdown');
+          case 'finished':
+            return syncBody(result.invocation);
+        }
+      } finally {
+        rawResponse.off('close', onClose);
       }
-    } finally {
-      rawResponse.off('close', onClose);
-    }
+    });
   }
 
   @Get(WEBHOOK_ROUTES.status)
@@ -178,11 +191,19 @@ export class WebhookTriggerController {
   })
   @ApiParam({ name: 'invocationId', description: 'The invocation.id returned by the trigger endpoint.' })
   @ApiResponse({ status: 200, type: StatusResponseDto, description: 'The run; success is false once it ended without success.' })
-  async status(@CurrentTrigger() trigger: TriggerRecord, @Param('invocationId') invocationId: string): Promise<StatusResponseDto> {
-    this.checkInvocationId(invocationId);
-    const invocation = await this.invocations.find(trigger, invocationId);
-    if (!invocation) throw new UnknownInvocationError(invocationId);
-    return statusBody(invocation);
+  async status(
+    @CurrentTrigger() trigger: TriggerRecord,
+    @Param('invocationId') invocationId: string,
+    @Req() request: unknown,
+  ): Promise<StatusResponseDto> {
+    return traceRequest('status', rawRequestOf(request).headers, trigger, async (span) => {
+      span.set({ [TRACE_ATTRIBUTES.invocationId]: invocationId });
+      this.checkInvocationId(invocationId);
+      const invocation = await this.invocations.find(trigger, invocationId);
+      if (!invocation) throw new UnknownInvocationError(invocationId);
+      span.set({ [TRACE_ATTRIBUTES.runStatus]: invocation.status });
+      return statusBody(invocation);
+    });
   }
 
   @Post(WEBHOOK_ROUTES.cancel)
@@ -196,11 +217,19 @@ export class WebhookTriggerController {
   @ApiParam({ name: 'invocationId', description: 'The invocation.id returned by the trigger endpoint.' })
   @ApiResponse({ status: 200, type: StatusResponseDto, description: 'Cancelled; status is "cancelled".' })
   @ApiResponse({ status: 409, type: WebhookErrorDto, description: 'The run had already finished.' })
-  async cancel(@CurrentTrigger() trigger: TriggerRecord, @Param('invocationId') invocationId: string): Promise<StatusResponseDto> {
-    this.checkInvocationId(invocationId);
-    const invocation = await this.invocations.cancel(trigger, invocationId);
-    if (!invocation) throw new UnknownInvocationError(invocationId);
-    return statusBody(invocation);
+  async cancel(
+    @CurrentTrigger() trigger: TriggerRecord,
+    @Param('invocationId') invocationId: string,
+    @Req() request: unknown,
+  ): Promise<StatusResponseDto> {
+    return traceRequest('cancel', rawRequestOf(request).headers, trigger, async (span) => {
+      span.set({ [TRACE_ATTRIBUTES.invocationId]: invocationId });
+      this.checkInvocationId(invocationId);
+      const invocation = await this.invocations.cancel(trigger, invocationId);
+      if (!invocation) throw new UnknownInvocationError(invocationId);
+      span.set({ [TRACE_ATTRIBUTES.runStatus]: invocation.status });
+      return statusBody(invocation);
+    });
   }
 
   @Get(WEBHOOK_ROUTES.events)

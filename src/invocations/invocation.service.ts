@@ -30,6 +30,8 @@ export interface StartOptions {
   idempotencyKey?: string;
   /** SHA-256 of the request body: a repeat under the same key must carry the same body. */
   requestHash?: string;
+  /** The trigger request's trace context (telemetry/run-tracing.ts), stored with the run so the run joins the trace. */
+  traceContext?: string | null;
 }
 
 /** Refusals over `maxQueuedRuns` are logged at most this often, with how many there were meanwhile. */
@@ -39,6 +41,8 @@ export interface StartedInvocation {
   id: string;
   /** True when an earlier request with the same idempotency key already started it. */
   replayed: boolean;
+  /** Credits this request charged (none for a repeat). */
+  credits: number;
 }
 
 /**
@@ -125,7 +129,11 @@ export class InvocationService {
     return (await this.invocations.findById(invocation.id)) ?? invocation;
   }
 
-  async start(trigger: TriggerRecord, inputs: BotInputs, { idempotencyKey, requestHash }: StartOptions = {}): Promise<StartedInvocation> {
+  async start(
+    trigger: TriggerRecord,
+    inputs: BotInputs,
+    { idempotencyKey, requestHash, traceContext }: StartOptions = {},
+  ): Promise<StartedInvocation> {
     if (this.shutdown.isShuttingDown) throw new ShuttingDownError();
     this.refuseOverBacklog();
     const bot = this.registry.get(trigger.botId);
@@ -142,6 +150,7 @@ export class InvocationService {
       idempotencyKey: idempotencyKey ?? null,
       requestHash: requestHash ?? null,
       createdAt: now,
+      traceContext: traceContext ?? null,
     };
     // A free slot here and nobody waiting for one: the accept step stores the run `running` for this process
     // (the accept is its claim) and it starts right after the COMMIT, without a claim round trip.
@@ -162,7 +171,7 @@ export class InvocationService {
     if (outcome.kind === 'refused') throw new NotEnoughCreditsError(trigger.accountId, bot.credits, outcome.funded);
     if (outcome.kind === 'repeat') {
       if (outcome.earlier.requestHash !== (requestHash ?? null)) throw new IdempotencyKeyReusedError();
-      return { id: outcome.earlier.id, replayed: true };
+      return { id: outcome.earlier.id, replayed: true, credits: 0 };
     }
     this.events.emit(record, 'queued');
     if (reservation && claim) {
@@ -177,9 +186,9 @@ export class InvocationService {
         attempts: 1,
       });
     } else {
-      await this.runner.dispatch({ id: record.id, accountId: record.accountId });
+      await this.runner.dispatch({ id: record.id, accountId: record.accountId, traceContext: record.traceContext });
     }
-    return { id: record.id, replayed: false };
+    return { id: record.id, replayed: false, credits: record.credits };
   }
 
   /**

@@ -13,6 +13,7 @@ import type { DeliveryRecord } from '../persistence/records.js';
 import { CallbackStore } from '../persistence/callback-store.js';
 import { ShutdownState } from './shutdown.state.js';
 import { Clock, type ClockTimer } from '../time/clock.js';
+import { traceDelivery } from '../telemetry/run-tracing.js';
 
 /** How often due deliveries are looked for (those stored by other processes, retries, a dead sender's). */
 export const CALLBACK_SWEEP_MS = 5_000;
@@ -142,14 +143,19 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
       return;
     }
     const attemptedAt = new Date(this.clock.now());
-    const headers = webhookHeaders(secret, delivery.msgId, Math.floor(attemptedAt.getTime() / 1000), delivery.body);
-    const result = await this.transport.send({
-      url: callback.url,
-      headers: { ...headers },
-      body: delivery.body,
-      timeoutMs: this.options.callbackTimeoutMs,
-      allowedHosts: this.options.callbackAllowedHosts,
-    });
+    const headers: Record<string, string> = {
+      ...webhookHeaders(secret, delivery.msgId, Math.floor(attemptedAt.getTime() / 1000), delivery.body),
+    };
+    // In a client span of the run's trace, whose `traceparent` the receiver gets (added to `headers`).
+    const result = await traceDelivery(delivery, headers, () =>
+      this.transport.send({
+        url: callback.url,
+        headers,
+        body: delivery.body,
+        timeoutMs: this.options.callbackTimeoutMs,
+        allowedHosts: this.options.callbackAllowedHosts,
+      }),
+    );
     const attemptsMade = delivery.attempts + 1;
     if (result.ok) {
       await this.store.recordAttempt(id, this.owner, {

@@ -65,7 +65,7 @@ export class LeaseRecovery implements OnApplicationBootstrap {
     let recovered = 0;
     for (const run of await this.invocations.listExpiredLeases(now, 1000)) {
       const settled = await this.interrupted.settle(run, { leaseExpiredBefore: now });
-      if (settled === 'requeued') await this.runner.dispatch({ id: run.id, accountId: run.accountId });
+      if (settled === 'requeued') await this.runner.dispatch({ id: run.id, accountId: run.accountId, traceContext: run.traceContext });
       if (settled) recovered++;
     }
     return recovered;

@@ -105,6 +105,12 @@ export interface InvocationRecord {
    * that leaves it undefined gets no bound.
    */
   attempts?: number;
+  /**
+   * The trigger request's trace context, as the host's OpenTelemetry propagator wrote it (JSON of its fields,
+   * e.g. `{"traceparent":"00-…"}`): the run and its callbacks continue that trace in whichever process runs
+   * them. Null (or undefined in a store that does not keep it) when the host records no traces.
+   */
+  traceContext?: string | null;
   /** Set by history lists when the outputs were too long to list (they are `null` there; read the run by id). */
   outputsTruncated?: boolean;
   /** Set by history lists when the inputs were too long to list (they are `{}` there; read the run by id). */
@@ -177,6 +183,8 @@ export interface DeliveryRecord {
   latencyMs: number | null;
   lastError: string | null;
   createdAt: Date;
+  /** The run's trace context (`InvocationRecord.traceContext`), for each attempt's client span and `traceparent`. */
+  traceContext?: string | null;
 }
 
 /** What an attempt changed, written together with releasing the claim. */

@@ -21,6 +21,29 @@ export function loadBullMq(): BullMq {
   }
 }
 
+/**
+ * A job's data: its run's account (what AccountQueuePositions counts), and the trigger request's trace context
+ * when the host records traces (`{ accountId, traceContext }`); a bare account id otherwise, as older versions wrote.
+ */
+export type RunJobData = string | { accountId: string; traceContext: string };
+
+export function runJobData(run: { accountId: string; traceContext?: string | null }): RunJobData {
+  return run.traceContext ? { accountId: run.accountId, traceContext: run.traceContext } : run.accountId;
+}
+
+/** The account of a job's data, or undefined for data this version did not write. */
+export function jobAccount(data: unknown): string | undefined {
+  if (typeof data === 'string') return data;
+  const accountId = (data as { accountId?: unknown } | null)?.accountId;
+  return typeof accountId === 'string' ? accountId : undefined;
+}
+
+/** The trace context a job carries, if any. */
+export function jobTraceContext(data: unknown): string | undefined {
+  const traceContext = (data as { traceContext?: unknown } | null)?.traceContext;
+  return typeof traceContext === 'string' ? traceContext : undefined;
+}
+
 /** A job counted in its account's pending runs (AccountQueuePositions) until it ends. */
 export const COUNTED_JOB = 'run';
 /** A job a sweep re-added: not counted (the add is a no-op when the job is still in the queue). */

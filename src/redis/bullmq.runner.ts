@@ -20,12 +20,16 @@ import {
   ENQUEUE_BATCH,
   ENQUEUE_TIMEOUT_MS,
   HAND_OFF_TRIES,
+  jobAccount,
+  jobTraceContext,
+  runJobData,
   SWEEP_BATCH,
   SWEPT_JOB,
   WEBHOOK_RUN_QUEUE,
   loadBullMq,
   refusedDelay,
 } from './bullmq-run-queue.js';
+import { withStoredContext } from '../telemetry/run-tracing.js';
 
 /**
  * Runs bots on BullMQ workers, so API nodes and worker processes can be separate machines sharing one
@@ -168,14 +172,18 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
       connectionName: 'webhook-triggers:worker',
     });
     this.workerConnection.on('error', (error: Error) => this.logger.warn(`Redis (run worker): ${error.message}`));
-    this.worker = new this.bull.Worker(WEBHOOK_RUN_QUEUE, (job, token) => this.process(job, token), {
-      connection: this.workerConnection,
-      prefix: this.prefix,
-      concurrency: this.options.maxConcurrentRuns,
-      lockDuration: this.options.runLeaseMs,
-      stalledInterval: this.options.runLeaseMs,
-      autorun: false,
-    });
+    this.worker = new this.bull.Worker(
+      WEBHOOK_RUN_QUEUE,
+      (job, token) => withStoredContext(jobTraceContext(job.data), () => this.process(job, token)),
+      {
+        connection: this.workerConnection,
+        prefix: this.prefix,
+        concurrency: this.options.maxConcurrentRuns,
+        lockDuration: this.options.runLeaseMs,
+        stalledInterval: this.options.runLeaseMs,
+        autorun: false,
+      },
+    );
     this.worker.on('error', (error: Error) => this.logger.warn(`Run worker: ${error.message}`));
     void this.worker.run().catch((error: unknown) => this.logger.error(`Run worker stopped: ${String(error)}`));
     await this.worker.waitUntilReady();
@@ -203,7 +211,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
    */
   async dispatch(run: DispatchedRun): Promise<void> {
     this.added++;
-    return this.enqueues.push({ id: run.id, accountId: run.accountId });
+    return this.enqueues.push({ id: run.id, accountId: run.accountId, traceContext: run.traceContext });
   }
 
   /**
@@ -236,7 +244,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
       // The invocation id as job id, which BullMQ's add script ignores when it already holds that id; the
       // job's data is the account, counted as pending until the job ends (job name COUNTED_JOB).
       await this.queue!.addBulk(
-        runs.map((run, i) => ({ name: COUNTED_JOB, data: run.accountId, opts: { jobId: run.id, priority: priorities[i] } })),
+        runs.map((run, i) => ({ name: COUNTED_JOB, data: runJobData(run), opts: { jobId: run.id, priority: priorities[i] } })),
       );
     } catch (error) {
       // A pipeline fails as a whole, though some of its jobs may be in: the sweep adds the others, and
@@ -289,9 +297,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
       // Not counted as pending (most of them may be in the queue already, where this add keeps the job as it is). A run
       // that really was missing is already late (its enqueue failed): first in line, so a steady load never starves it.
       if (runs.length > 0) {
-        await this.queue!.addBulk(
-          runs.map(({ id, accountId }) => ({ name: SWEPT_JOB, data: accountId, opts: { jobId: id, priority: 1 } })),
-        );
+        await this.queue!.addBulk(runs.map((run) => ({ name: SWEPT_JOB, data: runJobData(run), opts: { jobId: run.id, priority: 1 } })));
       }
       return runs.length;
     } catch (error) {
@@ -313,7 +319,8 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
       delayed = !(await this.runJob(job, token));
     } finally {
       // However it ended (a job that failed has ended too). Jobs of an older version carry no account: never counted.
-      if (!delayed && job.name === COUNTED_JOB && typeof job.data === 'string') this.positions!.runEnded(job.data);
+      const accountId = jobAccount(job.data);
+      if (!delayed && job.name === COUNTED_JOB && accountId) this.positions!.runEnded(accountId);
     }
     if (delayed) throw new this.bull.DelayedError();
   }

@@ -5,6 +5,8 @@
 export interface DispatchedRun {
   id: string;
   accountId: string;
+  /** The trigger request's trace context (`InvocationRecord.traceContext`), for a runner that carries it (BullMQ's job). */
+  traceContext?: string | null;
 }
 
 import type { InvocationRecord } from '../persistence/records.js';

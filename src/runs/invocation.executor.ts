@@ -23,6 +23,7 @@ import { RunFinisher } from '../deliveries/run-finisher.js';
 import { cleanOutputs, isValidOutputs, RunOutputs } from './run-outputs.js';
 import { Clock } from '../time/clock.js';
 import { boundedErrorMessage } from './run-error.js';
+import { startRunSpan, type RunSpan } from '../telemetry/run-tracing.js';
 
 interface Outcome {
   status: InvocationStatus;
@@ -146,6 +147,8 @@ export class InvocationExecutor {
       return emitted.emit(output);
     };
     const before = () => emitted?.list ?? claimed.outputs ?? [];
+    const span = startRunSpan(claimed);
+    let ended: Outcome | undefined;
     try {
       // `invocation.started` is stored right after the claim: were this process to die in between, the run's
       // completion (by recovery) stores the missing started delivery with it (CallbackOutbox.finish).
@@ -153,7 +156,7 @@ export class InvocationExecutor {
       if (callbackEvents.has('invocation.started')) await this.outbox.record('invocation.started', claimed);
       const bot = this.registry.get(invocation.botId);
       const outcome = bot
-        ? await this.runBot(bot, invocation, controller, emit, before)
+        ? await this.runBot(bot, invocation, controller, emit, before, span)
         : { status: 'failed' as const, outputs: [], error: { message: BOT_NOT_REGISTERED(invocation.botId), code: 'bot_not_registered' } };
       botDone();
       run.finishing = true; // our own publish in store() is not news to us
@@ -161,8 +164,9 @@ export class InvocationExecutor {
       // The run's outputs: the emitted ones (kept whatever the outcome), then the returned ones.
       const earlier = before();
       if (earlier.length > 0) outcome.outputs = [...earlier, ...outcome.outputs];
-      await this.store(invocation, startedAt, outcome);
+      await this.store(invocation, startedAt, (ended = outcome));
     } finally {
+      span.end(ended?.status ?? 'failed', ended ? ended.error : RunStop.interrupted().error);
       this.active.delete(invocationId);
       this.emitted.delete(invocationId);
       finish();
@@ -198,21 +202,25 @@ export class InvocationExecutor {
     controller: AbortController,
     emit: (output: BotOutput) => Promise<boolean>,
     before: () => BotOutput[],
+    span: RunSpan,
   ): Promise<Outcome> {
     // Cancelled (or finished elsewhere) before the bot was called: it is not called at all.
     if (controller.signal.aborted) return this.stopped(controller.signal.reason);
     const timer = this.clock.setTimer(() => controller.abort(RunStop.timeout(bot.timeoutMs)), bot.timeoutMs);
     try {
       const result = await Promise.race([
-        bot.instance.main(invocation.inputs, {
-          invocationId: invocation.id,
-          triggerId: invocation.triggerId,
-          botId: invocation.botId,
-          accountId: invocation.accountId,
-          signal: controller.signal,
-          logger: new Logger(`WebhookBot:${bot.id}:${invocation.id}`),
-          emit,
-        }),
+        // In the run's span: a bot's own spans (from the global tracer) nest under it.
+        span.within(() =>
+          bot.instance.main(invocation.inputs, {
+            invocationId: invocation.id,
+            triggerId: invocation.triggerId,
+            botId: invocation.botId,
+            accountId: invocation.accountId,
+            signal: controller.signal,
+            logger: new Logger(`WebhookBot:${bot.id}:${invocation.id}`),
+            emit,
+          }),
+        ),
         whenAborted(controller.signal),
       ]);
       if (controller.signal.aborted) return this.stopped(controller.signal.reason);

@@ -106,6 +106,7 @@ export class InMemoryCallbackStore extends CallbackStore {
         responseStatus: null,
         latencyMs: null,
         lastError: null,
+        traceContext: delivery.traceContext ?? null,
         owner: null,
         leaseExpiresAt: null,
       });

@@ -71,6 +71,7 @@ export class InMemoryInvocationRepository extends InvocationRepository {
         owner: claim ? claim.owner : null,
         leaseExpiresAt: claim ? claim.leaseExpiresAt : null,
         attempts: claim ? 1 : 0,
+        traceContext: fields.traceContext ?? null,
       });
     });
   }

@@ -19,15 +19,15 @@ const keyOf = (triggerId: string, key: string): string => `${triggerId}\u0000${k
 /** A batch's runs as rows, each column bound as one array (`columnsOf`): one SQL text whatever the batch size. */
 const ROWS =
   `unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::text[], ?::text[], ?::bigint[], ` +
-  `?::text[], ?::bigint[], ?::text[], ?::bigint[], ?::int[]) ` +
+  `?::text[], ?::bigint[], ?::text[], ?::bigint[], ?::int[], ?::text[]) ` +
   `AS r(id, trigger_id, bot_id, account_id, inputs, credits, idempotency_key, request_hash, created_at, ` +
-  `status, started_at, owner, lease_expires_at, attempts)`;
+  `status, started_at, owner, lease_expires_at, attempts, trace_context)`;
 
 /** The columns of `ROWS` a stored run takes, and their values (a run its accept step claimed is stored `running`). */
 const STORED_COLUMNS =
-  'id, trigger_id, bot_id, account_id, status, inputs, credits, idempotency_key, request_hash, created_at, started_at, owner, lease_expires_at, attempts';
+  'id, trigger_id, bot_id, account_id, status, inputs, credits, idempotency_key, request_hash, created_at, started_at, owner, lease_expires_at, attempts, trace_context';
 const STORED_VALUES =
-  'r.id, r.trigger_id, r.bot_id, r.account_id, r.status, r.inputs, r.credits, r.idempotency_key, r.request_hash, r.created_at, r.started_at, r.owner, r.lease_expires_at, r.attempts';
+  'r.id, r.trigger_id, r.bot_id, r.account_id, r.status, r.inputs, r.credits, r.idempotency_key, r.request_hash, r.created_at, r.started_at, r.owner, r.lease_expires_at, r.attempts, r.trace_context';
 
 /** The arrays `ROWS` binds, in its order. */
 const columnsOf = (runs: NewInvocation[]): unknown[][] => [
@@ -45,6 +45,7 @@ const columnsOf = (runs: NewInvocation[]): unknown[][] => [
   runs.map((r) => r.claim?.owner ?? null),
   runs.map((r) => r.claim?.leaseExpiresAt.getTime() ?? null),
   runs.map((r) => (r.claim ? 1 : 0)),
+  runs.map((r) => r.traceContext ?? null),
 ];
 
 /**

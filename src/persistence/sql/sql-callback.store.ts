@@ -6,7 +6,7 @@ import { nullableText, text } from './sql-rows.js';
 
 const CALLBACK_COLUMNS = 'trigger_id, url, events, secret, enabled, consecutive_failures, disabled_reason, created_at, updated_at';
 const DELIVERY_COLUMNS =
-  'id, trigger_id, invocation_id, event, msg_id, body, status, attempts, next_attempt_at, last_attempt_at, response_status, latency_ms, last_error, created_at';
+  'id, trigger_id, invocation_id, event, msg_id, body, status, attempts, next_attempt_at, last_attempt_at, response_status, latency_ms, last_error, created_at, trace_context';
 /** The delivery log's columns: everything but the body. */
 const LOG_COLUMNS = DELIVERY_COLUMNS.replace(' body,', '');
 
@@ -45,6 +45,7 @@ function toDelivery(row: Record<string, unknown>): DeliveryRecord {
     latencyMs: num(row.latency_ms),
     lastError: nullableText(row.last_error),
     createdAt: time(row.created_at)!,
+    traceContext: nullableText(row.trace_context),
   };
 }
 
@@ -121,7 +122,7 @@ export class SqlCallbackStore extends CallbackStore {
 
   async insertDelivery(d: DeliveryRecord, tx?: WebhookTransaction): Promise<void> {
     await this.db.write(
-      `INSERT INTO webhook_callback_deliveries (${DELIVERY_COLUMNS}, owner, lease_expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, ?, NULL, NULL)`,
+      `INSERT INTO webhook_callback_deliveries (${DELIVERY_COLUMNS}, owner, lease_expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL, NULL, NULL, ?, ?, NULL, NULL)`,
       [
         d.id,
         d.triggerId,
@@ -133,6 +134,7 @@ export class SqlCallbackStore extends CallbackStore {
         d.attempts,
         d.nextAttemptAt?.getTime() ?? null,
         d.createdAt.getTime(),
+        d.traceContext ?? null,
       ],
       tx,
     );

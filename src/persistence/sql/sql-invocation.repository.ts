@@ -88,7 +88,7 @@ export class SqlInvocationRepository extends InvocationRepository {
     try {
       const claim = i.claim;
       await this.db.write(
-        `INSERT INTO webhook_invocations (${INVOCATION_COLUMNS}, lease_expires_at) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, NULL, ?, ?, ?)`,
+        `INSERT INTO webhook_invocations (${INVOCATION_COLUMNS}, lease_expires_at) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?)`,
         [
           i.id,
           i.triggerId,
@@ -103,6 +103,7 @@ export class SqlInvocationRepository extends InvocationRepository {
           claim ? claim.startedAt.getTime() : null,
           claim ? claim.owner : null,
           claim ? 1 : 0,
+          i.traceContext ?? null,
           claim ? claim.leaseExpiresAt.getTime() : null,
         ],
         tx,

@@ -16,7 +16,7 @@ export const TRIGGER_COLUMNS = 'id, bot_id, account_id, name, type, created_at, 
 export const TRIGGER_KEY_COLUMNS =
   'id, trigger_id, label, key_hash, key_ciphertext, created_at, expires_at, rotated_at, revoked_at, last_used_at';
 export const INVOCATION_COLUMNS =
-  'id, trigger_id, bot_id, account_id, status, inputs, outputs, error, credits, idempotency_key, request_hash, created_at, started_at, finished_at, owner, attempts';
+  'id, trigger_id, bot_id, account_id, status, inputs, outputs, error, credits, idempotency_key, request_hash, created_at, started_at, finished_at, owner, attempts, trace_context';
 
 /** A trigger row, with its keys (read apart: `toTriggerKey`). */
 export function toTrigger(row: Record<string, unknown>, keys: TriggerKeyRecord[]): TriggerRecord {
@@ -68,6 +68,7 @@ export function toInvocation(row: Record<string, unknown>): InvocationRecord {
     finishedAt: time(row.finished_at),
     owner: nullableText(row.owner),
     attempts: Number(row.attempts ?? 0),
+    traceContext: nullableText(row.trace_context),
   };
 }
 

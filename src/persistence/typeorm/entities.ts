@@ -140,6 +140,10 @@ export class WebhookInvocationEntity {
   @Column('integer', { default: 0 })
   attempts!: number;
 
+  /** The trigger request's trace context (the propagator's fields as JSON); null when no traces are recorded. */
+  @Column('text', { name: 'trace_context', nullable: true })
+  traceContext!: string | null;
+
   @Column('bigint', { name: 'created_at', transformer: epochMs })
   createdAt!: Date;
 
@@ -223,6 +227,10 @@ export class WebhookCallbackDeliveryEntity {
 
   @Column('varchar', { name: 'last_error', length: 1000, nullable: true })
   lastError!: string | null;
+
+  /** The run's trace context, copied from its invocation: each attempt is sent in the run's trace. */
+  @Column('text', { name: 'trace_context', nullable: true })
+  traceContext!: string | null;
 
   @Column('varchar', { length: 100, nullable: true })
   owner!: string | null;

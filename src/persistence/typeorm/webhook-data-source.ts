@@ -119,7 +119,7 @@ const SCHEMA_PROBES = [
   'SELECT id, credits FROM webhook_accounts WHERE 1 = 0',
   'SELECT id, deleted_at FROM webhook_triggers WHERE 1 = 0',
   'SELECT id, rotated_at, last_used_at FROM webhook_trigger_keys WHERE 1 = 0',
-  'SELECT id, owner, lease_expires_at, request_hash FROM webhook_invocations WHERE 1 = 0',
+  'SELECT id, owner, lease_expires_at, request_hash, trace_context FROM webhook_invocations WHERE 1 = 0',
 ];
 
 /**
