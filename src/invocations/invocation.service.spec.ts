@@ -47,7 +47,7 @@ describe('InvocationService', () => {
   describe('start', () => {
     it('stores the run queued, charges its credits, dispatches it and emits queued', async () => {
       const started = await service.start(trigger, { city: 'Oslo' });
-      expect(started).toEqual({ id: expect.stringMatching(/^inv_[A-Za-z0-9_-]{22}$/), replayed: false });
+      expect(started).toEqual({ id: expect.stringMatching(/^inv_[A-Za-z0-9_-]{22}$/), replayed: false, credits: 2 });
       expect(await f.invocations.findById(started.id)).toMatchObject({
         triggerId: trigger.id,
         botId: 'echo',
@@ -96,7 +96,7 @@ describe('InvocationService', () => {
     it('answers a repeat with the same idempotency key and body with the same run, charged and dispatched once', async () => {
       const first = await service.start(trigger, { a: 1 }, { idempotencyKey: 'order-1', requestHash: 'h1' });
       const again = await service.start(trigger, { a: 1 }, { idempotencyKey: 'order-1', requestHash: 'h1' });
-      expect(again).toEqual({ id: first.id, replayed: true });
+      expect(again).toEqual({ id: first.id, replayed: true, credits: 0 });
       expect((await rows()).map((r) => r.id)).toEqual([first.id]);
       expect(await balance()).toBe(3);
       expect(f.runner.dispatched).toEqual([first.id]);
@@ -189,7 +189,11 @@ describe('InvocationService', () => {
       expect(fakes.events.filter((e) => e.name === WEBHOOK_EVENTS.queued)).toHaveLength(2);
 
       await fakes.runner.runPending();
-      expect(await bounded.start(echo, { n: 1 }, { idempotencyKey: 'k1', requestHash: 'h1' })).toEqual({ id: first.id, replayed: true });
+      expect(await bounded.start(echo, { n: 1 }, { idempotencyKey: 'k1', requestHash: 'h1' })).toEqual({
+        id: first.id,
+        replayed: true,
+        credits: 0,
+      });
       expect((await bounded.start(echo, { n: 4 })).replayed).toBe(false);
       expect(await fakes.accounts.getBalance('acct')).toBe(7);
     });

@@ -18,13 +18,15 @@ export function acceptContract(open: OpenStorage): void {
 
   it('accepts a run the account can pay for: stored queued, its credits debited', async () => {
     await s.accounts.setBalance('acct', 5);
-    const run = newRun({ credits: 2, idempotencyKey: 'order-1', requestHash: 'h1' });
+    const traceContext = JSON.stringify({ traceparent: `00-${'1'.repeat(32)}-${'2'.repeat(16)}-01` });
+    const run = newRun({ credits: 2, idempotencyKey: 'order-1', requestHash: 'h1', traceContext });
     expect(await s.accept(run, SINCE)).toEqual({ kind: 'accepted' });
     expect(await s.invocations.findById(run.id)).toMatchObject({
       status: 'queued',
       credits: 2,
       idempotencyKey: 'order-1',
       requestHash: 'h1',
+      traceContext,
     });
     expect(await s.accounts.getBalance('acct')).toBe(3);
     expect(await s.invocations.listQueued(10)).toEqual([{ id: run.id, accountId: 'acct' }]);
@@ -32,9 +34,16 @@ export function acceptContract(open: OpenStorage): void {
 
   it('stores a run its accept step claimed as running, owned and leased', async () => {
     await s.accounts.setBalance('acct', 5);
-    const run = newRun({ claim: { owner: 'worker-1', startedAt: at(50), leaseExpiresAt: at(65) } });
+    const traceContext = JSON.stringify({ traceparent: `00-${'3'.repeat(32)}-${'4'.repeat(16)}-01` });
+    const run = newRun({ claim: { owner: 'worker-1', startedAt: at(50), leaseExpiresAt: at(65) }, traceContext });
     expect(await s.accept(run, SINCE)).toEqual({ kind: 'accepted' });
-    expect(await s.invocations.findById(run.id)).toMatchObject({ status: 'running', owner: 'worker-1', startedAt: at(50), attempts: 1 });
+    expect(await s.invocations.findById(run.id)).toMatchObject({
+      status: 'running',
+      owner: 'worker-1',
+      startedAt: at(50),
+      attempts: 1,
+      traceContext,
+    });
     expect(await s.invocations.markRunning(run.id, at(51), 'worker-2', at(66))).toBeNull();
     expect(await s.invocations.transition(run.id, 'running', 'succeeded', { finishedAt: at(52) }, { owner: 'worker-1' })).toBe(true);
     expect(await s.accounts.getBalance('acct')).toBe(4);

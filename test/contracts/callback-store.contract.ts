@@ -50,6 +50,7 @@ export function callbackStoreContract(open: OpenStorage): void {
       latencyMs: null,
       lastError: null,
       createdAt: at(counter),
+      traceContext: null,
       ...fields,
     };
   }
@@ -172,7 +173,7 @@ export function callbackStoreContract(open: OpenStorage): void {
 
   describe('deliveries', () => {
     it('stores a new delivery with its body; the attempt fields start empty whatever was given', async () => {
-      const delivery = newDelivery();
+      const delivery = newDelivery({ traceContext: JSON.stringify({ traceparent: `00-${'c'.repeat(32)}-${'d'.repeat(16)}-01` }) });
       await s.callbacks.insertDelivery({ ...delivery, lastAttemptAt: at(1), responseStatus: 500, latencyMs: 9, lastError: 'stale' });
       const found = await s.callbacks.findDelivery(delivery.id);
       expect(found).toEqual(delivery);

@@ -21,6 +21,7 @@ function newInvocation(fields: Partial<NewInvocation> = {}): NewInvocation {
     idempotencyKey: null,
     requestHash: null,
     createdAt: at(counter),
+    traceContext: null,
     ...fields,
   };
 }
@@ -68,7 +69,8 @@ export function storeContract(open: OpenStorage): void {
 
   describe('InvocationRepository', () => {
     it('stores a new run as queued, with every field as given and nothing else set', async () => {
-      const invocation = newInvocation({ idempotencyKey: 'k1', requestHash: 'h'.repeat(64) });
+      const traceContext = JSON.stringify({ traceparent: `00-${'a'.repeat(32)}-${'b'.repeat(16)}-01`, tracestate: 'vendor=x,other=y' });
+      const invocation = newInvocation({ idempotencyKey: 'k1', requestHash: 'h'.repeat(64), traceContext });
       await s.invocations.insert(invocation);
       expect(await s.invocations.findById(invocation.id)).toEqual({
         ...invocation,
