@@ -135,3 +135,5 @@ export type { Admission, AdmissionRequest, RateLimitRecord, RateLimitWindow } fr
 export type { WebhookErrorBody } from './http/webhook-exception.filter.js';
 export { addWebhookKeyScheme, WEBHOOK_KEY_SCHEME } from './http/openapi.js';
 export type { CallbackEvent, DeliveryStatus } from './persistence/records.js';
+/** The names of the module's span attributes and spans (docs/observability.md, Traces), for a host's queries and tests. */
+export { TRACE_ATTRIBUTES, SPAN_NAMES } from './telemetry/trace-attributes.js';
