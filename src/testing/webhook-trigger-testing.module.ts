@@ -17,7 +17,8 @@ export interface WebhookTriggerTestingOptions {
   /**
    * The module's options, as in `WebhookTriggerModule.forRoot()`, except where things are kept: the kit keeps
    * everything in memory (`database` and `migrationsRun` are refused). `keySecret` defaults to a random one,
-   * so keys and callback secrets can be shown again.
+   * so keys and callback secrets can be shown again; `shutdownGraceMs` defaults to `0`, so closing the kit ends
+   * the runs still going at once (their signal fires) instead of waiting a real grace.
    */
   options?: Omit<WebhookTriggerModuleOptions, 'database' | 'migrationsRun'>;
   /** Credits every bot's account starts with, unless `options.accounts` names it. `0`: accounts stay unopened (402). @default 1000 */
@@ -62,6 +63,8 @@ export class WebhookTriggerTestingModule {
       imports: [
         WebhookTriggerModule.forRoot({
           keySecret: TESTING_KEY_SECRET,
+          // Closing the kit ends what still runs at once (their signal fires): a spec never waits out a real grace.
+          shutdownGraceMs: 0,
           ...config.options,
           storage: new InMemoryWebhookStorage(),
           clock,

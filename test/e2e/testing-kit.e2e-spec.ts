@@ -182,6 +182,16 @@ describe('the testing kit', () => {
 });
 
 describe('the testing kit, configured', () => {
+  it("closes at once with a run still going: the bot's signal fires, no real grace is waited", async () => {
+    const kit = await createWebhookTriggerHarness({ bots: [PatientBot] });
+    const run = await kit.trigger('patient');
+    expect((await run.status()).body).toMatchObject({ invocation: { status: 'running' } });
+    const started = Date.now();
+    await kit.close();
+    // The module's default grace is 10 s of real time; the kit's is 0. A loose bound, far under it.
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
   it('starts accounts unopened with credits: 0, so the first trigger is 402', async () => {
     const kit = await createWebhookTriggerHarness({ bots: [SummarizeBot], providers: [Summarizer], credits: 0 });
     try {
