@@ -516,18 +516,37 @@ async function runDocSpec(app, dir, runner, { scaffold, npmEnv, logFile, tmp }) 
       writeFileSync(join(dir, type === 'module' ? 'jest.config.cjs' : 'jest.config.js'), `${testingBlock('testing:jest-config')}\n`);
     }
   }
+  // The app's whole suite, as its `npm test` (or the doc's runner) runs it; then the 30 specs alone, timed (the
+  // first run warmed the runner's transform cache, as a developer's second run finds it).
+  const base = scaffold ? ['npm', 'test', '--'] : runner === 'jest' ? ['npx', 'jest'] : ['npx', 'vitest', 'run'];
+  const whole = await runnerReport(app, dir, runner, base, [], { npmEnv, logFile, tmp });
+  const doc = reportFile(whole, 'summarize.bot.spec.ts');
+  if (!doc || doc.assertionResults.length < 5) fail(`${runner} did not run docs/testing.md's spec (src/summarize.bot.spec.ts)`);
+  const alone = await runnerReport(app, dir, runner, base, ['src/thirty-specs.spec.ts'], { npmEnv, logFile, tmp });
+  const thirty = reportFile(alone, 'thirty-specs.spec.ts');
+  if (!thirty || thirty.assertionResults.length < 30) fail(`${runner} ran ${thirty?.assertionResults.length ?? 0} of the 30 specs`);
+  const ms = Math.round(thirty.endTime - thirty.startTime);
+  if (!(ms < THIRTY_SPECS_MS))
+    fail(`${runner}: the file of ${thirty.assertionResults.length} specs took ${ms} ms (bound ${THIRTY_SPECS_MS} ms)`);
+  const how = scaffold ? 'npm test as `nest new` set it up' : 'installed and configured from docs/testing.md';
+  return `${how}: ${whole.numPassedTests} passed (docs' spec: ${doc.assertionResults.length}); the ${thirty.assertionResults.length}-spec file alone in ${ms} ms`;
+}
+
+/** Runs `runner` with a JSON report; fails unless every spec it ran passed. Returns the report. */
+async function runnerReport(app, dir, runner, base, files, { npmEnv, logFile, tmp }) {
   const report = join(tmp, `${app.name}-${runner}.json`);
   const reportArgs = runner === 'jest' ? ['--json', `--outputFile=${report}`] : ['--reporter=json', `--outputFile=${report}`];
-  const command = scaffold
-    ? ['npm', ['test', '--', ...reportArgs]]
-    : ['npx', [runner === 'jest' ? 'jest' : 'vitest', ...(runner === 'vitest' ? ['run'] : []), ...reportArgs]];
   rmSync(report, { force: true });
-  await run(command[0], command[1], { cwd: dir, env: { ...npmEnv, CI: '1' }, logFile, timeoutMs: 5 * 60_000 }).catch((e) => {
+  await run(base[0], [...base.slice(1), ...reportArgs, ...files], {
+    cwd: dir,
+    env: { ...npmEnv, CI: '1' },
+    logFile,
+    timeoutMs: 5 * 60_000,
+  }).catch((e) => {
     if (!existsSync(report)) throw e;
   });
   if (!existsSync(report)) fail(`${runner} wrote no report`);
   const result = JSON.parse(readFileSync(report, 'utf8'));
-  const file = (name) => result.testResults.find((r) => r.name.endsWith(`/src/${name}`));
   const failures = result.testResults
     .flatMap((r) =>
       r.assertionResults
@@ -537,15 +556,14 @@ async function runDocSpec(app, dir, runner, { scaffold, npmEnv, logFile, tmp }) 
     .concat(
       result.testResults.filter((r) => r.status !== 'passed').map((r) => `${relative(dir, r.name)}: ${String(r.message).slice(0, 600)}`),
     );
-  if (failures.length || result.numFailedTests > 0) fail(`${runner}: ${failures.join('\n')}`);
-  const doc = file('summarize.bot.spec.ts');
-  const thirty = file('thirty-specs.spec.ts');
-  if (!doc || doc.assertionResults.length < 5) fail(`${runner} did not run docs/testing.md's spec (src/summarize.bot.spec.ts)`);
-  if (!thirty || thirty.assertionResults.length < 30) fail(`${runner} ran ${thirty?.assertionResults.length ?? 0} of the 30 specs`);
-  const ms = thirty.endTime - thirty.startTime;
-  if (!(ms < THIRTY_SPECS_MS))
-    fail(`${runner}: the file of ${thirty.assertionResults.length} specs took ${ms} ms (bound ${THIRTY_SPECS_MS} ms)`);
-  return `${scaffold ? 'npm test as `nest new` set it up' : 'installed and configured from docs/testing.md'}: ${result.numPassedTests} passed; docs' spec ${doc.assertionResults.length} specs in ${doc.endTime - doc.startTime} ms, ${thirty.assertionResults.length} specs in ${ms} ms`;
+  if (failures.length || result.numFailedTests > 0 || result.numPassedTests === 0)
+    fail(`${runner}: ${failures.join('\n') || 'no spec passed'}`);
+  return result;
+}
+
+/** The report's entry for `src/<name>`. */
+function reportFile(result, name) {
+  return result.testResults.find((r) => r.name.endsWith(`/src/${name}`));
 }
 
 /** Writes docs/testing.md's bot and spec into the app, and the spec grown to at least 30 specs. */
