@@ -44,7 +44,13 @@ const PROCESS_GAUGES = Symbol('WEBHOOK_TRIGGER_PROCESS_GAUGES');
 const processGaugesProvider: FactoryProvider<void> = {
   provide: PROCESS_GAUGES,
   inject: [WebhookMetrics, BotRunner, InvocationExecutor, InvocationWaiter, RunEventStreams],
-  useFactory: (metrics: WebhookMetrics, runner: BotRunner, executor: InvocationExecutor, waiter: InvocationWaiter, streams: RunEventStreams) =>
+  useFactory: (
+    metrics: WebhookMetrics,
+    runner: BotRunner,
+    executor: InvocationExecutor,
+    waiter: InvocationWaiter,
+    streams: RunEventStreams,
+  ) =>
     metrics.observeProcess({
       backlog: () => runner.backlog(),
       running: () => executor.runningCount,
