@@ -1,4 +1,4 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, type FactoryProvider, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ADMIN_SERVICE_PROVIDERS, WebhookTriggersAdmin } from './admin/webhook-triggers.admin.js';
 import { CallbackOutbox, CallbackSecrets } from './deliveries/callback-outbox.js';
@@ -36,7 +36,28 @@ import { InvocationRepository } from './persistence/invocation.repository.js';
 import { TriggerRepository } from './persistence/trigger.repository.js';
 import { BotRunner } from './runs/bot-runner.js';
 import { InvocationExecutor } from './runs/invocation.executor.js';
+import { WebhookMetrics, webhookMetricsProvider } from './telemetry/webhook-metrics.js';
 import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptions } from './webhook-trigger.module-definition.js';
+
+/** Token of the wiring that hands the process gauges their counts (each count is read from the part that holds it). */
+const PROCESS_GAUGES = Symbol('WEBHOOK_TRIGGER_PROCESS_GAUGES');
+const processGaugesProvider: FactoryProvider<void> = {
+  provide: PROCESS_GAUGES,
+  inject: [WebhookMetrics, BotRunner, InvocationExecutor, InvocationWaiter, RunEventStreams],
+  useFactory: (
+    metrics: WebhookMetrics,
+    runner: BotRunner,
+    executor: InvocationExecutor,
+    waiter: InvocationWaiter,
+    streams: RunEventStreams,
+  ) =>
+    metrics.observeProcess({
+      backlog: () => runner.backlog(),
+      running: () => executor.runningCount,
+      syncWaiters: () => waiter.waiting,
+      eventStreams: () => streams.count,
+    }),
+};
 
 /**
  * Mounts the webhook trigger API (`POST /webhooks/:triggerId/trigger`; under
@@ -79,6 +100,8 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     CallbackOutbox,
     RunFinisher,
     CallbackDeliveries,
+    webhookMetricsProvider,
+    processGaugesProvider,
   ],
   exports: [
     RESOLVED_OPTIONS,

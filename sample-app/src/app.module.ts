@@ -9,6 +9,7 @@ import { type SampleConfig, webhookExtras, webhookOptions } from './config.js';
 import { DemoSeeder } from './demo-seeder.js';
 import { InvocationLogger } from './invocation-logger.js';
 import { JsonExceptionFilter } from './json-exception.filter.js';
+import { MetricsController } from './metrics.controller.js';
 import { RootController } from './root.controller.js';
 
 @Module({})
@@ -31,7 +32,7 @@ export class AppModule {
         // The library's screens and JSON API at /admin and /admin/api (docs/admin.md), behind the sample's sign-in.
         WebhookTriggerAdminModule.forRoot({ path: 'admin', guards: [AdminGuard], imports: [adminAuth], signOutPath: '/admin/sign-out' }),
       ],
-      controllers: [RootController],
+      controllers: [RootController, MetricsController],
       providers: [{ provide: APP_FILTER, useClass: JsonExceptionFilter }, DemoSeeder, InvocationLogger, ...SAMPLE_BOTS],
     };
   }

@@ -78,6 +78,11 @@ export class InvocationExecutor {
     });
   }
 
+  /** Runs in flight here: their bot executing, or their outcome being stored (a metrics gauge). */
+  get runningCount(): number {
+    return this.active.size;
+  }
+
   /** True once `drain()` began (shutdown): nothing new is claimed here from then on. */
   get draining(): boolean {
     return this.drainStarted;
