@@ -29,6 +29,7 @@ import { InterruptedRuns } from './lifecycle/interrupted-runs.js';
 import { LeaseRecovery } from './lifecycle/lease-recovery.js';
 import { OpenAccounts } from './lifecycle/open-accounts.js';
 import { ShutdownState } from './lifecycle/shutdown.state.js';
+import { WebhookTriggerProbes } from './lifecycle/webhook-trigger-probes.js';
 import { RESOLVED_OPTIONS } from './options/module.constants.js';
 import { CreditAccounts } from './persistence/credit-accounts.js';
 import { CreditLedger } from './persistence/credit-ledger.js';
@@ -79,6 +80,7 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     CallbackOutbox,
     RunFinisher,
     CallbackDeliveries,
+    WebhookTriggerProbes,
   ],
   exports: [
     RESOLVED_OPTIONS,
@@ -90,6 +92,7 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     CreditAccounts,
     BotRunner,
     ClusterBus,
+    WebhookTriggerProbes,
   ],
 })
 export class WebhookTriggerModule extends ConfigurableWebhookTriggerModule {
