@@ -29,6 +29,7 @@ import { InterruptedRuns } from './lifecycle/interrupted-runs.js';
 import { LeaseRecovery } from './lifecycle/lease-recovery.js';
 import { OpenAccounts } from './lifecycle/open-accounts.js';
 import { ShutdownState } from './lifecycle/shutdown.state.js';
+import { WebhookTriggerProbes } from './lifecycle/webhook-trigger-probes.js';
 import { RESOLVED_OPTIONS } from './options/module.constants.js';
 import { CreditAccounts } from './persistence/credit-accounts.js';
 import { CreditLedger } from './persistence/credit-ledger.js';
@@ -102,6 +103,7 @@ const processGaugesProvider: FactoryProvider<void> = {
     CallbackDeliveries,
     webhookMetricsProvider,
     processGaugesProvider,
+    WebhookTriggerProbes,
   ],
   exports: [
     RESOLVED_OPTIONS,
@@ -113,6 +115,7 @@ const processGaugesProvider: FactoryProvider<void> = {
     CreditAccounts,
     BotRunner,
     ClusterBus,
+    WebhookTriggerProbes,
   ],
 })
 export class WebhookTriggerModule extends ConfigurableWebhookTriggerModule {

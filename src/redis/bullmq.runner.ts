@@ -14,6 +14,7 @@ import { BotRunner, type DispatchedRun } from '../runs/bot-runner.js';
 import { AccountRunSlots } from './account-run-slots.js';
 import { AccountQueuePositions } from './account-queue-positions.js';
 import { Batcher } from '../batching/batcher.js';
+import { WorkerHeartbeats } from './worker-heartbeats.js';
 import {
   BACKLOG_READ_MS,
   COUNTED_JOB,
@@ -67,11 +68,10 @@ import {
  * - **Backlog** (`maxQueuedRuns`): the queue's waiting, prioritized and delayed jobs, read from Redis every 250 ms, plus
  *   the jobs this node added since the read. No trigger waits on Redis for it; the bound holds per queue
  *   and may be overshot by what the other API nodes accept within one read's interval.
- * - **Cancel** of a run executing on a worker reaches it through the cluster bus (use the Redis bus):
- *   the executor fires the bot's signal when someone else finishes its run.
+ * - **Cancel** of a run executing on a worker reaches it through the cluster bus (use the Redis bus): the executor
+ *   fires the bot's signal when someone else finishes its run. **Heartbeats**: see `WorkerHeartbeats`.
  * - **Shutdown**: the worker stops taking jobs when shutdown begins; a job handed to it after that goes
- *   back to the queue at once for another worker; runs in flight get `shutdownGraceMs` (see
- *   `GracefulShutdown`), then the connections close.
+ *   back to the queue at once for another worker; runs in flight get `shutdownGraceMs` (see `GracefulShutdown`), then the connections close.
  */
 @Injectable()
 export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
@@ -90,6 +90,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   /** Only with `maxConcurrentRunsPerAccount` (a hard cap across workers). */
   private slots?: AccountRunSlots;
   private slotRefresh?: NodeJS.Timeout;
+  private heartbeats?: WorkerHeartbeats;
   /** The queue's backlog at the last read, and how many of this node's adds had completed when that read was sent. */
   private backlogAtRead = 0;
   private enqueuedAtRead = 0;
@@ -151,6 +152,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     this.queue.on('error', () => undefined); // reported by the producer's own listener above
     const keyPrefix = this.options.redis!.keyPrefix;
     this.positions = new AccountQueuePositions(this.producer, keyPrefix, this.logger);
+    this.heartbeats = new WorkerHeartbeats(this.producer, keyPrefix);
     const cap = this.options.maxConcurrentRunsPerAccount;
     if (cap !== undefined) this.slots = new AccountRunSlots(this.producer, keyPrefix, cap, this.options.runLeaseMs, this.logger);
     if (this.options.maxQueuedRuns > 0) {
@@ -185,11 +187,20 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
       this.slotRefresh = setInterval(() => void slots.refresh(), Math.max(50, Math.floor(this.options.runLeaseMs / 3)));
       this.slotRefresh.unref();
     }
+    this.heartbeats!.start(this.executor.owner, this.shutdown.signal);
     // Stop taking jobs as soon as shutdown begins; the jobs in flight finish within the grace.
     this.shutdown.signal.addEventListener('abort', () => void this.worker?.close().catch(() => undefined), { once: true });
     this.shutdown.every(Math.max(50, Math.floor(this.options.runLeaseMs / 3)), () =>
       this.sweep(new Date(Date.now() - this.options.runLeaseMs)),
     );
+  }
+
+  /** The health probes': the queue's Redis (a PING on the producer), and workers that beat within 30 s (`WorkerHeartbeats`). */
+  override serviceChecks() {
+    return [{ service: 'redis', part: 'BullMqBotRunner', ping: () => this.producer!.ping() }];
+  }
+  override workersSeen() {
+    return this.heartbeats!.seen();
   }
 
   /** The queue survives this process and runs execute on workers; the sweep finds runs that never reached it. */
