@@ -502,6 +502,14 @@ const THIRTY_SPECS_MS = 3000;
  * 30 in under THIRTY_SPECS_MS.
  */
 async function runDocSpec(app, dir, runner, { scaffold, npmEnv, logFile, tmp }) {
+  if (scaffold && runner === 'jest') {
+    // The lines docs/testing.md asks a NestJS 11 app to add to package.json's "jest" section.
+    const file = join(dir, 'package.json');
+    const pkg = JSON.parse(readFileSync(file, 'utf8'));
+    const added = JSON.parse(testingBlock('testing:jest-nest11')).jest;
+    if (!pkg.jest || !added) fail('the app has no "jest" section in package.json, or <!-- testing:jest-nest11 --> adds none');
+    writeFileSync(file, `${JSON.stringify({ ...pkg, jest: { ...pkg.jest, ...added } }, null, 2)}\n`);
+  }
   if (!scaffold) {
     if (runner === 'vitest') {
       const line = TESTING_DOC.match(/\*\*Vitest on NestJS 11\*\*: `(npm install -D [^`]+)`/)?.[1];
