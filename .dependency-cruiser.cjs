@@ -33,6 +33,15 @@ module.exports = {
       to: { path: ['^src/testing/', '(^|/)node_modules/@nestjs/testing/'] },
     },
     {
+      name: 'terminus-stays-in-src-terminus',
+      severity: 'error',
+      comment:
+        'Only src/terminus/ may import src/terminus/ and @nestjs/terminus (an optional peer): the main entry must never load ' +
+        'terminus; hosts opt in through the "./terminus" export. The probes it maps live in the main entry (lifecycle/).',
+      from: { path: '^src/', pathNot: '^src/terminus/' },
+      to: { path: ['^src/terminus/', '(^|/)node_modules/@nestjs/terminus/'] },
+    },
+    {
       name: 'redis-packages-only-in-src-redis',
       severity: 'error',
       comment:

@@ -85,6 +85,12 @@ export type {
   WebhookTriggerAdminMount,
 } from './admin/admin-options.js';
 
+// Health: whether this node can serve (docs/observability.md); `nestjs-webhook-triggers/terminus` maps it to @nestjs/terminus.
+export { WebhookTriggerProbes, PROBE_TIMEOUT_MS } from './lifecycle/webhook-trigger-probes.js';
+export type { ProbeResult, WebhookTriggerHealth } from './lifecycle/webhook-trigger-probes.js';
+export type { ServiceCheck } from './health/service-check.js';
+export type { WorkersSeen } from './runs/bot-runner.js';
+
 export { WebhookStorage } from './persistence/webhook-storage.js';
 export { InMemoryWebhookStorage } from './persistence/memory/in-memory-webhook-storage.js';
 export type { AcceptOutcome } from './persistence/webhook-storage.js';

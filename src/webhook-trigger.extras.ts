@@ -15,6 +15,11 @@ export interface WebhookTriggerModuleExtras {
   /** Register the module globally. @default false */
   isGlobal?: boolean;
   /**
+   * Add an `account` label to the run metrics (runs finished, run duration, queue wait, credits charged): one
+   * series per account, so only when the accounts are few (docs/observability.md#metrics). @default false
+   */
+  metricsAccountLabels?: boolean;
+  /**
    * Use the PostgreSQL DataSource your `TypeOrmModule.forRoot()` registered under this name (`'default'`
    * for the unnamed one) instead of opening one. It must list `WEBHOOK_TRIGGER_ENTITIES` in `entities` and
    * run `WEBHOOK_TRIGGER_MIGRATIONS`. A SQLite DataSource is refused: the module's SQLite writes need the

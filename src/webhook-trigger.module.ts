@@ -1,4 +1,4 @@
-import { type DynamicModule, Module } from '@nestjs/common';
+import { type DynamicModule, type FactoryProvider, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ADMIN_SERVICE_PROVIDERS, WebhookTriggersAdmin } from './admin/webhook-triggers.admin.js';
 import { CallbackOutbox, CallbackSecrets } from './deliveries/callback-outbox.js';
@@ -29,6 +29,7 @@ import { InterruptedRuns } from './lifecycle/interrupted-runs.js';
 import { LeaseRecovery } from './lifecycle/lease-recovery.js';
 import { OpenAccounts } from './lifecycle/open-accounts.js';
 import { ShutdownState } from './lifecycle/shutdown.state.js';
+import { WebhookTriggerProbes } from './lifecycle/webhook-trigger-probes.js';
 import { RESOLVED_OPTIONS } from './options/module.constants.js';
 import { CreditAccounts } from './persistence/credit-accounts.js';
 import { CreditLedger } from './persistence/credit-ledger.js';
@@ -36,7 +37,28 @@ import { InvocationRepository } from './persistence/invocation.repository.js';
 import { TriggerRepository } from './persistence/trigger.repository.js';
 import { BotRunner } from './runs/bot-runner.js';
 import { InvocationExecutor } from './runs/invocation.executor.js';
+import { WebhookMetrics, webhookMetricsProvider } from './telemetry/webhook-metrics.js';
 import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptions } from './webhook-trigger.module-definition.js';
+
+/** Token of the wiring that hands the process gauges their counts (each count is read from the part that holds it). */
+const PROCESS_GAUGES = Symbol('WEBHOOK_TRIGGER_PROCESS_GAUGES');
+const processGaugesProvider: FactoryProvider<void> = {
+  provide: PROCESS_GAUGES,
+  inject: [WebhookMetrics, BotRunner, InvocationExecutor, InvocationWaiter, RunEventStreams],
+  useFactory: (
+    metrics: WebhookMetrics,
+    runner: BotRunner,
+    executor: InvocationExecutor,
+    waiter: InvocationWaiter,
+    streams: RunEventStreams,
+  ) =>
+    metrics.observeProcess({
+      backlog: () => runner.backlog(),
+      running: () => executor.runningCount,
+      syncWaiters: () => waiter.waiting,
+      eventStreams: () => streams.count,
+    }),
+};
 
 /**
  * Mounts the webhook trigger API (`POST /webhooks/:triggerId/trigger`; under
@@ -79,6 +101,9 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     CallbackOutbox,
     RunFinisher,
     CallbackDeliveries,
+    webhookMetricsProvider,
+    processGaugesProvider,
+    WebhookTriggerProbes,
   ],
   exports: [
     RESOLVED_OPTIONS,
@@ -90,6 +115,7 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
     CreditAccounts,
     BotRunner,
     ClusterBus,
+    WebhookTriggerProbes,
   ],
 })
 export class WebhookTriggerModule extends ConfigurableWebhookTriggerModule {

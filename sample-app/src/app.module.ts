@@ -7,8 +7,10 @@ import { AdminGuard } from './admin/admin.guard.js';
 import { SAMPLE_BOTS } from './bots.js';
 import { type SampleConfig, webhookExtras, webhookOptions } from './config.js';
 import { DemoSeeder } from './demo-seeder.js';
+import { HealthModule } from './health/health.module.js';
 import { InvocationLogger } from './invocation-logger.js';
 import { JsonExceptionFilter } from './json-exception.filter.js';
+import { MetricsController } from './metrics.controller.js';
 import { RootController } from './root.controller.js';
 
 @Module({})
@@ -30,8 +32,10 @@ export class AppModule {
         adminAuth,
         // The library's screens and JSON API at /admin and /admin/api (docs/admin.md), behind the sample's sign-in.
         WebhookTriggerAdminModule.forRoot({ path: 'admin', guards: [AdminGuard], imports: [adminAuth], signOutPath: '/admin/sign-out' }),
+        // GET /health (terminus): database, Redis, backlog and, on API nodes, workers.
+        HealthModule,
       ],
-      controllers: [RootController],
+      controllers: [RootController, MetricsController],
       providers: [{ provide: APP_FILTER, useClass: JsonExceptionFilter }, DemoSeeder, InvocationLogger, ...SAMPLE_BOTS],
     };
   }

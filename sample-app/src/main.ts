@@ -1,3 +1,5 @@
+// First: the OpenTelemetry SDK must be registered before the library's module takes its meter and tracer.
+import './telemetry.js';
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';

@@ -1,3 +1,6 @@
+// First: the OpenTelemetry SDK (traces from the bots this worker runs), before main.js builds the app.
+import './telemetry.js';
+
 // `npm run start:worker`: the sample app as a worker-only process (WEBHOOK_ROLE=worker). It needs
 // DATABASE_URL, REDIS_URL and WEBHOOK_KEY_SECRET, the same values as the API processes.
 if (process.env.WEBHOOK_ROLE !== undefined && process.env.WEBHOOK_ROLE.trim() !== '' && process.env.WEBHOOK_ROLE.trim() !== 'worker') {

@@ -1,3 +1,4 @@
+import type { ServiceCheck } from '../health/service-check.js';
 import type { InvocationStatus } from '../persistence/records.js';
 
 /** A run entered a state: what the admin's live history needs to update one row. */
@@ -98,6 +99,11 @@ export abstract class ClusterBus {
 
   protected notifyTriggerChanged(triggerId: string | null): void {
     for (const listener of this.triggerListeners) listener(triggerId);
+  }
+
+  /** The outside services this bus relies on (e.g. Redis), for the health probes. None by default. */
+  serviceChecks(): readonly ServiceCheck[] {
+    return [];
   }
 
   /** Hook for buses that listen to other processes only while someone in this one watches. */

@@ -233,3 +233,12 @@ export const ALLOWED_IPS_NOT_A_LIST = (max: number) =>
 export const LOG_AUDIT_WRITE_FAILED = (action: string, error: string) =>
   `Audit log: the change was made but its entry (${action}) could not be stored: ${error}`;
 export const AUDIT_RETENTION_DELETED = (deleted: number, days: number) => `Deleted ${deleted} audit log entr(ies) older than ${days} days`;
+
+// Health probes (WebhookTriggerProbes, the terminus indicator; docs/observability.md)
+export const PROBE_NO_ANSWER = (ms: number) => `no answer within ${ms} ms`;
+export const PROBE_PART_FAILED = (part: string, error: string) => `${part}: ${error}`;
+export const PROBE_BACKLOG_FULL = (queued: number, max: number) =>
+  `${queued} run(s) waiting to start, at or over maxQueuedRuns (${max}): triggers are answered 503`;
+export const PROBE_NO_WORKER = (withinMs: number) => `no worker seen in the last ${withinMs / 1000} s: accepted runs wait in the queue`;
+export const PROBES_NOT_FOUND =
+  'WebhookTriggerHealthIndicator: WebhookTriggerProbes not found; import WebhookTriggerModule.forRoot() in this application';

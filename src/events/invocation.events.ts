@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { HOST_EVENT_EMITTER, type HostEventEmitter } from './host-event-emitter.js';
 import type { InvocationRecord, InvocationStatus } from '../persistence/records.js';
 import { ClusterBus } from '../cluster/cluster-bus.js';
+import { WebhookMetrics, type RunFacts } from '../telemetry/webhook-metrics.js';
 
 /** Event names emitted through @nestjs/event-emitter, one per state a run enters (`running` → `started`). */
 export const WEBHOOK_EVENTS = {
@@ -50,6 +51,7 @@ export class InvocationEvents {
     private readonly bus: ClusterBus,
     // Always provided by the module (null when the host has no EventEmitter2): hostEventEmitterProvider.
     @Inject(HOST_EVENT_EMITTER) private readonly emitter: HostEventEmitter | null,
+    private readonly metrics: WebhookMetrics,
   ) {}
 
   /** A running run stored an output its bot emitted: announced for its event streams (no host event). */
@@ -68,11 +70,9 @@ export class InvocationEvents {
     this.emitter?.emit(CALLBACK_DISABLED_EVENT, event);
   }
 
-  emit(
-    invocation: Pick<InvocationRecord, 'id' | 'triggerId' | 'botId' | 'accountId'>,
-    status: InvocationStatus,
-    durationMs?: number,
-  ): void {
+  /** A run entered `status`: announced, counted in the metrics (credits charged, queue wait, finished runs) and emitted. */
+  emit(invocation: Pick<InvocationRecord, 'id' | 'triggerId'> & RunFacts, status: InvocationStatus, durationMs?: number): void {
+    this.metrics.runChanged(invocation, status, durationMs);
     this.bus.announce({ invocationId: invocation.id, botId: invocation.botId, triggerId: invocation.triggerId, status });
     if (!this.emitter) return;
     const event: InvocationEvent = {

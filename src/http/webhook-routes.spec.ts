@@ -1,4 +1,4 @@
-import { pathOf, readsOwnBody, undecodableId } from './webhook-routes.js';
+import { pathOf, readsOwnBody, undecodableId, webhookOperationOf } from './webhook-routes.js';
 
 describe('webhook routes', () => {
   it.each([
@@ -33,5 +33,20 @@ describe('webhook routes', () => {
     expect(undecodableId('/webhooks/%41/trigger')).toBeNull(); // valid encoding: left to the route (404 there)
     expect(undecodableId('/other/%zz')).toBeNull();
     expect(undecodableId('/webhooks/trg_x/trigger?q=%zz')).toBeNull(); // the query is not ours
+  });
+});
+
+describe('webhook operations', () => {
+  it.each([
+    ['POST', '/webhooks/trg_A/trigger', 'trigger'],
+    ['POST', '/api/webhooks/trg_A/trigger?x=/sync', 'trigger'],
+    ['GET', '/webhooks/trg_A/trigger/invocation/inv_x', 'status'],
+    ['GET', '/webhooks/trg_A/trigger/invocation/inv_x/sync?timeout=3', 'sync'],
+    ['POST', '/webhooks/trg_A/trigger/invocation/inv_x/cancel', 'cancel'],
+    ['GET', '/webhooks/trg_A/trigger/invocation/inv_x/events', 'events'],
+    ['GET', '/webhooks/trg_A/trigger', undefined], // no such route: the host's 404, not the module's answer
+    ['GET', '/admin/api/triggers', undefined],
+  ])('%s %s is %s', (method, url, operation) => {
+    expect(webhookOperationOf(method, url)).toBe(operation);
   });
 });

@@ -31,6 +31,20 @@ export function pathOf(url: string): string {
   return end === -1 ? url : url.slice(0, end);
 }
 
+/** Each route's method, by its operation (the `operation` label of the requests metric). */
+const OPERATIONS = (['trigger', 'status', 'sync', 'cancel', 'events'] as const).map((operation) => ({
+  operation,
+  method: operation === 'trigger' || operation === 'cancel' ? 'POST' : 'GET',
+  pattern: pathPattern(WEBHOOK_ROUTES[operation]),
+}));
+
+/** Which webhook route a request is for (method and path, never the query), or undefined for any other route. */
+export function webhookOperationOf(method: string | undefined, url: string | undefined): keyof typeof WEBHOOK_ROUTES | undefined {
+  if (url === undefined) return undefined;
+  const path = pathOf(url);
+  return OPERATIONS.find((route) => route.method === method && route.pattern.test(path))?.operation;
+}
+
 /** True for a POST to the trigger or cancel route (whatever the prefix), judged on the path only. */
 export function readsOwnBody(method: string | undefined, url: string | undefined): boolean {
   if (method !== 'POST' || url === undefined) return false;

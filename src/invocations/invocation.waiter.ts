@@ -32,6 +32,11 @@ export class InvocationWaiter {
     shutdown.signal.addEventListener('abort', () => this.onShutdown.forEach((wake) => wake()), { once: true });
   }
 
+  /** Sync requests waiting here now (each waiter is in `onShutdown` for as long as it waits). */
+  get waiting(): number {
+    return this.onShutdown.size;
+  }
+
   /**
    * Subscribes BEFORE reading the row: a run that finishes between the read and the subscription
    * would otherwise never wake this waiter.

@@ -13,6 +13,7 @@ import type { DeliveryRecord } from '../persistence/records.js';
 import { CallbackStore } from '../persistence/callback-store.js';
 import { ShutdownState } from './shutdown.state.js';
 import { Clock, type ClockTimer } from '../time/clock.js';
+import { WebhookMetrics } from '../telemetry/webhook-metrics.js';
 import { traceDelivery } from '../telemetry/run-tracing.js';
 
 /** How often due deliveries are looked for (those stored by other processes, retries, a dead sender's). */
@@ -51,6 +52,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     private readonly bus: ClusterBus,
     private readonly clock: Clock,
     private readonly transport: CallbackTransport,
+    private readonly metrics: WebhookMetrics,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -130,6 +132,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     if (!delivery) return;
     const callback = await this.store.findCallback(delivery.triggerId);
     if (!callback || !callback.enabled) {
+      this.metrics.callbackAttempted(delivery.event, 'abandoned');
       await this.store.abandon(
         id,
         this.owner,
@@ -139,6 +142,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     }
     const secret = this.secrets.open(callback.secret);
     if (!secret) {
+      this.metrics.callbackAttempted(delivery.event, 'abandoned');
       await this.store.abandon(id, this.owner, 'The callback secret cannot be read: keySecret changed since it was set; rotate it');
       return;
     }
@@ -158,6 +162,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     );
     const attemptsMade = delivery.attempts + 1;
     if (result.ok) {
+      this.metrics.callbackAttempted(delivery.event, 'delivered');
       await this.store.recordAttempt(id, this.owner, {
         status: 'delivered',
         attemptedAt,
@@ -172,6 +177,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     const gone = result.outcome === 'gone';
     const delay = gone ? null : nextAttemptDelay(attemptsMade, this.options.callbackRetryScheduleMs, result.retryAfterSec);
     const nextAttemptAt = delay === null ? null : new Date(this.clock.now() + delay);
+    this.metrics.callbackAttempted(delivery.event, gone ? 'gone' : nextAttemptAt ? 'retrying' : 'failed');
     const recorded = await this.store.recordAttempt(id, this.owner, {
       status: nextAttemptAt ? 'pending' : 'failed',
       attemptedAt,

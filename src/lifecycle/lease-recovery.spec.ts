@@ -9,6 +9,8 @@ import { RecordingBotRunner } from '../../test/fakes/recording-bot.runner.js';
 import { createWebhookFakes, type WebhookFakes } from '../../test/fakes/webhook-fakes.js';
 import { InterruptedRuns } from './interrupted-runs.js';
 import { LeaseRecovery } from './lease-recovery.js';
+import { ManualClock } from '../time/manual-clock.js';
+import { until } from '../../test/helpers/http.js';
 
 /** A runner whose queue outlives the process and finds queued rows itself (as BullMqBotRunner does). */
 class DurableRecordingRunner extends RecordingBotRunner {
@@ -124,14 +126,15 @@ describe('LeaseRecovery', () => {
     });
 
     it('then recovers periodically, every third of runLeaseMs', async () => {
-      setUp({ runLeaseMs: 150 });
+      const clock = new ManualClock(Date.now());
+      setUp({ runLeaseMs: 150 }, undefined, { clock });
       await recovery.onApplicationBootstrap();
-      const id = await runningOn('crashed', 'once', -1);
-      const deadline = Date.now() + 2000;
-      while ((await f.invocations.findById(id))?.status === 'running' && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      expect((await f.invocations.findById(id))?.status).toBe('failed');
+      const id = await runningOn('crashed', 'once', -1000);
+      const status = async () => (await f.invocations.findById(id))?.status;
+      await clock.tick(49);
+      expect(await status()).toBe('running'); // the next pass is due at 50 ms
+      await clock.tick(1);
+      await until(async () => (await status()) === 'failed', 2_000, 'the pass at 50 ms to recover the run');
     });
   });
 });

@@ -51,6 +51,11 @@ describe('resolveWebhookTriggerOptions', () => {
     expect(() => resolveWebhookTriggerOptions({ callbackTimeoutMs: 1.5 })).toThrow(/callbackTimeoutMs/);
   });
 
+  it('checks the metricsAccountLabels extra (a boolean)', () => {
+    expect(() => resolveWebhookTriggerOptions({}, { metricsAccountLabels: 'yes' as unknown as boolean })).toThrow(/"metricsAccountLabels"/);
+    expect(() => resolveWebhookTriggerOptions({}, { metricsAccountLabels: true })).not.toThrow();
+  });
+
   it('keeps given values, fills the rest, and normalises the URL', () => {
     const resolved = resolveWebhookTriggerOptions({
       syncTimeoutMs: 1_000,

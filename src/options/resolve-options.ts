@@ -175,6 +175,7 @@ const OPTION_NAMES = Object.keys(DEFAULTS);
 /** Names of the extras (wiring) of `forRoot()`/`forRootAsync()`, listed so Nest strips them from the options. */
 export const WEBHOOK_TRIGGER_EXTRA_NAMES = [
   'isGlobal',
+  'metricsAccountLabels',
   'dataSourceName',
   'storage',
   'runner',
@@ -192,7 +193,7 @@ const INSTANCE_EXTRAS: ReadonlySet<string> = new Set(['storage', 'callbackTransp
  * The extras as the checks see them: their names and values, not the contracts' types (options/ names no
  * other part; the typed `WebhookTriggerModuleExtras` lives with the module's wiring).
  */
-export type ChosenExtras = { isGlobal?: boolean; dataSourceName?: string; clock?: unknown } & {
+export type ChosenExtras = { isGlobal?: boolean; metricsAccountLabels?: boolean; dataSourceName?: string; clock?: unknown } & {
   [K in (typeof PART_EXTRAS)[number]]?: unknown;
 };
 
@@ -216,6 +217,7 @@ function checkWiring(options: ResolvedWebhookTriggerOptions, raw: Record<string,
     const declared = (typeof part === 'function' ? part : part.constructor) as PartClass & { name: string };
     if (declared.requiresRedis && !options.redis) throw invalid('redis', EXTRA_NEEDS_REDIS(declared.name, name));
   }
+  if (extras.metricsAccountLabels !== undefined) boolean('metricsAccountLabels', extras.metricsAccountLabels);
   const clock: unknown = extras.clock;
   if (
     clock !== undefined &&

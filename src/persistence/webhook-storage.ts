@@ -43,6 +43,15 @@ export abstract class WebhookStorage {
   abstract readonly unitOfWork: WebhookUnitOfWork;
 
   /**
+   * Resolves once the database answered a cheap read; rejects when it cannot (the health probes' database
+   * check, which bounds the wait). By default a look-up of a trigger id no trigger has; the SQL storage
+   * sends `SELECT 1`.
+   */
+  async ping(): Promise<void> {
+    await this.triggers.findActive('health-probe');
+  }
+
+  /**
    * The accept step of a trigger request, as one atomic decision: the idempotency look-up, the `queued` row and
    * the debit commit together or not at all. `since`: an idempotency key used before it has expired and is free
    * again. This one is a unit of work per request through the stores; a storage may batch (PostgreSQL does).

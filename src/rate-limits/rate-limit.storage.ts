@@ -1,3 +1,5 @@
+import type { ServiceCheck } from '../health/service-check.js';
+
 /** What `increment` answers (@nestjs/throttler's `ThrottlerStorageRecord`). */
 export interface RateLimitRecord {
   /** Accepted hits in the window, counting this one; `limit + 1` when refused. */
@@ -85,5 +87,10 @@ export abstract class RateLimitStorage {
       if (record.isBlocked) return { refusedBy: name, retryAfterSeconds: Math.max(1, record.timeToBlockExpire) };
     }
     return { refusedBy: null, retryAfterSeconds: 0 };
+  }
+
+  /** The outside services this storage relies on (e.g. Redis), for the health probes. None by default. */
+  serviceChecks(): readonly ServiceCheck[] {
+    return [];
   }
 }

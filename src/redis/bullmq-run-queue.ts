@@ -1,5 +1,7 @@
 import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
 import { MISSING_PACKAGE } from '../errors/webhook-trigger.messages.js';
+import type { DispatchedRun } from '../runs/bot-runner.js';
+import { withStoredContext } from '../telemetry/run-tracing.js';
 
 // BullMqBotRunner's queue: the optional peer's loader, job names and the runner's timings.
 
@@ -42,6 +44,29 @@ export function jobAccount(data: unknown): string | undefined {
 export function jobTraceContext(data: unknown): string | undefined {
   const traceContext = (data as { traceContext?: unknown } | null)?.traceContext;
   return typeof traceContext === 'string' ? traceContext : undefined;
+}
+
+/** The jobs of dispatched runs (COUNTED_JOB), each at its place in line (`priorities`, AccountQueuePositions). */
+export function countedJobs(runs: DispatchedRun[], priorities: number[]) {
+  return runs.map((run, i) => ({ name: COUNTED_JOB, data: runJobData(run), opts: { jobId: run.id, priority: priorities[i] } }));
+}
+
+/** The jobs a sweep re-adds (SWEPT_JOB): not counted, first in line. */
+export function sweptJobs(runs: DispatchedRun[]) {
+  return runs.map((run) => ({ name: SWEPT_JOB, data: runJobData(run), opts: { jobId: run.id, priority: 1 } }));
+}
+
+/** The account whose pending runs a job counts in, or undefined (a swept job, or one of an older version). */
+export function countedAccount(job: { name: string; data: unknown }): string | undefined {
+  return job.name === COUNTED_JOB ? jobAccount(job.data) : undefined;
+}
+
+/**
+ * A job's processor, run in the trace context its data carries (the trigger request's), so what a worker's own
+ * instrumentation records while it takes the job (Redis, the database) joins the caller's trace.
+ */
+export function inJobTraceContext<J extends { data: unknown }, R>(process: (job: J, token?: string) => R): (job: J, token?: string) => R {
+  return (job, token) => withStoredContext(jobTraceContext(job.data), () => process(job, token));
 }
 
 /** A job counted in its account's pending runs (AccountQueuePositions) until it ends. */

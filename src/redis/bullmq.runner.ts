@@ -14,22 +14,21 @@ import { BotRunner, type DispatchedRun } from '../runs/bot-runner.js';
 import { AccountRunSlots } from './account-run-slots.js';
 import { AccountQueuePositions } from './account-queue-positions.js';
 import { Batcher } from '../batching/batcher.js';
+import { WorkerHeartbeats } from './worker-heartbeats.js';
 import {
   BACKLOG_READ_MS,
-  COUNTED_JOB,
   ENQUEUE_BATCH,
   ENQUEUE_TIMEOUT_MS,
   HAND_OFF_TRIES,
-  jobAccount,
-  jobTraceContext,
-  runJobData,
   SWEEP_BATCH,
-  SWEPT_JOB,
+  countedAccount,
+  countedJobs,
+  inJobTraceContext,
+  sweptJobs,
   WEBHOOK_RUN_QUEUE,
   loadBullMq,
   refusedDelay,
 } from './bullmq-run-queue.js';
-import { withStoredContext } from '../telemetry/run-tracing.js';
 
 /**
  * Runs bots on BullMQ workers, so API nodes and worker processes can be separate machines sharing one
@@ -71,11 +70,10 @@ import { withStoredContext } from '../telemetry/run-tracing.js';
  * - **Backlog** (`maxQueuedRuns`): the queue's waiting, prioritized and delayed jobs, read from Redis every 250 ms, plus
  *   the jobs this node added since the read. No trigger waits on Redis for it; the bound holds per queue
  *   and may be overshot by what the other API nodes accept within one read's interval.
- * - **Cancel** of a run executing on a worker reaches it through the cluster bus (use the Redis bus):
- *   the executor fires the bot's signal when someone else finishes its run.
+ * - **Cancel** of a run executing on a worker reaches it through the cluster bus (use the Redis bus): the executor
+ *   fires the bot's signal when someone else finishes its run. **Heartbeats**: see `WorkerHeartbeats`.
  * - **Shutdown**: the worker stops taking jobs when shutdown begins; a job handed to it after that goes
- *   back to the queue at once for another worker; runs in flight get `shutdownGraceMs` (see
- *   `GracefulShutdown`), then the connections close.
+ *   back to the queue at once for another worker; runs in flight get `shutdownGraceMs` (see `GracefulShutdown`), then the connections close.
  */
 @Injectable()
 export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplicationBootstrap, OnApplicationShutdown {
@@ -94,6 +92,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   /** Only with `maxConcurrentRunsPerAccount` (a hard cap across workers). */
   private slots?: AccountRunSlots;
   private slotRefresh?: NodeJS.Timeout;
+  private heartbeats?: WorkerHeartbeats;
   /** The queue's backlog at the last read, and how many of this node's adds had completed when that read was sent. */
   private backlogAtRead = 0;
   private enqueuedAtRead = 0;
@@ -155,6 +154,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     this.queue.on('error', () => undefined); // reported by the producer's own listener above
     const keyPrefix = this.options.redis!.keyPrefix;
     this.positions = new AccountQueuePositions(this.producer, keyPrefix, this.logger);
+    this.heartbeats = new WorkerHeartbeats(this.producer, keyPrefix);
     const cap = this.options.maxConcurrentRunsPerAccount;
     if (cap !== undefined) this.slots = new AccountRunSlots(this.producer, keyPrefix, cap, this.options.runLeaseMs, this.logger);
     if (this.options.maxQueuedRuns > 0) {
@@ -172,18 +172,14 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
       connectionName: 'webhook-triggers:worker',
     });
     this.workerConnection.on('error', (error: Error) => this.logger.warn(`Redis (run worker): ${error.message}`));
-    this.worker = new this.bull.Worker(
-      WEBHOOK_RUN_QUEUE,
-      (job, token) => withStoredContext(jobTraceContext(job.data), () => this.process(job, token)),
-      {
-        connection: this.workerConnection,
-        prefix: this.prefix,
-        concurrency: this.options.maxConcurrentRuns,
-        lockDuration: this.options.runLeaseMs,
-        stalledInterval: this.options.runLeaseMs,
-        autorun: false,
-      },
-    );
+    this.worker = new this.bull.Worker(WEBHOOK_RUN_QUEUE, inJobTraceContext(this.process.bind(this)), {
+      connection: this.workerConnection,
+      prefix: this.prefix,
+      concurrency: this.options.maxConcurrentRuns,
+      lockDuration: this.options.runLeaseMs,
+      stalledInterval: this.options.runLeaseMs,
+      autorun: false,
+    });
     this.worker.on('error', (error: Error) => this.logger.warn(`Run worker: ${error.message}`));
     void this.worker.run().catch((error: unknown) => this.logger.error(`Run worker stopped: ${String(error)}`));
     await this.worker.waitUntilReady();
@@ -193,11 +189,20 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
       this.slotRefresh = setInterval(() => void slots.refresh(), Math.max(50, Math.floor(this.options.runLeaseMs / 3)));
       this.slotRefresh.unref();
     }
+    this.heartbeats!.start(this.executor.owner, this.shutdown.signal);
     // Stop taking jobs as soon as shutdown begins; the jobs in flight finish within the grace.
     this.shutdown.signal.addEventListener('abort', () => void this.worker?.close().catch(() => undefined), { once: true });
     this.shutdown.every(Math.max(50, Math.floor(this.options.runLeaseMs / 3)), () =>
       this.sweep(new Date(Date.now() - this.options.runLeaseMs)),
     );
+  }
+
+  /** The health probes': the queue's Redis (a PING on the producer), and workers that beat within 30 s (`WorkerHeartbeats`). */
+  override serviceChecks() {
+    return [{ service: 'redis', part: 'BullMqBotRunner', ping: () => this.producer!.ping() }];
+  }
+  override workersSeen() {
+    return this.heartbeats!.seen();
   }
 
   /** The queue survives this process and runs execute on workers; the sweep finds runs that never reached it. */
@@ -242,10 +247,8 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
       // Each run's place in line: its account's runs pending before it (fair share, AccountQueuePositions).
       const priorities = await this.positions!.enqueued(runs);
       // The invocation id as job id, which BullMQ's add script ignores when it already holds that id; the
-      // job's data is the account, counted as pending until the job ends (job name COUNTED_JOB).
-      await this.queue!.addBulk(
-        runs.map((run, i) => ({ name: COUNTED_JOB, data: runJobData(run), opts: { jobId: run.id, priority: priorities[i] } })),
-      );
+      // job's data is the account (with the trace context), counted as pending until the job ends (countedJobs).
+      await this.queue!.addBulk(countedJobs(runs, priorities));
     } catch (error) {
       // A pipeline fails as a whole, though some of its jobs may be in: the sweep adds the others, and
       // re-adding those is a no-op. Redis down fails at once (no offline queue), a silent one after
@@ -297,7 +300,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
       // Not counted as pending (most of them may be in the queue already, where this add keeps the job as it is). A run
       // that really was missing is already late (its enqueue failed): first in line, so a steady load never starves it.
       if (runs.length > 0) {
-        await this.queue!.addBulk(runs.map((run) => ({ name: SWEPT_JOB, data: runJobData(run), opts: { jobId: run.id, priority: 1 } })));
+        await this.queue!.addBulk(sweptJobs(runs));
       }
       return runs.length;
     } catch (error) {
@@ -319,8 +322,8 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
       delayed = !(await this.runJob(job, token));
     } finally {
       // However it ended (a job that failed has ended too). Jobs of an older version carry no account: never counted.
-      const accountId = jobAccount(job.data);
-      if (!delayed && job.name === COUNTED_JOB && accountId) this.positions!.runEnded(accountId);
+      const counted = countedAccount(job);
+      if (!delayed && counted) this.positions!.runEnded(counted);
     }
     if (delayed) throw new this.bull.DelayedError();
   }

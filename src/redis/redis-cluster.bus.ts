@@ -8,6 +8,7 @@ import { createRedisClient, redactRedisUrl } from './ioredis.js';
 import { InMemoryClusterBus } from '../cluster/in-memory-cluster.bus.js';
 import type { RunChange } from '../cluster/cluster-bus.js';
 import { Batcher } from '../batching/batcher.js';
+import type { ServiceCheck } from '../health/service-check.js';
 
 /** Said on the finished channel by a process that watches run changes (never an invocation id). */
 const WATCHING = 'watching';
@@ -122,6 +123,11 @@ export class RedisClusterBus extends InMemoryClusterBus implements OnModuleInit,
       this.close();
       throw new WebhookConfigurationError(CANNOT_CONNECT('RedisClusterBus', redactRedisUrl(this.url), (error as Error).message));
     }
+  }
+
+  /** The bus's Redis, pinged on the publisher's connection. */
+  override serviceChecks(): readonly ServiceCheck[] {
+    return [{ service: 'redis', part: 'RedisClusterBus', ping: () => this.publisher!.ping() }];
   }
 
   override async publish(invocationId: string): Promise<void> {

@@ -16,6 +16,7 @@ import {
 import { InMemoryRateLimitStorage } from '../rate-limits/in-memory-rate-limit.storage.js';
 import { REDIS_NOW_MS } from './redis-time.lua.js';
 import { Batcher } from '../batching/batcher.js';
+import type { ServiceCheck } from '../health/service-check.js';
 
 /** A hit that Redis does not answer within this is counted in process instead. */
 const COMMAND_TIMEOUT_MS = 1000;
@@ -188,6 +189,11 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
     this.redis.defineCommand('webhookCheckFailures', { numberOfKeys: 1, lua: CHECK_FAILURES });
     // The number of keys varies with the batch: given first on each call.
     this.redis.defineCommand('webhookAdmitAll', { lua: ADMIT_ALL });
+  }
+
+  /** The limits' Redis, pinged on their connection. */
+  override serviceChecks(): readonly ServiceCheck[] {
+    return [{ service: 'redis', part: 'RedisRateLimitStorage', ping: () => this.redis.ping() }];
   }
 
   /** Connects at bootstrap, so an unreachable Redis stops the app instead of failing its first requests. */

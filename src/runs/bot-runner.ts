@@ -9,6 +9,13 @@ export interface DispatchedRun {
   traceContext?: string | null;
 }
 
+/** Worker processes that took part recently: `workers` seen within the last `withinMs`. */
+export interface WorkersSeen {
+  workers: number;
+  withinMs: number;
+}
+
+import type { ServiceCheck } from '../health/service-check.js';
 import type { InvocationRecord } from '../persistence/records.js';
 
 /**
@@ -46,6 +53,19 @@ export abstract class BotRunner {
    * Null (the default) sends every run the usual way: stored `queued`, then `dispatch`.
    */
   reserve(_accountId: string): RunReservation | null {
+    return null;
+  }
+
+  /** The outside services this runner relies on (a queue's Redis), for the health probes. None by default. */
+  serviceChecks(): readonly ServiceCheck[] {
+    return [];
+  }
+
+  /**
+   * Worker processes seen recently taking this runner's runs, for the health probes of an `'api'` node;
+   * null (the default) when runs execute in the process that accepts them, so there are no workers to see.
+   */
+  async workersSeen(): Promise<WorkersSeen | null> {
     return null;
   }
 

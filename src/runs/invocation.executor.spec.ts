@@ -206,12 +206,14 @@ describe('InvocationExecutor', () => {
     const first = deferred();
     const firstStarted = deferred();
     const second = deferred();
+    const secondStarted = deferred();
     h.bot(async () => {
       if (h.calls.length === 1) {
         firstStarted.resolve();
         await first.promise;
         return [{ title: 'stale', message: 'from the hung process' }];
       }
+      secondStarted.resolve();
       await second.promise;
       return [{ title: 'fresh', message: 'from the new owner' }];
     });
@@ -231,7 +233,7 @@ describe('InvocationExecutor', () => {
     // Its lease ran out: another process requeued the run and claimed it.
     expect(await h.f.invocations.recoverInterrupted(id, { owner: h.executor.owner }, 'queued', {})).toBe(true);
     const taken = other.execute(id);
-    await sleep(5);
+    await secondStarted.promise; // the other process claimed it
     first.resolve();
     await hung;
     expect(await h.row(id)).toMatchObject({ status: 'running', owner: other.owner, outputs: null });
@@ -246,41 +248,52 @@ describe('InvocationExecutor', () => {
   });
 
   it('renews the leases of its runs, so recovery does not take them', async () => {
-    h.setUp({ runLeaseMs: 200 });
+    const clock = new ManualClock(Date.now());
+    h.setUp({ runLeaseMs: 200 }, { clock });
     const release = deferred();
+    const started = deferred();
     h.bot(async () => {
+      started.resolve();
       await release.promise;
       return [];
     });
     const id = await h.queued();
     const running = h.executor.execute(id);
-    await sleep(250);
-    expect((await h.f.invocations.listExpiredLeases(new Date(), 10)).map((r) => r.id)).toEqual([id]);
+    await started.promise;
+    await clock.tick(250);
+    const now = () => new Date(clock.now());
+    expect((await h.f.invocations.listExpiredLeases(now(), 10)).map((r) => r.id)).toEqual([id]);
     await h.executor.renewLeases();
-    expect(await h.f.invocations.listExpiredLeases(new Date(), 10)).toEqual([]);
+    expect(await h.f.invocations.listExpiredLeases(now(), 10)).toEqual([]);
     release.resolve();
     await running;
   });
 
   describe('drain', () => {
     it('lets a run that finishes within the grace store its outcome', async () => {
+      const started = deferred();
       h.bot(async () => {
+        started.resolve();
         await sleep(40);
         return [{ title: 'done', message: 'in time' }];
       });
       const id = await h.queued();
       const running = h.executor.execute(id);
-      await sleep(5);
+      await started.promise;
       await h.executor.drain(2000);
       expect(await h.row(id)).toMatchObject({ status: 'succeeded', outputs: [{ title: 'done', message: 'in time' }] });
       await running;
     });
 
     it('after the grace, fires the signal and stores the run failed (interrupted); nothing is left running', async () => {
-      h.bot(() => new Promise(() => undefined));
+      const started = deferred();
+      h.bot(() => {
+        started.resolve();
+        return new Promise(() => undefined);
+      });
       const id = await h.queued();
       void h.executor.execute(id);
-      await sleep(5);
+      await started.promise;
       const start = Date.now();
       await h.executor.drain(50);
       expect(Date.now() - start).toBeGreaterThanOrEqual(45);
@@ -290,17 +303,25 @@ describe('InvocationExecutor', () => {
     });
 
     it('keeps the leases of its runs fresh through the grace', async () => {
-      h.setUp({ runLeaseMs: 300 }); // renewed every 100 ms
+      const clock = new ManualClock(Date.now());
+      h.setUp({ runLeaseMs: 300 }, { clock }); // renewed every 100 ms
+      const started = deferred();
+      const release = deferred();
       h.bot(async () => {
-        await sleep(900);
+        started.resolve();
+        await release.promise;
         return [];
       });
       const id = await h.queued();
       const running = h.executor.execute(id);
-      await sleep(5);
+      await started.promise;
       const drained = h.executor.drain(2000);
-      await sleep(700); // the first lease ended at ~300 ms
-      expect(await h.f.invocations.listExpiredLeases(new Date(), 10)).toEqual([]);
+      // 700 ms in steps of 100 (the renewal's period): the first lease ended at 300 ms.
+      for (let ms = 0; ms < 700; ms += 100) await clock.tick(100);
+      expect(await h.f.invocations.listExpiredLeases(new Date(clock.now()), 10)).toEqual([]);
+      // Renewed, not made endless: a lease past the last renewal's (at 700 ms, to 1000 ms) has run out.
+      expect((await h.f.invocations.listExpiredLeases(new Date(clock.now() + 301), 10)).map((r) => r.id)).toEqual([id]);
+      release.resolve();
       await drained;
       await running;
       expect((await h.row(id))?.status).toBe('succeeded');

@@ -21,7 +21,7 @@ import { RunStop } from './run-stop.reasons.js';
 import { CallbackOutbox, type CallbackInvocation } from '../deliveries/callback-outbox.js';
 import { RunFinisher } from '../deliveries/run-finisher.js';
 import { cleanOutputs, isValidOutputs, RunOutputs } from './run-outputs.js';
-import { Clock } from '../time/clock.js';
+import { Clock, type ClockTimer } from '../time/clock.js';
 import { boundedErrorMessage } from './run-error.js';
 import { startRunSpan, type RunSpan } from '../telemetry/run-tracing.js';
 
@@ -77,6 +77,11 @@ export class InvocationExecutor {
     bus.onAnyFinished((invocationId) => {
       if (this.active.has(invocationId)) void this.finishedElsewhere(invocationId);
     });
+  }
+
+  /** Runs in flight here: their bot executing, or their outcome being stored (a metrics gauge). */
+  get runningCount(): number {
+    return this.active.size;
   }
 
   /** True once `drain()` began (shutdown): nothing new is claimed here from then on. */
@@ -321,20 +326,20 @@ export class InvocationExecutor {
     if (this.active.size === 0) return;
     // The recovery loop stopped when shutdown began; these runs are still ours, so keep their leases
     // fresh through the grace (longer than a lease, another process sharing the database would take them).
-    const renewal = setInterval(
+    const renewal = this.clock.setRepeating(
       () => void this.renewLeases().catch((e: unknown) => this.logger.warn(`Lease renewal during shutdown failed: ${String(e)}`)),
       Math.max(50, Math.floor(this.options.runLeaseMs / 3)),
     );
-    let timer: NodeJS.Timeout | undefined;
+    let timer: ClockTimer | undefined;
     try {
-      const graceOver = new Promise<'grace-over'>((resolve) => (timer = setTimeout(() => resolve('grace-over'), graceMs)));
+      const graceOver = new Promise<'grace-over'>((resolve) => (timer = this.clock.setTimer(() => resolve('grace-over'), graceMs)));
       const first = await Promise.race([all().then(() => 'done' as const), graceOver]);
       if (first === 'done') return;
       for (const run of this.active.values()) run.controller.abort(RunStop.interrupted());
       await all();
     } finally {
-      clearTimeout(timer);
-      clearInterval(renewal);
+      timer?.clear();
+      renewal.clear();
     }
   }
 

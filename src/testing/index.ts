@@ -1,6 +1,11 @@
 // `nestjs-webhook-triggers/testing`: the testing kit (docs/testing.md). A separate entry, loaded only by tests:
 // the main entry never imports it. Needs `@nestjs/testing` (as every Nest app's tests do).
-export { WebhookTriggerTestingModule, type WebhookTriggerTestingOptions } from './webhook-trigger-testing.module.js';
+export {
+  WebhookTriggerTestingModule,
+  type WebhookTriggerTestingAsyncOptions,
+  type WebhookTriggerTestingModuleOptions,
+  type WebhookTriggerTestingOptions,
+} from './webhook-trigger-testing.module.js';
 export {
   WebhookTriggerHarness,
   TestRun,

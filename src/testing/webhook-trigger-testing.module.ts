@@ -1,4 +1,13 @@
-import { type DynamicModule, Inject, Injectable, Module, type OnApplicationBootstrap, type Provider } from '@nestjs/common';
+import {
+  type DynamicModule,
+  type FactoryProvider,
+  Inject,
+  Injectable,
+  Module,
+  type ModuleMetadata,
+  type OnApplicationBootstrap,
+  type Provider,
+} from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { WebhookTriggersAdmin } from '../admin/webhook-triggers.admin.js';
 import type { WebhookTriggerModuleOptions } from '../options/webhook-trigger-options.interface.js';
@@ -17,13 +26,27 @@ export interface WebhookTriggerTestingOptions {
   /**
    * The module's options, as in `WebhookTriggerModule.forRoot()`, except where things are kept: the kit keeps
    * everything in memory (`database` and `migrationsRun` are refused). `keySecret` defaults to a random one,
-   * so keys and callback secrets can be shown again.
+   * so keys and callback secrets can be shown again; `shutdownGraceMs` defaults to `0`, so closing the kit ends
+   * the runs still going at once (their signal fires) instead of waiting a real grace.
    */
-  options?: Omit<WebhookTriggerModuleOptions, 'database' | 'migrationsRun'>;
+  options?: WebhookTriggerTestingModuleOptions;
   /** Credits every bot's account starts with, unless `options.accounts` names it. `0`: accounts stay unopened (402). @default 1000 */
   credits?: number;
   /** The clock the module reads; one is made (at the real time) when none is given. */
   clock?: TestClock;
+}
+
+/** The module's options as the kit takes them: everything but where things are kept. */
+export type WebhookTriggerTestingModuleOptions = Omit<WebhookTriggerModuleOptions, 'database' | 'migrationsRun'>;
+
+/**
+ * What `WebhookTriggerTestingModule.forRootAsync()` takes: the module's options from a factory (your
+ * `ConfigService`…), the rest as in `forRoot()` (bots and providers are known when the module is built).
+ */
+export interface WebhookTriggerTestingAsyncOptions extends Omit<WebhookTriggerTestingOptions, 'options'> {
+  imports?: ModuleMetadata['imports'];
+  inject?: FactoryProvider['inject'];
+  useFactory: (...args: any[]) => Promise<WebhookTriggerTestingModuleOptions> | WebhookTriggerTestingModuleOptions; // eslint-disable-line @typescript-eslint/no-explicit-any -- Nest's own factory signature
 }
 
 const TESTING_CREDITS = Symbol('WEBHOOK_TRIGGER_TESTING_CREDITS');
@@ -52,22 +75,45 @@ class TestingAccounts implements OnApplicationBootstrap {
  * captures deliveries (no network), with a `WebhookTriggerHarness` to drive it. From
  * `nestjs-webhook-triggers/testing`; the main entry never loads it.
  */
+/** The kit's own defaults, under whatever options a spec gives. */
+function testingDefaults(options: WebhookTriggerTestingModuleOptions = {}): WebhookTriggerTestingModuleOptions {
+  // Closing the kit ends what still runs at once (their signal fires): a spec never waits out a real grace.
+  return { keySecret: TESTING_KEY_SECRET, shutdownGraceMs: 0, ...options };
+}
+
 @Module({})
 export class WebhookTriggerTestingModule {
   static forRoot(config: WebhookTriggerTestingOptions = {}): DynamicModule {
+    return WebhookTriggerTestingModule.build(config, (extras) =>
+      WebhookTriggerModule.forRoot({ ...testingDefaults(config.options), ...extras }),
+    );
+  }
+
+  /** As `forRoot()`, with the module's options from a factory that may inject (a `ConfigService`…). */
+  static forRootAsync(config: WebhookTriggerTestingAsyncOptions): DynamicModule {
+    return WebhookTriggerTestingModule.build(config, (extras) =>
+      WebhookTriggerModule.forRootAsync({
+        imports: config.imports,
+        inject: config.inject,
+        useFactory: async (...args: unknown[]) => testingDefaults(await config.useFactory(...args)),
+        ...extras,
+      }),
+    );
+  }
+
+  private static build(
+    config: Omit<WebhookTriggerTestingOptions, 'options'>,
+    webhookModule: (extras: {
+      storage: InMemoryWebhookStorage;
+      clock: TestClock;
+      callbackTransport: CapturingCallbackTransport;
+    }) => DynamicModule,
+  ): DynamicModule {
     const clock = config.clock ?? new TestClock();
     const transport = new CapturingCallbackTransport();
     return {
       module: WebhookTriggerTestingModule,
-      imports: [
-        WebhookTriggerModule.forRoot({
-          keySecret: TESTING_KEY_SECRET,
-          ...config.options,
-          storage: new InMemoryWebhookStorage(),
-          clock,
-          callbackTransport: transport,
-        }),
-      ],
+      imports: [webhookModule({ storage: new InMemoryWebhookStorage(), clock, callbackTransport: transport })],
       providers: [
         ...(config.bots ?? []),
         ...(config.providers ?? []),

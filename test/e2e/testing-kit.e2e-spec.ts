@@ -3,9 +3,16 @@
  * on a clock the spec moves, callbacks captured; and runBot for a bot's main() alone. It must catch what a user
  * wants caught: a bot that ignores its signal, outputs over the limit, a 402 when credits run out.
  */
-import { Injectable } from '@nestjs/common';
+import { Injectable, Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
 import { WebhookBot, WebhookBotHost, type BotContext, type BotInputs, type BotOutput } from '../../src/index.js';
-import { createWebhookTriggerHarness, runBot, TestClock, type WebhookTriggerHarness } from '../../src/testing/index.js';
+import {
+  createWebhookTriggerHarness,
+  runBot,
+  TestClock,
+  WebhookTriggerHarness,
+  WebhookTriggerTestingModule,
+} from '../../src/testing/index.js';
 
 @Injectable()
 class Summarizer {
@@ -182,6 +189,16 @@ describe('the testing kit', () => {
 });
 
 describe('the testing kit, configured', () => {
+  it("closes at once with a run still going: the bot's signal fires, no real grace is waited", async () => {
+    const kit = await createWebhookTriggerHarness({ bots: [PatientBot] });
+    const run = await kit.trigger('patient');
+    expect((await run.status()).body).toMatchObject({ invocation: { status: 'running' } });
+    const started = Date.now();
+    await kit.close();
+    // The module's default grace is 10 s of real time; the kit's is 0. A loose bound, far under it.
+    expect(Date.now() - started).toBeLessThan(3000);
+  });
+
   it('starts accounts unopened with credits: 0, so the first trigger is 402', async () => {
     const kit = await createWebhookTriggerHarness({ bots: [SummarizeBot], providers: [Summarizer], credits: 0 });
     try {
@@ -189,6 +206,37 @@ describe('the testing kit, configured', () => {
       expect((await kit.trigger('summarize', { text: 'x' })).statusCode).toBe(402);
     } finally {
       await kit.close();
+    }
+  });
+
+  it("takes the module's options from forRootAsync's factory, with what it injects", async () => {
+    @Injectable()
+    class Limits {
+      readonly perTrigger = { limit: 1, ttlMs: 1000 };
+    }
+    @Module({ providers: [Limits], exports: [Limits] })
+    class LimitsModule {}
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        WebhookTriggerTestingModule.forRootAsync({
+          imports: [LimitsModule],
+          inject: [Limits],
+          useFactory: (limits: Limits) => ({ rateLimits: { perTrigger: limits.perTrigger } }),
+          bots: [SummarizeBot],
+          providers: [Summarizer],
+        }),
+      ],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+    try {
+      const kit = await WebhookTriggerHarness.of(app);
+      expect((await kit.trigger('summarize', { text: 'a' })).statusCode).toBe(200);
+      // The factory's limit of 1 a second: the second request is refused.
+      expect((await kit.trigger('summarize', { text: 'b' })).statusCode).toBe(429);
+      expect(await kit.credits('acme')).toBe(998);
+    } finally {
+      await app.close();
     }
   });
 

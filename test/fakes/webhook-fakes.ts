@@ -19,6 +19,7 @@ import { CallbackOutbox } from '../../src/deliveries/callback-outbox.js';
 import { RunFinisher } from '../../src/deliveries/run-finisher.js';
 import { RecordingBotRunner } from './recording-bot.runner.js';
 import { Clock, SYSTEM_CLOCK } from '../../src/time/clock.js';
+import { WebhookMetrics } from '../../src/telemetry/webhook-metrics.js';
 
 export type BotMain = (inputs: BotInputs, ctx: BotContext) => Promise<BotOutput[]>;
 
@@ -66,7 +67,7 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
   const emitter = new EventEmitter2();
   const events: RecordedEvent[] = [];
   emitter.onAny((name, event) => void events.push({ name: String(name), event: event as InvocationEvent }));
-  const invocationEvents = new InvocationEvents(bus, emitter);
+  const invocationEvents = new InvocationEvents(bus, emitter, new WebhookMetrics(undefined));
   const shutdown = new ShutdownState(clock);
   const outbox = new CallbackOutbox(callbacks, unitOfWork, resolved, bus, clock);
   const finisher = new RunFinisher(outbox, bus, invocationEvents);

@@ -1,4 +1,4 @@
-import type { INestApplication, INestApplicationContext, Provider } from '@nestjs/common';
+import type { DynamicModule, INestApplication, INestApplicationContext, Provider, Type } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { randomBytes } from 'node:crypto';
 import { WebhookTriggerModule, type WebhookTriggerModuleOptions } from '../../src/index.js';
@@ -34,17 +34,18 @@ export class BullMqCluster {
     private readonly dropDb: () => Promise<void>,
     private readonly providers: Provider[],
     private readonly options: WebhookTriggerModuleOptions,
+    private readonly imports: Array<Type | DynamicModule>,
   ) {}
 
   /** `options` apply to every node (a node's own options go over them). */
   static async create(
     redisUrl: string,
     postgresUrl: string,
-    setup: { providers: Provider[]; options?: WebhookTriggerModuleOptions },
+    setup: { providers: Provider[]; options?: WebhookTriggerModuleOptions; imports?: Array<Type | DynamicModule> },
   ): Promise<BullMqCluster> {
     const db = await createScratchDatabase(postgresUrl);
     const keyPrefix = `webhook-test-${randomBytes(6).toString('hex')}:`;
-    return new BullMqCluster(redisUrl, db.url, keyPrefix, db.drop, setup.providers, setup.options ?? {});
+    return new BullMqCluster(redisUrl, db.url, keyPrefix, db.drop, setup.providers, setup.options ?? {}, setup.imports ?? []);
   }
 
   private moduleFor(options: WebhookTriggerModuleOptions) {
@@ -60,6 +61,7 @@ export class BullMqCluster {
           clusterBus: RedisClusterBus,
           rateLimitStorage: RedisRateLimitStorage,
         }),
+        ...this.imports,
       ],
       providers: this.providers,
     }).compile();

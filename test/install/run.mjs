@@ -22,6 +22,7 @@ import { isDeepStrictEqual } from 'node:util';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const CONFIGURATION_DOC = readFileSync(join(ROOT, 'docs', 'configuration.md'), 'utf8');
+const TESTING_DOC = readFileSync(join(ROOT, 'docs', 'testing.md'), 'utf8');
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).name;
 const POSTGRES_URL = process.env.WEBHOOK_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
@@ -35,6 +36,8 @@ const APPS = [
     adapter: 'express',
     module: 'app.module',
     db: 'sqlite',
+    // docs/testing.md's spec: with the runner `nest new` set up, then with the other one as the doc says.
+    kit: { scaffold: 'jest', other: 'vitest' },
   },
   {
     name: 'nest12-esm-fastify',
@@ -46,6 +49,7 @@ const APPS = [
     db: 'sqlite',
     extras: ['@nestjs/platform-fastify'],
     env: { WEBHOOK_KEY_SECRET: 'install-test-key-secret-0123456789' },
+    kit: { scaffold: 'vitest', other: 'jest' },
   },
   {
     name: 'nest12-postgres-datasource',
@@ -84,12 +88,24 @@ function fail(msg) {
 
 // --- README: install lines and snippets, found by the HTML comment that marks them ------------------------
 
+/** The fenced code block right after `<!-- marker -->` in `text`, if any. */
+function markedBlock(text, marker) {
+  const pattern = new RegExp(`<!-- ${marker.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} -->\\n\`\`\`\\w*\\n([\\s\\S]*?)\\n\`\`\``);
+  return text.match(pattern)?.[1];
+}
+
 /** The fenced code block right after `<!-- marker -->`, in the README or, for the longer examples, docs/configuration.md. */
 function readmeBlock(marker) {
-  const pattern = new RegExp(`<!-- ${marker.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} -->\\n\`\`\`\\w*\\n([\\s\\S]*?)\\n\`\`\``);
-  const m = README.match(pattern) ?? CONFIGURATION_DOC.match(pattern);
-  if (!m) fail(`neither README.md nor docs/configuration.md has a fenced code block marked <!-- ${marker} -->`);
-  return m[1];
+  const block = markedBlock(README, marker) ?? markedBlock(CONFIGURATION_DOC, marker);
+  if (block === undefined) fail(`neither README.md nor docs/configuration.md has a fenced code block marked <!-- ${marker} -->`);
+  return block;
+}
+
+/** The fenced code block marked `<!-- marker -->` in docs/testing.md. */
+function testingBlock(marker) {
+  const block = markedBlock(TESTING_DOC, marker);
+  if (block === undefined) fail(`docs/testing.md has no fenced code block marked <!-- ${marker} -->`);
+  return block;
 }
 
 /** The README's one install line (the same on every NestJS major), with the package name replaced by the tarball's path. */
@@ -172,9 +188,29 @@ function freePort() {
   });
 }
 
+/**
+ * A preload for the apps' production starts: it fails the process when anything resolves a file of the package's
+ * testing kit (dist/testing/) or @nestjs/testing, so every start proves `import '<package>'` never loads the kit.
+ */
+const NO_TESTING_KIT = `const Module = require('node:module');
+const resolveFilename = Module._resolveFilename;
+Module._resolveFilename = function (...args) {
+  const file = resolveFilename.apply(this, args);
+  if (/[\\\\/]${PACKAGE}[\\\\/]dist[\\\\/]testing[\\\\/]|[\\\\/]@nestjs[\\\\/]testing[\\\\/]/.test(file)) {
+    throw new Error('production loaded the testing kit: ' + file);
+  }
+  return file;
+};
+`;
+let noTestingKitPreload;
+
 /** A started app: its output so far, a line-waiter and its exit. */
 function startApp(dir, env) {
-  const child = spawn(process.execPath, ['dist/main.js'], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--require', noTestingKitPreload, 'dist/main.js'], {
+    cwd: dir,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   const app = { child, stdout: '', stderr: '', exit: null };
   const waiters = new Set();
@@ -454,6 +490,107 @@ function checkShippedLinks(pkgDir) {
   }
 }
 
+// --- docs/testing.md in the app -----------------------------------------------------------------------------
+
+/** Longest a file of 30 of docs/testing.md's specs may take (the issue's bound), as its runner reports it. */
+const THIRTY_SPECS_MS = 3000;
+
+/**
+ * docs/testing.md's spec, with `runner` (jest | vitest): the runner `nest new` set up (`npm test` as it is), or the
+ * other one, installed and configured as the doc says. Writes the doc's files, a copy of the spec grown to 30
+ * specs (describe.each over rounds), runs both files and reads the runner's JSON report: every spec passed, the
+ * 30 in under THIRTY_SPECS_MS.
+ */
+async function runDocSpec(app, dir, runner, { scaffold, npmEnv, logFile, tmp }) {
+  if (scaffold && runner === 'jest') {
+    // The lines docs/testing.md asks a NestJS 11 app to add to package.json's "jest" section.
+    const file = join(dir, 'package.json');
+    const pkg = JSON.parse(readFileSync(file, 'utf8'));
+    const added = JSON.parse(testingBlock('testing:jest-nest11')).jest;
+    if (!pkg.jest || !added) fail('the app has no "jest" section in package.json, or <!-- testing:jest-nest11 --> adds none');
+    writeFileSync(file, `${JSON.stringify({ ...pkg, jest: { ...pkg.jest, ...added } }, null, 2)}\n`);
+  }
+  if (!scaffold) {
+    if (runner === 'vitest') {
+      const line = TESTING_DOC.match(/\*\*Vitest on NestJS 11\*\*: `(npm install -D [^`]+)`/)?.[1];
+      if (!line) fail('docs/testing.md does not say how to install Vitest on NestJS 11 ("**Vitest on NestJS 11**: `npm install -D …`")');
+      await run('npm', line.split(/\s+/).slice(1), { cwd: dir, env: npmEnv, logFile, timeoutMs: 10 * 60_000 });
+      writeFileSync(join(dir, 'vitest.config.ts'), `${testingBlock('testing:vitest-config')}\n`);
+    } else {
+      const line = testingBlock('testing:jest-install').trim();
+      if (!line.startsWith('npm install -D ') || line.includes('\n')) fail('<!-- testing:jest-install --> is not one npm install -D line');
+      await run('npm', line.split(/\s+/).slice(1), { cwd: dir, env: npmEnv, logFile, timeoutMs: 10 * 60_000 });
+      const type = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).type;
+      writeFileSync(join(dir, type === 'module' ? 'jest.config.cjs' : 'jest.config.js'), `${testingBlock('testing:jest-config')}\n`);
+    }
+  }
+  // The app's whole suite, as its `npm test` (or the doc's runner) runs it; then the 30 specs alone, timed (the
+  // first run warmed the runner's transform cache, as a developer's second run finds it).
+  const base = scaffold ? ['npm', 'test', '--'] : runner === 'jest' ? ['npx', 'jest'] : ['npx', 'vitest', 'run'];
+  const whole = await runnerReport(app, dir, runner, base, [], { npmEnv, logFile, tmp });
+  const doc = reportFile(whole, 'summarize.bot.spec.ts');
+  if (!doc || doc.assertionResults.length < 5) fail(`${runner} did not run docs/testing.md's spec (src/summarize.bot.spec.ts)`);
+  const alone = await runnerReport(app, dir, runner, base, ['src/thirty-specs.spec.ts'], { npmEnv, logFile, tmp });
+  const thirty = reportFile(alone, 'thirty-specs.spec.ts');
+  if (!thirty || thirty.assertionResults.length < 30) fail(`${runner} ran ${thirty?.assertionResults.length ?? 0} of the 30 specs`);
+  const ms = Math.round(thirty.endTime - thirty.startTime);
+  if (!(ms < THIRTY_SPECS_MS))
+    fail(`${runner}: the file of ${thirty.assertionResults.length} specs took ${ms} ms (bound ${THIRTY_SPECS_MS} ms)`);
+  const how = scaffold ? 'npm test as `nest new` set it up' : 'installed and configured from docs/testing.md';
+  return `${how}: ${whole.numPassedTests} passed (docs' spec: ${doc.assertionResults.length}); the ${thirty.assertionResults.length}-spec file alone in ${ms} ms`;
+}
+
+/** Runs `runner` with a JSON report; fails unless every spec it ran passed. Returns the report. */
+async function runnerReport(app, dir, runner, base, files, { npmEnv, logFile, tmp }) {
+  const report = join(tmp, `${app.name}-${runner}.json`);
+  const reportArgs = runner === 'jest' ? ['--json', `--outputFile=${report}`] : ['--reporter=json', `--outputFile=${report}`];
+  rmSync(report, { force: true });
+  await run(base[0], [...base.slice(1), ...reportArgs, ...files], {
+    cwd: dir,
+    env: { ...npmEnv, CI: '1' },
+    logFile,
+    timeoutMs: 5 * 60_000,
+  }).catch((e) => {
+    if (!existsSync(report)) throw e;
+  });
+  if (!existsSync(report)) fail(`${runner} wrote no report`);
+  const result = JSON.parse(readFileSync(report, 'utf8'));
+  const failures = result.testResults
+    .flatMap((r) =>
+      r.assertionResults
+        .filter((a) => a.status !== 'passed')
+        .map((a) => `${relative(dir, r.name)}: ${a.fullName}: ${a.failureMessages?.join(' ').slice(0, 400)}`),
+    )
+    .concat(
+      result.testResults.filter((r) => r.status !== 'passed').map((r) => `${relative(dir, r.name)}: ${String(r.message).slice(0, 600)}`),
+    );
+  if (failures.length || result.numFailedTests > 0 || result.numPassedTests === 0)
+    fail(`${runner}: ${failures.join('\n') || 'no spec passed'}`);
+  return result;
+}
+
+/** The report's entry for `src/<name>`. */
+function reportFile(result, name) {
+  return result.testResults.find((r) => r.name.endsWith(`/src/${name}`));
+}
+
+/** Writes docs/testing.md's bot and spec into the app, and the spec grown to at least 30 specs. */
+function writeDocSpec(dir) {
+  const spec = testingBlock('testing:spec');
+  writeFileSync(join(dir, 'src/slow.bot.ts'), `${testingBlock('testing:slow-bot')}\n`);
+  writeFileSync(join(dir, 'src/summarize.bot.spec.ts'), `${spec}\n`);
+  const specs = spec.match(/^\s+it\(/gm)?.length ?? 0;
+  const opening = spec.match(/^describe\((['"])/m);
+  if (!specs || !opening) fail('<!-- testing:spec --> has no top-level describe( with it( specs');
+  const rounds = Array.from({ length: Math.ceil(30 / specs) }, (_, i) => i + 1);
+  const grown = spec.replace(
+    /^describe\((['"])(.*?)\1, /m,
+    (_, q, title) => `describe.each(${JSON.stringify(rounds)})(${q}${title} (round %i)${q}, `,
+  );
+  writeFileSync(join(dir, 'src/thirty-specs.spec.ts'), `${grown}\n`);
+  return `src/slow.bot.ts, src/summarize.bot.spec.ts (${specs} specs), src/thirty-specs.spec.ts (${specs * rounds.length} specs)`;
+}
+
 // --- one app ---------------------------------------------------------------------------------------------
 
 async function testApp(app, ctx) {
@@ -522,6 +659,16 @@ async function testApp(app, ctx) {
       return `bot ${bot.id} (account ${bot.accountId}, ${bot.credits} credits per run) funded with 10; trigger ${trigger.id} at ${trigger.url}`;
     });
 
+    await step('the production start loaded nothing of the testing kit (a preload refuses it, and does bite)', async () => {
+      const bite = spawnSync(process.execPath, ['--require', noTestingKitPreload, '-e', `require('${PACKAGE}/testing')`], {
+        cwd: dir,
+        encoding: 'utf8',
+      });
+      if (bite.status === 0 || !bite.stderr.includes('production loaded the testing kit')) {
+        fail(`the preload did not refuse ${PACKAGE}/testing (exit ${bite.status}): ${bite.stderr.slice(0, 400)}`);
+      }
+      return `node --require no-testing-kit.cjs dist/main.js started; require('${PACKAGE}/testing') under it exits ${bite.status}`;
+    });
     await step("the README's first trigger: run the curl the app printed, as pasted", async () => {
       const m = await proc.waitForLine(/^(curl -X POST .*)$/m, 30_000);
       const out = await new Promise((resolvePromise, reject) => {
@@ -653,6 +800,18 @@ async function testApp(app, ctx) {
       await proc.exited;
       return `403 ${res.json.message}; logged: ${logged[0].replace(/^.*AdminGuard\]?\s*/, '')}`;
     });
+    if (app.kit) {
+      await step("docs/testing.md's bot and spec written in", async () => writeDocSpec(dir));
+      for (const [runner, scaffold] of [
+        [app.kit.scaffold, true],
+        [app.kit.other, false],
+      ]) {
+        await step(`docs/testing.md's spec on ${runner}`, () => runDocSpec(app, dir, runner, { scaffold, npmEnv, logFile, tmp: ctx.tmp }));
+      }
+      await step('tsc --noEmit: the app with the specs type-checks', async () => {
+        await run('npx', ['tsc', '--noEmit', '-p', 'tsconfig.json'], { cwd: dir, env: npmEnv, logFile, timeoutMs: 5 * 60_000 });
+      });
+    }
     return { name: app.name, ok: true, ms: Date.now() - t0, timings };
   } catch (e) {
     log(`${app.name}: FAILED: ${e.message}`);
@@ -673,6 +832,8 @@ async function testApp(app, ctx) {
 
 async function main() {
   const tmp = mkdtempSync(join(tmpdir(), 'webhook-install-'));
+  noTestingKitPreload = join(tmp, 'no-testing-kit.cjs');
+  writeFileSync(noTestingKitPreload, NO_TESTING_KIT);
   const cleanup = () => {
     for (const c of children) c.kill('SIGKILL');
     if (!keep) {

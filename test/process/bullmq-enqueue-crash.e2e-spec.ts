@@ -134,6 +134,7 @@ if (!postgresUrl || !redisUrl) {
       expect(synced.body).toEqual({ success: true, outputs: [{ title: 'hello', message: 'after the crash' }] });
 
       // Exactly once: more sweeps later, still one row, unchanged, one charge, one start in the workers' logs.
+      // A pause on purpose: the sweeps run in the worker processes on their own timers (every LEASE_MS / 3).
       await sleep(2 * LEASE_MS);
       expect(await runsOf(trigger.id)).toEqual([ran]);
       expect(await balance()).toBe(before - 1);

@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { verifyWebhookSignature } from '../../src/index.js';
 import { startCallbackReceiver } from '../helpers/callback-receiver.js';
 import { leasedRows } from '../helpers/db.js';
-import { eventually, expectError, getStatus, sleep, syncInvocation, triggerBot } from '../helpers/http.js';
+import { eventually, expectError, getStatus, sleep, syncInvocation, until, triggerBot } from '../helpers/http.js';
 import {
   adminApi,
   freePort,
@@ -90,9 +90,9 @@ describe('graceful shutdown of the real process (SIGTERM)', () => {
     const waiting = syncInvocation(slow, longId).finally(() => (syncSettled = true));
     const shortId = await start(slow, { ms: 300 });
     const queuedId = await start(slow, { ms: 200 }); // WEBHOOK_MAX_CONCURRENT_RUNS=2: waits for a slot
-    await sleep(100); // the sync request is parked in its waiter; the short run is ~100 ms into its 300 ms
+    // Both slots taken (the sync request went out before the two triggers after it were answered: it is parked).
+    await until(async () => (await getStatus(slow, shortId)).body.invocation.status === 'running', 2000, 'the short run to start');
     expect((await getStatus(slow, longId)).body.invocation.status).toBe('running');
-    expect((await getStatus(slow, shortId)).body.invocation.status).toBe('running');
     expect((await getStatus(slow, queuedId)).body.invocation.status).toBe('queued');
     expect(syncSettled).toBe(false);
 
@@ -115,6 +115,7 @@ describe('graceful shutdown of the real process (SIGTERM)', () => {
 
     // Late in the grace, more than a lease after SIGTERM: still answering, still refusing, the long run
     // still running with a lease in the future, and the queued run not started (a slot freed at ~200 ms).
+    // A pause on purpose: the child renews its leases on its own real clock, and more than a lease must pass.
     await sleep(LEASE_MS + 400 - (Date.now() - sigtermAt));
     const late = await getStatus(slow, longId);
     expect(late.status).toBe(200);
@@ -129,6 +130,8 @@ describe('graceful shutdown of the real process (SIGTERM)', () => {
     const lateCheckedAt = Date.now();
     expect(lateRows.find((r) => r.id === longId)).toMatchObject({ status: 'running' });
     expect(lateRows.find((r) => r.id === longId)!.lease_expires_at!).toBeGreaterThan(lateCheckedAt);
+    // The short run's end freed a slot (what would have started the queued run), and still it waits.
+    expect(lateRows.find((r) => r.id === shortId)).toMatchObject({ status: 'succeeded' });
     expect(lateRows.find((r) => r.id === queuedId)).toMatchObject({ status: 'queued', started_at: null });
     expect(lateCheckedAt - sigtermAt).toBeLessThan(GRACE_MS);
 
@@ -383,9 +386,9 @@ describe('a callback delivery across a crash (SIGKILL between storing and delive
         responseStatus: 200,
         attempts: 1,
       });
-      await sleep(500);
-      expect(receiver.received).toHaveLength(2); // delivered once recorded: not sent again
+      // The process stops once its attempts in flight ended: by then it sent all it would send.
       expect(await within(stopSampleApp(app), 10_000)).not.toBeNull();
+      expect(receiver.received).toHaveLength(2); // delivered once recorded: not sent again
     } finally {
       await receiver.close();
     }

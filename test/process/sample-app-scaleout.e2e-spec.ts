@@ -212,7 +212,8 @@ if (!postgresUrl || !redisUrl) {
       expect(tookMs).toBeLessThan(10_000);
       expect((await row(invocationId)).status).toBe('failed');
       expect(await credits()).toBe(9);
-      // It stays failed: no worker picks it up again.
+      // It stays failed: no worker picks it up again. A pause on purpose: the workers' sweeps and recovery run in
+      // child processes on their own timers, which the test cannot await; 2 s spans several of them.
       await sleep(2000);
       expect((await row(invocationId)).status).toBe('failed');
     }, 60_000);

@@ -1,7 +1,7 @@
 import { BotRunner, WebhookTriggersAdmin } from '../../src/index.js';
 import { EchoBot } from '../fixtures/bots.js';
 import { BullMqCluster, type ApiNode } from '../helpers/bullmq-cluster.js';
-import { expectError, sleep, startRun, syncInvocation, triggerBot, until } from '../helpers/http.js';
+import { expectError, startRun, syncInvocation, triggerBot, until } from '../helpers/http.js';
 import { serviceUrl } from '../helpers/services.js';
 import { triggerOn, type TestTrigger } from '../helpers/webhook-app.js';
 import { storedCredits, storedInvocations } from '../helpers/db.js';
@@ -47,7 +47,7 @@ if (!redisUrl || !postgresUrl) {
       expect(refusedHere.headers.get('retry-after')).toBe('1');
       expect(refusedHere.body.message).toMatch(/maxQueuedRuns: 3/);
       // The other node sees them at its next read of the queue (every 250 ms).
-      await sleep(1_000);
+      await until(() => other.app.get(BotRunner).backlog() >= MAX_QUEUED, 2_000, "the other node's read of the queue");
       const refusedThere = await triggerBot(on(other), { over: 'there' });
       expectError(refusedThere, 503);
       expect(refusedThere.headers.get('retry-after')).toBe('1');
@@ -81,7 +81,14 @@ if (!redisUrl || !postgresUrl) {
       expect(runner.backlog()).toBe(before + 1);
       await added;
       expect(runner.backlog()).toBe(before + 1);
-      await sleep(600); // two reads of the queue later, it is counted once, not twice
+      // Two reads of the queue later (watched as they pass, not changed), it is counted once, not twice.
+      const reads = jest.spyOn(runner as unknown as { readBacklog(): Promise<void> }, 'readBacklog');
+      try {
+        await until(() => reads.mock.calls.length >= 2, 2_000, 'two reads of the queue');
+        await Promise.all(reads.mock.results.map((r) => r.value as Promise<void>));
+      } finally {
+        reads.mockRestore();
+      }
       expect(runner.backlog()).toBe(before + 1);
     });
   });

@@ -217,13 +217,15 @@ if (!redisUrl || !postgresUrl) {
         );
         expect(await redis.zrange(slotKey('acct'), 0, -1)).toEqual(expect.arrayContaining(held));
         const next = await startRun(slow, { ms: 100 });
-        await sleep(300);
+        // A worker took its job and was refused a slot: the run is listed as waiting, and stays queued.
+        await until(async () => (await redis.zscore(`${cluster.keyPrefix}run-waiting:acct`, next)) !== null, 5000, 'next refused a slot');
         expect((await row(next)).status).toBe('queued'); // the dying worker has free worker slots, but A has none
 
         const live = await cluster.startWorker();
         await proxy.cut();
         const cutAt = performance.now();
         // Its last refresh was at most LEASE_MS / 3 before the cut, so its slots hold for LEASE_MS * 2/3 more.
+        // A pause on purpose: the slots expire on Redis's own clock, which no test controls.
         await sleep(LEASE_MS / 3);
         expect((await row(next)).status).toBe('queued');
 
@@ -275,7 +277,7 @@ if (!redisUrl || !postgresUrl) {
         expect(await client.zrange(waitingKey, 0, -1)).toEqual(['r4']);
         expect(await slots.take('script', 'r3')).toEqual(TAKEN);
         expect(await slots.nextWaiting('script')).toBeNull(); // no free slot: r4 stays listed
-        // Refreshed slots outlive their first expiry.
+        // Refreshed slots outlive their first expiry (pauses on purpose: slots expire on Redis's own clock).
         for (let i = 0; i < 5; i++) {
           await sleep(100);
           await slots.refresh();

@@ -145,8 +145,10 @@ if (!redisUrl || !postgresUrl) {
       const res = await trigger(echo, { hello: 'queue' });
       expect(res.status).toBe(200);
       const id = res.body.invocation.id as string;
-      await sleep(300);
-      expect((await row(id)).status).toBe('queued'); // nobody consumes the queue yet
+      // The 200 came once the job was in Redis; no worker of any node consumes the queue, the API node's included.
+      const queue = new Queue(WEBHOOK_RUN_QUEUE, { connection: { url: redisUrl }, prefix: keyPrefix.replace(/:$/, '') });
+      expect(await queue.getWorkersCount()).toBe(0);
+      expect((await row(id)).status).toBe('queued');
       // The job is a pointer to the row: its data is the run's account (for fair share), the inputs never reach Redis.
       const redis = new Redis(redisUrl);
       const job = await redis.hgetall(`${keyPrefix}runs:${id}`);
@@ -156,6 +158,8 @@ if (!redisUrl || !postgresUrl) {
       expect(JSON.stringify(job)).not.toContain('queue"');
       const waiting = sync(echo, id);
       const worker = await startWorker();
+      expect(await queue.getWorkersCount()).toBe(1); // what the count above would have seen
+      await queue.close();
       const answer = await waiting;
       expect(answer.status).toBe(200);
       expect(answer.body).toEqual({ success: true, outputs: [{ title: 'hello', message: 'queue' }] });
@@ -212,7 +216,10 @@ if (!redisUrl || !postgresUrl) {
       const runner = api.app.get(BotRunner);
       await runner.dispatch({ id, accountId: 'acct' });
       await runner.dispatch({ id, accountId: 'acct' });
-      await sleep(300);
+      // Both dispatches are in Redis; a worker took their job and ended it (removed on completion).
+      const redis = new Redis(redisUrl);
+      await until(async () => (await redis.exists(`${keyPrefix}runs:${id}`)) === 0, 5000, 'the repeated job to end');
+      redis.disconnect();
       expect(botLog.started.filter((s) => s.invocationId === id).length).toBe(runsBefore);
       expect(runsBefore).toBe(1);
       expect(await credits()).toBe(before - 1);
@@ -248,8 +255,8 @@ if (!redisUrl || !postgresUrl) {
       const first = (await trigger(abortable, { ms: 600 })).body.invocation.id as string;
       await until(async () => (await row(first)).status === 'running', 5000);
       const second = (await trigger(abortable, { ms: 10 })).body.invocation.id as string;
-      await sleep(200);
-      expect((await row(second)).status).toBe('queued'); // a's one slot is busy
+      // a's one slot is busy: it never takes the second (its owner is b, below)
+      expect((await row(second)).status).toBe('queued');
       const closing = a.close();
       const b = await startWorker();
       await closing;
@@ -371,7 +378,10 @@ if (!redisUrl || !postgresUrl) {
       const id = res.body.invocation.id as string;
       expect((await row(id)).status).toBe('queued');
       expect(await credits()).toBe(before - 1);
-      await sleep(500);
+      // The 200 came once the enqueue had failed: the job is not in Redis (read directly), the row waits queued.
+      const redis = new Redis(redisUrl);
+      expect(await redis.exists(`${keyPrefix}runs:${id}`)).toBe(0);
+      redis.disconnect();
       expect((await row(id)).status).toBe('queued'); // never reached the queue
       await proxy.open();
       const answer = await sync(echo, id, cut.url, '?timeout=20');

@@ -118,10 +118,16 @@ if (!redisUrl || !postgresUrl) {
       b.subscribe(id, onB);
       await b.publish(id); // B's own listener is woken at once, before any round trip
       expect(onB).toHaveBeenCalledTimes(1);
-      await new Promise((r) => setTimeout(r, 50)); // let the message and its echo arrive everywhere
+      await until(() => onA.mock.calls.length === 1, 2_000, 'A to hear it');
+      // Redis delivers a channel's messages in order: once B hears a later one, the echo of its own came back too.
+      const later = 'inv_ids_only_later_0000000';
+      const onLater = jest.fn();
+      b.subscribe(later, onLater);
+      await a.publish(later);
+      await until(() => onLater.mock.calls.length === 1, 2_000, 'B to hear the later message');
       expect(onA).toHaveBeenCalledTimes(1);
       expect(onB).toHaveBeenCalledTimes(1);
-      expect(messages).toEqual([id]);
+      expect(messages).toEqual([id, later]);
       expect(a.waitingIds + b.waitingIds).toBe(1); // the id of the earlier test only
       spy.disconnect();
     });
@@ -163,7 +169,12 @@ if (!redisUrl || !postgresUrl) {
       const listener = jest.fn();
       a.subscribe(id, listener);
       await other.publish(id);
-      await new Promise((r) => setTimeout(r, 50));
+      // A message published after it on A's own prefix: once A hears that one, it would have heard the first.
+      const later = 'inv_other_prefix_later_000';
+      const onLater = jest.fn();
+      a.subscribe(later, onLater);
+      await b.publish(later);
+      await until(() => onLater.mock.calls.length === 1, 2_000, 'A to hear its own prefix');
       expect(listener).not.toHaveBeenCalled();
       other.onApplicationShutdown();
     });

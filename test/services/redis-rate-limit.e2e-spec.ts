@@ -10,14 +10,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EchoBot, SlowBot } from '../fixtures/bots.js';
-import { until } from '../helpers/http.js';
+import { sleep, until } from '../helpers/http.js';
+import { ShutdownState } from '../../src/lifecycle/shutdown.state.js';
 import { createScratchDatabase, deleteRedisKeys, serviceUrl } from '../helpers/services.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 const redisUrl = serviceUrl('WEBHOOK_TEST_REDIS_URL');
 const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+// The windows run on the Redis server's clock, which no test controls: the pauses below that wait a window out
+// (or wait inside one) are on purpose, with margins of 50 ms or more.
 
 /** Every key this run writes starts with it, so runs never see each other's hits and cleanup is exact. */
 const keyPrefix = `webhook-test:${randomBytes(6).toString('hex')}:`;
@@ -521,11 +523,10 @@ if (!redisUrl) {
             invocation: { status: string };
           }
         ).invocation.status;
-      for (let i = 0; i < 50 && (await statusOf()) !== 'running'; i++) await sleep(10);
-      expect(await statusOf()).toBe('running');
+      await until(async () => (await statusOf()) === 'running', 500, 'the run to start');
       const closing = app.close(); // the running 800 ms bot holds the grace open; the server still answers
       try {
-        await sleep(100);
+        await until(() => app.get(ShutdownState).signal.aborted, 500, 'shutdown to begin');
         const during = await post();
         expect(during.status).toBe(503);
         expect(during.headers.get('retry-after')).toBe('1');

@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { DEFERRED_BODY, type RawRequest } from '../http.types.js';
 import { readsOwnBody } from '../webhook-routes.js';
 import { answerUndecodableId } from './answer-raw.js';
+import type { AnswerCounter } from './count-answers.js';
 
 type ExpressRequest = RawRequest & { _body?: boolean };
 type Middleware = (req: ExpressRequest, res: ServerResponse, next: (error?: unknown) => void) => void;
@@ -13,10 +14,11 @@ export interface ExpressApp {
 /**
  * Express: a middleware in front of Nest's body parsers (registered before module init). For the
  * trigger and cancel routes it marks the body as handled so the host's parsers skip it, and leaves the
- * bytes unread for the trigger handler, after the guards.
+ * bytes unread for the trigger handler, after the guards. Being first, it also counts every webhook answer.
  */
-export function captureExpressBodies(app: ExpressApp): void {
+export function captureExpressBodies(app: ExpressApp, countAnswer?: AnswerCounter): void {
   const capture: Middleware = (req, res, next) => {
+    countAnswer?.(req, res);
     if (answerUndecodableId(req.url, res)) return;
     if (!readsOwnBody(req.method, req.url)) return next();
     req[DEFERRED_BODY] = { stream: req, contentType: req.headers['content-type'], contentLength: req.headers['content-length'] };

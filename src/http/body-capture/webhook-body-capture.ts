@@ -1,5 +1,7 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import { WebhookMetrics } from '../../telemetry/webhook-metrics.js';
+import { answerCounter } from './count-answers.js';
 import { captureExpressBodies, type ExpressApp } from './express.js';
 import { captureFastifyBodies, type FastifyApp } from './fastify.js';
 
@@ -17,13 +19,17 @@ import { captureFastifyBodies, type FastifyApp } from './fastify.js';
  */
 @Injectable()
 export class WebhookBodyCapture implements OnModuleInit {
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
+  constructor(
+    private readonly adapterHost: HttpAdapterHost,
+    private readonly metrics: WebhookMetrics,
+  ) {}
 
   onModuleInit(): void {
     const adapter = this.adapterHost?.httpAdapter;
     if (!adapter) return; // not an HTTP application
     const instance: unknown = adapter.getInstance();
-    if (adapter.getType() === 'fastify') captureFastifyBodies(instance as FastifyApp);
-    else captureExpressBodies(instance as ExpressApp);
+    const countAnswer = answerCounter(this.metrics);
+    if (adapter.getType() === 'fastify') captureFastifyBodies(instance as FastifyApp, countAnswer);
+    else captureExpressBodies(instance as ExpressApp, countAnswer);
   }
 }

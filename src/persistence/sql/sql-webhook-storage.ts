@@ -37,6 +37,10 @@ export class SqlWebhookStorage extends WebhookStorage {
     this.signing = new SqlSigningSecretStore(unitOfWork);
     this.audit = new SqlAuditLog(unitOfWork);
   }
+
+  override async ping(): Promise<void> {
+    await this.unitOfWork.read('SELECT 1 AS one', []);
+  }
 }
 
 /**
