@@ -96,6 +96,8 @@ export { CreditLedger } from './persistence/credit-ledger.js';
 export { CreditAccounts } from './persistence/credit-accounts.js';
 export { WebhookUnitOfWork } from './persistence/unit-of-work.js';
 export { CallbackStore } from './persistence/callback-store.js';
+export { RunOverview, FINISHED_STATUSES } from './persistence/run-overview.js';
+export type { FinishedStatus, OverviewBucketRecord, OverviewQuery, Percentiles, RunOverviewRecord } from './persistence/run-overview.js';
 export type { NewCallback } from './persistence/callback-store.js';
 export { SigningSecretStore } from './persistence/signing-secret-store.js';
 export type { WebhookTransaction } from './persistence/unit-of-work.js';

@@ -64,6 +64,7 @@ if (!baseUrl) {
         { name: 'WebhookTriggersKeys1764300000000' },
         { name: 'WebhookTriggersSigning1764400000000' },
         { name: 'WebhookTriggersAudit1764500000000' },
+        { name: 'WebhookTriggersOverview1764700000000' },
       ]);
     });
 

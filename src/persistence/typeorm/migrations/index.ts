@@ -6,6 +6,7 @@ import { WebhookTriggersRunAttempts1764200000000 } from './1764200000000-webhook
 import { WebhookTriggersKeys1764300000000 } from './1764300000000-webhook-triggers-keys.js';
 import { WebhookTriggersSigning1764400000000 } from './1764400000000-webhook-triggers-signing.js';
 import { WebhookTriggersAudit1764500000000 } from './1764500000000-webhook-triggers-audit.js';
+import { WebhookTriggersOverview1764700000000 } from './1764700000000-webhook-triggers-overview.js';
 
 /** Add these to your DataSource's `migrations` when you pass `dataSourceName`. */
 export const WEBHOOK_TRIGGER_MIGRATIONS = [
@@ -17,4 +18,5 @@ export const WEBHOOK_TRIGGER_MIGRATIONS = [
   WebhookTriggersKeys1764300000000,
   WebhookTriggersSigning1764400000000,
   WebhookTriggersAudit1764500000000,
+  WebhookTriggersOverview1764700000000,
 ];
