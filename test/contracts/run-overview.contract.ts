@@ -128,8 +128,14 @@ export function runOverviewContract(open: OpenStorage): void {
   });
 
   it('counts deliveries failed for good in the window, deliveries waiting for a retry, and disabled callbacks', async () => {
-    await s.callbacks.saveCallback({ triggerId: TRIGGER_A, url: 'https://a.example.com/', events: ['invocation.completed'], secret: 'whsec_a' }, at(1));
-    await s.callbacks.saveCallback({ triggerId: TRIGGER_B, url: 'https://b.example.com/', events: ['invocation.completed'], secret: 'whsec_b' }, at(1));
+    await s.callbacks.saveCallback(
+      { triggerId: TRIGGER_A, url: 'https://a.example.com/', events: ['invocation.completed'], secret: 'whsec_a' },
+      at(1),
+    );
+    await s.callbacks.saveCallback(
+      { triggerId: TRIGGER_B, url: 'https://b.example.com/', events: ['invocation.completed'], secret: 'whsec_b' },
+      at(1),
+    );
     expect(await s.callbacks.disable(TRIGGER_B, 'gone (410)', at(650))).toBe(true);
     await delivery({ status: 'failed', attemptedAt: 650 });
     await delivery({ status: 'failed', attemptedAt: 100 }); // before the window
