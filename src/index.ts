@@ -69,6 +69,10 @@ export type {
   RotatedSigningSecret,
   SigningSecretView,
   SigningSecretStatus,
+  OverviewView,
+  OverviewBucketView,
+  OverviewWindow,
+  PercentilesView,
 } from './admin/admin-views.js';
 export { WebhookTriggerAdminModule } from './admin/webhook-trigger-admin.module.js';
 export { isCrossSiteRequest, requestOrigin } from './admin/request-origin.js';

@@ -1,5 +1,6 @@
 import type { BotOutput } from '../bots/bot.types.js';
 import type { CallbackEvent, DeliveryStatus, InvocationError, InvocationStatus, RequestSigning } from '../persistence/records.js';
+import type { FinishedStatus, Percentiles } from '../persistence/run-overview.js';
 
 // What the admin service answers with (WebhookTriggersAdmin): the admin API sends these as JSON, and the
 // screens are checked against them.
@@ -245,16 +246,13 @@ export const OVERVIEW_WINDOWS = {
 export type OverviewWindow = keyof typeof OVERVIEW_WINDOWS;
 
 /** p50 and p95 in milliseconds, by nearest rank (the `⌈p·n/100⌉`-th smallest value). */
-export interface PercentilesView {
-  p50: number;
-  p95: number;
-}
+export type PercentilesView = Percentiles;
 
 /** One bucket of the Overview: `[start, start + bucketMs)`. */
 export interface OverviewBucketView {
   start: Date;
   /** Runs that finished in the bucket, by final status. */
-  finished: Record<Exclude<InvocationStatus, 'queued' | 'running'>, number>;
+  finished: Record<FinishedStatus, number>;
   /** Duration (started → finished) of the runs finished in the bucket; null when none had started. */
   durationMs: PercentilesView | null;
   /** Queue wait (created → started) of the runs started in the bucket; null when none. */
