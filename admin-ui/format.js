@@ -85,3 +85,25 @@ export function errorMessage(error) {
   if (typeof error === 'string') return error;
   return error.message || error.code || JSON.stringify(error);
 }
+
+const clockFormat = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit' });
+
+/**
+ * The time of day of an ISO time, hours and minutes (an Overview bucket's start), or "—".
+ * @param {string | null | undefined} iso
+ */
+export function formatClock(iso) {
+  const date = new Date(iso ?? '');
+  return Number.isNaN(date.getTime()) ? NONE : clockFormat.format(date);
+}
+
+/**
+ * How often an Overview bucket comes: `per minute`, `per 30 minutes`, `per hour`.
+ * @param {number} bucketMs
+ */
+export function formatPer(bucketMs) {
+  const minutes = Math.round(bucketMs / 60_000);
+  if (minutes === 1) return 'per minute';
+  if (minutes === 60) return 'per hour';
+  return `per ${minutes} minutes`;
+}

@@ -1,8 +1,10 @@
 import {
   curlCommands,
   errorMessage,
+  formatClock,
   formatDuration,
   formatNumber,
+  formatPer,
   formatRecentRuns,
   formatTime,
   KEY_PLACEHOLDER,
@@ -73,5 +75,21 @@ describe('errorMessage', () => {
     expect(errorMessage({ message: '', code: 'timeout' })).toBe('timeout');
     expect(errorMessage('plain')).toBe('plain');
     expect(errorMessage(null)).toBe('');
+  });
+});
+
+describe('formatClock and formatPer', () => {
+  it('shows a bucket start as hours and minutes, and a bad time as a dash', () => {
+    expect(formatClock('2026-01-02T10:17:00.000Z')).toMatch(/^\d{1,2}[:.]\d\d/);
+    expect(formatClock('not a time')).toBe(NONE);
+    expect(formatClock(null)).toBe(NONE);
+  });
+
+  it.each([
+    [60_000, 'per minute'],
+    [30 * 60_000, 'per 30 minutes'],
+    [60 * 60_000, 'per hour'],
+  ])('%d ms buckets read %s', (ms, text) => {
+    expect(formatPer(ms)).toBe(text);
   });
 });

@@ -7,6 +7,7 @@ import { closeDialogs } from './dialogs.js';
 import { setRetry, showNotFound } from './page.js';
 import { hashPath, parseRoute } from './routes.js';
 import { showAudit } from './audit-screen.js';
+import { showOverview } from './overview-screen.js';
 import { showRun } from './run-screen.js';
 import { Scope } from './scope.js';
 
@@ -34,6 +35,7 @@ export function route() {
   } else if (target.kind === 'redirect') location.replace(target.hash);
   else if (target.kind === 'run') void showRun(scope, target.id);
   else if (target.kind === 'audit') void showAudit(scope, target.triggerId);
+  else if (target.kind === 'overview') void showOverview(scope, target.window);
   else showNotFound();
 }
 

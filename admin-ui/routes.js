@@ -1,8 +1,9 @@
 // @ts-check
 // The hash routes: #/ (Bots), #/bots/:botId/settings, #/bots/:botId/history, #/invocations/:id, #/audit and
-// #/audit/triggers/:triggerId (the audit log, of one trigger). Pure.
+// #/audit/triggers/:triggerId (the audit log, of one trigger), #/overview and #/overview/day. Pure.
 
 /** @typedef {'settings' | 'history'} BotTab */
+/** @typedef {'hour' | 'day'} OverviewWindow */
 
 /**
  * @typedef {{ kind: 'bots' }
@@ -10,6 +11,7 @@
  *   | { kind: 'redirect', hash: string }
  *   | { kind: 'run', id: string }
  *   | { kind: 'audit', triggerId?: string }
+ *   | { kind: 'overview', window: OverviewWindow }
  *   | { kind: 'not-found' }} Route
  */
 
@@ -46,6 +48,8 @@ export function parseRoute(path) {
   if (/^\/bots\/([^/]+)\/?$/.test(path)) return { kind: 'redirect', hash: `#${path.replace(/\/?$/, '/settings')}` };
   const audit = path.match(/^\/audit(?:\/triggers\/([^/]+))?\/?$/);
   if (audit) return audit[1] ? { kind: 'audit', triggerId: decodePart(audit[1]) } : { kind: 'audit' };
+  const overview = path.match(/^\/overview(?:\/(day|hour))?\/?$/);
+  if (overview) return { kind: 'overview', window: overview[1] === 'day' ? 'day' : 'hour' };
   const run = path.match(/^\/invocations\/([^/]+)\/?$/);
   if (run) return { kind: 'run', id: decodePart(run[1]) };
   return { kind: 'not-found' };
@@ -67,4 +71,9 @@ export function runHref(id) {
 /** The audit log, of one trigger when given. @param {string} [triggerId] */
 export function auditHref(triggerId) {
   return triggerId ? `#/audit/triggers/${encodeURIComponent(triggerId)}` : '#/audit';
+}
+
+/** The Overview of a window (the last hour by default). @param {OverviewWindow} [window] */
+export function overviewHref(window = 'hour') {
+  return window === 'hour' ? '#/overview' : `#/overview/${window}`;
 }

@@ -1,4 +1,4 @@
-import { auditHref, botHref, hashPath, parseRoute, runHref } from './routes.js';
+import { auditHref, botHref, hashPath, overviewHref, parseRoute, runHref } from './routes.js';
 
 describe('parseRoute', () => {
   it.each([
@@ -29,5 +29,15 @@ describe('the audit log routes', () => {
     expect(parseRoute('/audit/triggers/trg_A%2FB')).toEqual({ kind: 'audit', triggerId: 'trg_A/B' });
     expect(auditHref('trg_A/B')).toBe('#/audit/triggers/trg_A%2FB');
     expect(auditHref()).toBe('#/audit');
+  });
+});
+
+describe('the Overview routes', () => {
+  it('reads #/overview (the last hour) and #/overview/day, and makes them', () => {
+    expect(parseRoute('/overview')).toEqual({ kind: 'overview', window: 'hour' });
+    expect(parseRoute('/overview/hour')).toEqual({ kind: 'overview', window: 'hour' });
+    expect(parseRoute(hashPath(overviewHref('day')))).toEqual({ kind: 'overview', window: 'day' });
+    expect(overviewHref()).toBe('#/overview');
+    expect(parseRoute('/overview/week')).toEqual({ kind: 'not-found' });
   });
 });

@@ -69,6 +69,10 @@ export type {
   RotatedSigningSecret,
   SigningSecretView,
   SigningSecretStatus,
+  OverviewView,
+  OverviewBucketView,
+  OverviewWindow,
+  PercentilesView,
 } from './admin/admin-views.js';
 export { WebhookTriggerAdminModule } from './admin/webhook-trigger-admin.module.js';
 export { isCrossSiteRequest, requestOrigin } from './admin/request-origin.js';
@@ -102,6 +106,8 @@ export { CreditLedger } from './persistence/credit-ledger.js';
 export { CreditAccounts } from './persistence/credit-accounts.js';
 export { WebhookUnitOfWork } from './persistence/unit-of-work.js';
 export { CallbackStore } from './persistence/callback-store.js';
+export { RunOverview, FINISHED_STATUSES } from './persistence/run-overview.js';
+export type { FinishedStatus, OverviewBucketRecord, OverviewQuery, Percentiles, RunOverviewRecord } from './persistence/run-overview.js';
 export type { NewCallback } from './persistence/callback-store.js';
 export { SigningSecretStore } from './persistence/signing-secret-store.js';
 export type { WebhookTransaction } from './persistence/unit-of-work.js';

@@ -12,6 +12,7 @@ import type {
   RotatedSigningSecret,
   InvocationDetail,
   InvocationView,
+  OverviewView,
   TriggerListItem,
   TriggerWithKey,
 } from './admin-views.js';
@@ -43,6 +44,9 @@ export interface AllowedIps {
 
 /** `GET api/audit-log`: a page of entries, newest first, and the cursor of the next page. */
 export type AdminAuditPage = AuditPage;
+
+/** `GET api/overview?window=hour|day`: every node's runs over the window, by bucket, and the state now. */
+export type RunsOverview = OverviewView;
 
 /**
  * `POST api/triggers/:triggerId/rotate-key`: the new key (`keyId`), and until when the trigger's other keys
@@ -134,6 +138,7 @@ export type AdminAccountAnswer = Json<AdminAccount>;
 export type RunEventAnswer = Json<RunEvent>;
 export type AllowedIpsAnswer = Json<AllowedIps>;
 export type AdminAuditPageAnswer = Json<AdminAuditPage>;
+export type RunsOverviewAnswer = Json<RunsOverview>;
 
 /** A bot in `GET api/bots`: its per-run price named for the screens. */
 export function botAnswer({ id, name, accountId, credits, accountCredits, triggers, runsLast24h }: BotSummary): AdminBot {

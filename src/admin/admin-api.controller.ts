@@ -30,6 +30,7 @@ import {
   type Redelivery,
   type ReplayedRun,
   type RotatedKey,
+  type RunsOverview,
   type ViewedTrigger,
   botAnswer,
   found,
@@ -48,6 +49,7 @@ import { auditFilter } from './audit/audit-api-requests.js';
 import { ADMIN_SETTINGS, type ResolvedAdminSettings } from './admin-options.js';
 import type { WebhookTriggersAdmin } from './webhook-triggers.admin.js';
 import type { RequestSigning } from '../persistence/records.js';
+import type { OverviewWindow } from './admin-views.js';
 
 /**
  * The admin JSON API (`<path>/api`), a thin HTTP layer over `WebhookTriggersAdmin`: the service checks and
@@ -101,6 +103,11 @@ export class AdminApiController {
   async setAllowedIps(@Param('triggerId') triggerId: string, @Body() body: unknown): Promise<AllowedIps> {
     const { allowedIps } = requireObject(body);
     return { allowedIps: found(await this.admin.setAllowedIps(triggerId, allowedIps as string[]), UNKNOWN_TRIGGER(triggerId)) };
+  }
+
+  @Get('overview')
+  async getOverview(@Query() query: RequestQuery): Promise<RunsOverview> {
+    return this.admin.getOverview((queryParam(query, 'window') ?? 'hour') as OverviewWindow);
   }
 
   @Get('audit-log')

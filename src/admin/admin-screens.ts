@@ -56,6 +56,9 @@ export const ADMIN_ASSETS: Readonly<Record<string, string>> = {
   'replay.js': JS,
   'allowed-ips-section.js': JS,
   'audit-screen.js': JS,
+  'overview-screen.js': JS,
+  'chart.js': JS,
+  'chart-geometry.js': JS,
 };
 
 /** What the page tells the screens, from the server's own constants. */

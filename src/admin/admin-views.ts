@@ -1,5 +1,6 @@
 import type { BotOutput } from '../bots/bot.types.js';
 import type { CallbackEvent, DeliveryStatus, InvocationError, InvocationStatus, RequestSigning } from '../persistence/records.js';
+import type { FinishedStatus, Percentiles } from '../persistence/run-overview.js';
 
 // What the admin service answers with (WebhookTriggersAdmin): the admin API sends these as JSON, and the
 // screens are checked against them.
@@ -235,4 +236,43 @@ export interface RotatedSigningSecret {
   /** `whsec_…`: give it to the sender now; it is never shown again. */
   secret: string;
   signing: RequestSigningView;
+}
+
+/** The Overview's windows: the last hour by minute, the last day by half hour (docs/admin.md "Overview"). */
+export const OVERVIEW_WINDOWS = {
+  hour: { spanMs: 60 * 60_000, bucketMs: 60_000 },
+  day: { spanMs: 24 * 60 * 60_000, bucketMs: 30 * 60_000 },
+} as const;
+export type OverviewWindow = keyof typeof OVERVIEW_WINDOWS;
+
+/** p50 and p95 in milliseconds, by nearest rank (the `⌈p·n/100⌉`-th smallest value). */
+export type PercentilesView = Percentiles;
+
+/** One bucket of the Overview: `[start, start + bucketMs)`. */
+export interface OverviewBucketView {
+  start: Date;
+  /** Runs that finished in the bucket, by final status. */
+  finished: Record<FinishedStatus, number>;
+  /** Duration (started → finished) of the runs finished in the bucket; null when none had started. */
+  durationMs: PercentilesView | null;
+  /** Queue wait (created → started) of the runs started in the bucket; null when none. */
+  queueWaitMs: PercentilesView | null;
+}
+
+/** The admin's Overview of every node's runs, from the database: one window, cut in buckets, and the state now. */
+export interface OverviewView {
+  window: OverviewWindow;
+  /** `[from, to)`: `to` is the end of the bucket holding now. */
+  from: Date;
+  to: Date;
+  bucketMs: number;
+  buckets: OverviewBucketView[];
+  /** Runs finished in the window, by final status (the buckets' sums). */
+  finished: OverviewBucketView['finished'];
+  durationMs: PercentilesView | null;
+  queueWaitMs: PercentilesView | null;
+  /** Runs queued and running now. */
+  backlog: { queued: number; running: number };
+  /** Deliveries failed for good in the window, waiting for a retry now, and callbacks disabled now. */
+  callbacks: { failedDeliveries: number; retryingDeliveries: number; disabledCallbacks: number };
 }

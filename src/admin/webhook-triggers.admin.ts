@@ -16,6 +16,8 @@ import type {
   HistoryFilter,
   InvocationDetail,
   InvocationView,
+  OverviewView,
+  OverviewWindow,
   RotatedTriggerKey,
   TriggerKeyView,
   TriggerListItem,
@@ -28,6 +30,7 @@ import { AdminAllowedIps } from './service/admin-allowed-ips.js';
 import { AdminAuditLog } from './service/admin-audit-log.js';
 import { AdminCallbacks } from './service/admin-callbacks.js';
 import { AdminCredits } from './service/admin-credits.js';
+import { AdminOverview } from './service/admin-overview.js';
 import { AdminRunHistory } from './service/admin-run-history.js';
 import { AdminSigning } from './service/admin-signing.js';
 import { AdminTriggers } from './service/admin-triggers.js';
@@ -53,6 +56,7 @@ export class WebhookTriggersAdmin {
     private readonly signing: AdminSigning,
     private readonly allowedIps: AdminAllowedIps,
     private readonly auditLog: AdminAuditLog,
+    private readonly overview: AdminOverview,
   ) {}
 
   // Bots and triggers
@@ -223,6 +227,17 @@ export class WebhookTriggersAdmin {
     return this.history.watchRuns(botId, listener);
   }
 
+  // Overview
+
+  /**
+   * Runs of every node over the last `hour` (by minute) or `day` (by half hour): finished per bucket by status,
+   * p50/p95 of duration and queue wait, the backlog now and how callbacks fare (docs/admin.md "Overview").
+   * Throws `WebhookAdminInputError` for another window.
+   */
+  getOverview(window: OverviewWindow = 'hour'): Promise<OverviewView> {
+    return this.overview.getOverview(window);
+  }
+
   // Audit log
 
   /**
@@ -304,4 +319,5 @@ export const ADMIN_SERVICE_PROVIDERS: Provider[] = [
   AdminAllowedIps,
   AdminAuditLog,
   AdminAudit,
+  AdminOverview,
 ];

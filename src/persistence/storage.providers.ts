@@ -4,6 +4,7 @@ import { CallbackStore } from './callback-store.js';
 import { CreditAccounts } from './credit-accounts.js';
 import { CreditLedger } from './credit-ledger.js';
 import { InvocationRepository } from './invocation.repository.js';
+import { RunOverview } from './run-overview.js';
 import { SigningSecretStore } from './signing-secret-store.js';
 import { sqlWebhookStorageProvider } from './sql/sql-webhook-storage.js';
 import { TriggerRepository } from './trigger.repository.js';
@@ -20,6 +21,7 @@ const STORES: [abstract new (...args: never[]) => unknown, (storage: WebhookStor
   [CallbackStore, (s) => s.callbacks],
   [SigningSecretStore, (s) => s.signing],
   [AuditLog, (s) => s.audit],
+  [RunOverview, (s) => s.overview],
   [WebhookUnitOfWork, (s) => s.unitOfWork],
 ];
 

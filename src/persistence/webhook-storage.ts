@@ -5,6 +5,7 @@ import type { CreditAccounts } from './credit-accounts.js';
 import type { CreditLedger } from './credit-ledger.js';
 import type { InvocationRepository } from './invocation.repository.js';
 import type { InvocationRecord, NewInvocation } from './records.js';
+import type { RunOverview } from './run-overview.js';
 import type { SigningSecretStore } from './signing-secret-store.js';
 import type { TriggerRepository } from './trigger.repository.js';
 import type { WebhookUnitOfWork } from './unit-of-work.js';
@@ -39,6 +40,8 @@ export abstract class WebhookStorage {
   abstract readonly signing: SigningSecretStore;
   /** Who changed what in the admin, and who viewed a key (docs/security.md). */
   abstract readonly audit: AuditLog;
+  /** The admin's Overview: runs per time bucket by status, percentiles, backlog and callbacks (docs/admin.md). */
+  abstract readonly overview: RunOverview;
   /** The transaction every store's `tx` parameter joins. */
   abstract readonly unitOfWork: WebhookUnitOfWork;
 

@@ -9,6 +9,8 @@ import { createScratchDatabase } from '../helpers/services.js';
 export interface OpenedStorage {
   storage: WebhookStorage;
   close(): Promise<void>;
+  /** On PostgreSQL, the scratch database's URL (for a suite that fills it through a connection of its own). */
+  postgresUrl?: string;
 }
 
 /** Opens a fresh storage; the contract suites call it before each test. */
@@ -45,7 +47,7 @@ export function postgresStorage(baseUrl: string): OpenStorage {
   return async () => {
     const scratch = await createScratchDatabase(baseUrl);
     try {
-      return await openModuleStorage({ type: 'postgres', url: scratch.url }, scratch.drop);
+      return { ...(await openModuleStorage({ type: 'postgres', url: scratch.url }, scratch.drop)), postgresUrl: scratch.url };
     } catch (error) {
       await scratch.drop();
       throw error;

@@ -65,6 +65,7 @@ if (!baseUrl) {
         { name: 'WebhookTriggersSigning1764400000000' },
         { name: 'WebhookTriggersAudit1764500000000' },
         { name: 'WebhookTriggersTraceContext1764600000000' },
+        { name: 'WebhookTriggersOverview1764700000000' },
       ]);
     });
 

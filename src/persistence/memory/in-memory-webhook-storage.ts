@@ -3,6 +3,7 @@ import type { CallbackStore } from '../callback-store.js';
 import type { CreditAccounts } from '../credit-accounts.js';
 import type { CreditLedger } from '../credit-ledger.js';
 import type { InvocationRepository } from '../invocation.repository.js';
+import type { RunOverview } from '../run-overview.js';
 import type { SigningSecretStore } from '../signing-secret-store.js';
 import type { TriggerRepository } from '../trigger.repository.js';
 import type { WebhookUnitOfWork } from '../unit-of-work.js';
@@ -12,6 +13,7 @@ import { InMemoryCallbackStore } from './in-memory-callback.store.js';
 import { InMemoryCreditAccounts, InMemoryCreditLedger } from './in-memory-credit-ledger.js';
 import { InMemoryWebhookDatabase } from './in-memory-database.js';
 import { InMemoryInvocationRepository } from './in-memory-invocation.repository.js';
+import { InMemoryRunOverview } from './in-memory-run-overview.js';
 import { InMemorySigningSecretStore } from './in-memory-signing-secret.store.js';
 import { InMemoryTriggerRepository } from './in-memory-trigger.repository.js';
 import { InMemoryUnitOfWork } from './in-memory-unit-of-work.js';
@@ -30,6 +32,7 @@ export class InMemoryWebhookStorage extends WebhookStorage {
   readonly callbacks: CallbackStore;
   readonly signing: SigningSecretStore;
   readonly audit: AuditLog;
+  readonly overview: RunOverview;
   readonly unitOfWork: WebhookUnitOfWork;
 
   constructor(readonly database: InMemoryWebhookDatabase = new InMemoryWebhookDatabase()) {
@@ -41,6 +44,7 @@ export class InMemoryWebhookStorage extends WebhookStorage {
     this.callbacks = new InMemoryCallbackStore(database);
     this.signing = new InMemorySigningSecretStore(database);
     this.audit = new InMemoryAuditLog(database);
+    this.overview = new InMemoryRunOverview(database);
     this.unitOfWork = new InMemoryUnitOfWork(database);
   }
 }

@@ -10,6 +10,7 @@ import { SqlCallbackStore } from './sql-callback.store.js';
 import { SqlCreditAccounts, SqlCreditLedger } from './sql-credit-ledger.js';
 import type { SqlExecutor } from './sql-executor.js';
 import { SqlInvocationRepository } from './sql-invocation.repository.js';
+import { SqlRunOverview } from './sql-run-overview.js';
 import { SqlSigningSecretStore } from './sql-signing-secret.store.js';
 import { SqlTriggerRepository } from './sql-trigger.repository.js';
 import { SqliteExecutor } from './sqlite-executor.js';
@@ -26,6 +27,7 @@ export class SqlWebhookStorage extends WebhookStorage {
   readonly callbacks: SqlCallbackStore;
   readonly signing: SqlSigningSecretStore;
   readonly audit: SqlAuditLog;
+  readonly overview: SqlRunOverview;
 
   constructor(readonly unitOfWork: SqlExecutor) {
     super();
@@ -36,6 +38,7 @@ export class SqlWebhookStorage extends WebhookStorage {
     this.callbacks = new SqlCallbackStore(unitOfWork);
     this.signing = new SqlSigningSecretStore(unitOfWork);
     this.audit = new SqlAuditLog(unitOfWork);
+    this.overview = new SqlRunOverview(unitOfWork);
   }
 
   override async ping(): Promise<void> {

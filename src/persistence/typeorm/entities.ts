@@ -96,6 +96,8 @@ export class WebhookTriggerKeyEntity {
 @Index('UQ_webhook_invocations_idempotency', ['triggerId', 'idempotencyKey'], { unique: true })
 @Index('IDX_webhook_invocations_status_lease', ['status', 'leaseExpiresAt'])
 @Index('IDX_webhook_invocations_created', ['createdAt'])
+@Index('IDX_webhook_invocations_finished_status_started', ['finishedAt', 'status', 'startedAt'])
+@Index('IDX_webhook_invocations_started_created', ['startedAt', 'createdAt'])
 export class WebhookInvocationEntity {
   @PrimaryColumn('varchar', { length: 40 })
   id!: string;
@@ -188,6 +190,7 @@ export class WebhookCallbackEntity {
 @Index('IDX_webhook_callback_deliveries_due', ['status', 'nextAttemptAt'])
 @Index('IDX_webhook_callback_deliveries_trigger_created_id', ['triggerId', 'createdAt', 'id'])
 @Index('IDX_webhook_callback_deliveries_invocation', ['invocationId'])
+@Index('IDX_webhook_callback_deliveries_status_last_attempt', ['status', 'lastAttemptAt'])
 export class WebhookCallbackDeliveryEntity {
   @PrimaryColumn('varchar', { length: 40 })
   id!: string;

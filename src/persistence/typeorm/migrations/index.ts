@@ -7,6 +7,7 @@ import { WebhookTriggersKeys1764300000000 } from './1764300000000-webhook-trigge
 import { WebhookTriggersSigning1764400000000 } from './1764400000000-webhook-triggers-signing.js';
 import { WebhookTriggersAudit1764500000000 } from './1764500000000-webhook-triggers-audit.js';
 import { WebhookTriggersTraceContext1764600000000 } from './1764600000000-webhook-triggers-trace-context.js';
+import { WebhookTriggersOverview1764700000000 } from './1764700000000-webhook-triggers-overview.js';
 
 /** Add these to your DataSource's `migrations` when you pass `dataSourceName`. */
 export const WEBHOOK_TRIGGER_MIGRATIONS = [
@@ -19,4 +20,5 @@ export const WEBHOOK_TRIGGER_MIGRATIONS = [
   WebhookTriggersSigning1764400000000,
   WebhookTriggersAudit1764500000000,
   WebhookTriggersTraceContext1764600000000,
+  WebhookTriggersOverview1764700000000,
 ];
