@@ -8,7 +8,7 @@ import type { InvocationRepository } from '../persistence/invocation.repository.
 import { WebhookStorage, type AcceptOutcome } from '../persistence/webhook-storage.js';
 import type { InvocationRecord, TriggerRecord } from '../persistence/records.js';
 import type { WebhookTransaction } from '../persistence/unit-of-work.js';
-import { BotRunner } from '../runs/bot-runner.js';
+import { BotRunner, dispatchedRun } from '../runs/bot-runner.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import {
   BacklogFullError,
@@ -186,7 +186,7 @@ export class InvocationService {
         attempts: 1,
       });
     } else {
-      await this.runner.dispatch({ id: record.id, accountId: record.accountId, traceContext: record.traceContext });
+      await this.runner.dispatch(dispatchedRun(record));
     }
     return { id: record.id, replayed: false, credits: record.credits };
   }

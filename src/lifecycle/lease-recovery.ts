@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
-import { BotRunner } from '../runs/bot-runner.js';
+import { BotRunner, dispatchedRun } from '../runs/bot-runner.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { InterruptedRuns } from './interrupted-runs.js';
 import { InvocationExecutor } from '../runs/invocation.executor.js';
@@ -65,7 +65,7 @@ export class LeaseRecovery implements OnApplicationBootstrap {
     let recovered = 0;
     for (const run of await this.invocations.listExpiredLeases(now, 1000)) {
       const settled = await this.interrupted.settle(run, { leaseExpiredBefore: now });
-      if (settled === 'requeued') await this.runner.dispatch({ id: run.id, accountId: run.accountId, traceContext: run.traceContext });
+      if (settled === 'requeued') await this.runner.dispatch(dispatchedRun(run));
       if (settled) recovered++;
     }
     return recovered;

@@ -1,3 +1,6 @@
+import type { ServiceCheck } from '../health/service-check.js';
+import type { InvocationRecord } from '../persistence/records.js';
+
 /**
  * What a runner is handed: the run's id, and the account whose runs it counts against
  * `maxConcurrentRunsPerAccount`.
@@ -6,7 +9,14 @@ export interface DispatchedRun {
   id: string;
   accountId: string;
   /** The trigger request's trace context (`InvocationRecord.traceContext`), for a runner that carries it (BullMQ's job). */
-  traceContext?: string | null;
+  traceContext?: string;
+}
+
+/** A run as a runner is handed it: the trace context only when one was recorded. */
+export function dispatchedRun(run: Pick<InvocationRecord, 'id' | 'accountId' | 'traceContext'>): DispatchedRun {
+  return run.traceContext
+    ? { id: run.id, accountId: run.accountId, traceContext: run.traceContext }
+    : { id: run.id, accountId: run.accountId };
 }
 
 /** Worker processes that took part recently: `workers` seen within the last `withinMs`. */
@@ -14,9 +24,6 @@ export interface WorkersSeen {
   workers: number;
   withinMs: number;
 }
-
-import type { ServiceCheck } from '../health/service-check.js';
-import type { InvocationRecord } from '../persistence/records.js';
 
 /**
  * A slot this process holds for a run being accepted (`BotRunner.reserve`): the accept step stores the run

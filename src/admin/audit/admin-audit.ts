@@ -25,6 +25,16 @@ interface Subject {
  * a failed write is logged as an error naming the action, and the change's answer stands (the change happened;
  * failing the call would invite a retry that rotates or charges twice). See docs/security.md.
  */
+let written = 0;
+/**
+ * `aud_` + 32 hex digits: a counter of this process (8), then random (24). The log lists newest first by
+ * `(at, id)`, so two entries written here in the same millisecond keep the order they were written in.
+ */
+function nextAuditId(): string {
+  written = (written + 1) % 0x1_0000_0000;
+  return `aud_${written.toString(16).padStart(8, '0')}${randomBytes(12).toString('hex')}`;
+}
+
 @Injectable()
 export class AdminAudit {
   private readonly logger = new Logger(LOG_CONTEXT);
@@ -67,7 +77,7 @@ export class AdminAudit {
   private async record(action: AuditAction, subject: Subject, details: AuditDetails = {}): Promise<void> {
     try {
       await this.log.append({
-        id: `aud_${randomBytes(16).toString('hex')}`,
+        id: nextAuditId(),
         at: new Date(this.clock.now()),
         action,
         triggerId: subject.triggerId ?? null,
