@@ -11,9 +11,10 @@ import { historyRows, runHistory, type HistoryPhase, type HistorySettings } from
 import { httpCall, parseJson } from './harness/http.js';
 import { load, loadProblem, quantile, triggerHeaders, triggerUrl, type LoadResult, type LoadTarget } from './harness/load.js';
 import { renderTable, verdict, type Row, type Target } from './harness/report.js';
+import { bestRound, checkTelemetry, OTEL_VARIANTS, otelKey, otelPreload, otelRows, type OtelVariant } from './harness/otel.js';
 import { ourRound, rawRound, type WaitRound } from './harness/waiters.js';
 import { repoRoot } from './lib.js';
-import { now, TRIGGER_BODY, type MemoryReport, type SqliteSettings } from './shared.js';
+import { now, TRIGGER_BODY, type MemoryReport, type SqliteSettings, type TelemetryReport } from './shared.js';
 
 type Adapter = 'express' | 'fastify';
 
@@ -60,8 +61,14 @@ const settings = {
   waiterAdapters: adapters('BENCH_WAITER_ADAPTERS', 'fastify,express'),
   /** PRAGMA synchronous of the raw baseline's WAL database (the module runs SQLite's default, FULL). */
   rawSynchronous: (process.env.BENCH_RAW_SYNCHRONOUS || 'FULL').toUpperCase(),
-  /** Run only some phases: `throughput`, `waiters`, `cluster`, `history` (comma-separated); default all four. */
-  only: (process.env.BENCH_ONLY || 'throughput,waiters,cluster,history').split(',').map((s) => s.trim()),
+  /** Run only some phases: `throughput`, `waiters`, `cluster`, `history`, `otel` (comma-separated); default all. */
+  only: (process.env.BENCH_ONLY || 'throughput,waiters,cluster,history,otel').split(',').map((s) => s.trim()),
+  /** The OpenTelemetry cost phase (`otel`): the trigger endpoint with no SDK, the SDK registered, and not installed. */
+  otel: {
+    adapters: adapters('BENCH_OTEL_ADAPTERS', smoke ? 'fastify' : 'fastify,express'),
+    /** Rounds of the three variants, interleaved; the best round of each is reported. */
+    rounds: num('BENCH_OTEL_ROUNDS', 1, 1),
+  },
   /** The several-node phase (`cluster`): PostgreSQL + Redis, each node its own process. */
   cluster: {
     postgresUrl: process.env.WEBHOOK_TEST_POSTGRES_URL || 'postgres://postgres@127.0.0.1:5432/test',
@@ -90,8 +97,9 @@ if (settings.waiters > 10_000 || settings.fewWaiters > 10_000) throw new Error('
 if (!['OFF', 'NORMAL', 'FULL', 'EXTRA'].includes(settings.rawSynchronous))
   throw new Error('BENCH_RAW_SYNCHRONOUS must be OFF, NORMAL, FULL or EXTRA');
 for (const phase of settings.only)
-  if (!['throughput', 'waiters', 'cluster', 'history'].includes(phase))
-    throw new Error(`BENCH_ONLY: unknown phase ${phase} (throughput, waiters, cluster, history)`);
+  if (!['throughput', 'waiters', 'cluster', 'history', 'otel'].includes(phase))
+    throw new Error(`BENCH_ONLY: unknown phase ${phase} (throughput, waiters, cluster, history, otel)`);
+if (settings.otel.rounds < 1) throw new Error('BENCH_OTEL_ROUNDS must be ≥ 1');
 if (settings.history.rows < 1000 || settings.history.reps < 1)
   throw new Error('BENCH_HISTORY_ROWS must be ≥ 1000 and BENCH_HISTORY_REPS ≥ 1');
 if (settings.cluster.samples < 1 || settings.cluster.connections < 2)
@@ -109,7 +117,7 @@ const failures: string[] = [];
 // ---------------------------------------------------------------------------------------------------
 
 interface ThroughputSpec {
-  key: 'raw' | 'raw-grouped' | 'raw-runs' | 'bare-express' | 'bare-fastify' | 'trigger-express' | 'trigger-fastify';
+  key: string;
   label: string;
   script: string;
   config: unknown;
@@ -117,6 +125,8 @@ interface ThroughputSpec {
   ours: boolean;
   /** Runs happen in the background (ours, or the raw whole-runs baseline): drained, and counted as finished. */
   runs?: boolean;
+  /** The OpenTelemetry phase: which variant the contender runs (a preload sets it), checked after the measurement. */
+  otel?: OtelVariant;
 }
 
 interface ThroughputResult {
@@ -131,6 +141,8 @@ interface ThroughputResult {
   backlog?: { pending: number; drainMs: number; finishedPerSecond: number };
   /** Ours: trigger→sync of `echo`, one connection. */
   e2e?: { p50: number; p99: number; n: number };
+  /** The OpenTelemetry phase: what the contender loaded and, with the SDK, what it exported. */
+  telemetry?: TelemetryReport;
   failure?: string;
 }
 
@@ -245,7 +257,8 @@ async function runThroughput(spec: ThroughputSpec): Promise<ThroughputResult> {
   };
   try {
     log(`▶ ${spec.label}: starting`);
-    c = await Contender.start(spec.key, script(spec.script), spec.config, contenderFlags);
+    const preload = spec.otel ? otelPreload(spec.otel, join(__dirname, 'contenders'), repoRoot()) : [];
+    c = await Contender.start(spec.key, script(spec.script), spec.config, [...contenderFlags, ...preload]);
     result.sqlite = c.ready.sqlite;
     const target: LoadTarget = { port: c.port, trigger: c.ready.triggers!.echo };
     await sanityCheck(target, spec.ours);
@@ -274,6 +287,10 @@ async function runThroughput(spec: ThroughputSpec): Promise<ThroughputResult> {
     if (spec.ours) {
       log(`  end-to-end trigger→sync: 1 connection, ${settings.e2eS} s`);
       result.e2e = await endToEnd(target, settings.e2eS);
+    }
+    if (spec.otel) {
+      result.telemetry = await c.call<TelemetryReport>('telemetry');
+      checkTelemetry(spec.otel, result.telemetry);
     }
   } catch (e) {
     result.failure = errorText(e);
@@ -660,6 +677,25 @@ async function main(): Promise<void> {
     for (const [failure, what] of byCause)
       failures.push(`${what.length === Object.keys(named).length ? 'several nodes' : what.join(', ')}: ${failure}`);
   }
+  const otel: Record<string, ThroughputResult> = {};
+  if (settings.only.includes('otel')) {
+    const rounds: Record<string, ThroughputResult[]> = {};
+    for (let round = 1; round <= settings.otel.rounds; round++)
+      for (const adapter of settings.otel.adapters)
+        for (const variant of ['none', 'sdk', 'absent'] as const) {
+          const key = otelKey(adapter, variant);
+          const spec: ThroughputSpec = {
+            key,
+            label: `trigger endpoint, ${adapter}, ${OTEL_VARIANTS[variant].label}${settings.otel.rounds > 1 ? `, round ${round}` : ''}`,
+            script: 'nest-trigger',
+            config: { adapter, waiters: false },
+            ours: true,
+            otel: variant,
+          };
+          (rounds[key] ??= []).push(await runThroughput(spec));
+        }
+    for (const [key, all] of Object.entries(rounds)) otel[key] = bestRound(all) as ThroughputResult;
+  }
   let history: HistoryPhase | undefined;
   if (settings.only.includes('history')) {
     history = await runHistory(settings.history, script('history'), contenderFlags, log);
@@ -672,6 +708,9 @@ async function main(): Promise<void> {
     ),
     ...(cluster ? clusterRows(cluster, settings.cluster) : []),
     ...(history ? historyRows(history, settings.history) : []),
+    ...(settings.only.includes('otel')
+      ? otelRows(otel, { ...settings.otel, durationS: settings.durationS, e2eS: settings.e2eS, connections: settings.connections })
+      : []),
   ];
   const judge = !smoke;
   const wallS = (now() - started) / 1000;
@@ -755,6 +794,9 @@ async function main(): Promise<void> {
         waiters: { raw: rawWait, ...ourWait },
         ...(cluster ? { cluster } : {}),
         ...(history ? { history } : {}),
+        ...(settings.only.includes('otel')
+          ? { otel: Object.fromEntries(Object.entries(otel).map(([k, v]) => [k, { ...v, spec: undefined, label: v.spec.label }])) }
+          : {}),
       },
       null,
       2,

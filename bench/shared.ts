@@ -65,14 +65,36 @@ export async function settledMemory(): Promise<MemoryReport> {
   return { rss: process.memoryUsage.rss(), peakRss: process.resourceUsage().maxRSS * 1024 };
 }
 
+/** Where the OpenTelemetry SDK preload (contenders/otel-sdk.ts) publishes a function returning its counts. */
+export const OTEL_SDK_REPORT = Symbol.for('nestjs-webhook-triggers.bench.otel-sdk');
+
+/** What the SDK preload saw: spans handed to its exporter, scrapes of the metrics and the last one's size. */
+export interface OtelSdkReport {
+  spansExported: number;
+  scrapes: number;
+  scrapeBytes: number;
+}
+
+/** Which OpenTelemetry a contender ran with: whether any `@opentelemetry/*` module was loaded, and the SDK's counts. */
+export interface TelemetryReport {
+  apiLoaded: boolean;
+  sdk: OtelSdkReport | null;
+}
+
+function telemetryReport(): TelemetryReport {
+  const sdk = (globalThis as Record<symbol, (() => OtelSdkReport) | undefined>)[OTEL_SDK_REPORT];
+  return { apiLoaded: Object.keys(require.cache).some((file) => file.includes('/@opentelemetry/')), sdk: sdk ? sdk() : null };
+}
+
 /**
  * Serves the orchestrator's calls over IPC. Every contender answers `ping` (its clock, to measure the
- * offset between the two processes' clocks), `memory` and `exit`, besides its own operations.
+ * offset between the two processes' clocks), `memory`, `telemetry` and `exit`, besides its own operations.
  */
 export function serveRpc(handlers: RpcHandlers): void {
   const all: RpcHandlers = {
     ping: () => now(),
     memory: () => settledMemory(),
+    telemetry: () => telemetryReport(),
     exit: () => {
       setImmediate(() => process.exit(0));
       return null;
