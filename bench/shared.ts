@@ -65,7 +65,7 @@ export async function settledMemory(): Promise<MemoryReport> {
   return { rss: process.memoryUsage.rss(), peakRss: process.resourceUsage().maxRSS * 1024 };
 }
 
-/** Where the OpenTelemetry SDK preload (contenders/otel-sdk.ts) publishes a function returning its counts. */
+/** Where the OpenTelemetry SDK preload (contenders/otel-sdk.ts) publishes a function that scrapes once more and returns its counts. */
 export const OTEL_SDK_REPORT = Symbol.for('nestjs-webhook-triggers.bench.otel-sdk');
 
 /** What the SDK preload saw: spans handed to its exporter, scrapes of the metrics and the last one's size. */
@@ -81,9 +81,9 @@ export interface TelemetryReport {
   sdk: OtelSdkReport | null;
 }
 
-function telemetryReport(): TelemetryReport {
-  const sdk = (globalThis as Record<symbol, (() => OtelSdkReport) | undefined>)[OTEL_SDK_REPORT];
-  return { apiLoaded: Object.keys(require.cache).some((file) => file.includes('/@opentelemetry/')), sdk: sdk ? sdk() : null };
+async function telemetryReport(): Promise<TelemetryReport> {
+  const sdk = (globalThis as Record<symbol, (() => Promise<OtelSdkReport>) | undefined>)[OTEL_SDK_REPORT];
+  return { apiLoaded: Object.keys(require.cache).some((file) => file.includes('/@opentelemetry/')), sdk: sdk ? await sdk() : null };
 }
 
 /**
