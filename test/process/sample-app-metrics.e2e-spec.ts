@@ -37,7 +37,9 @@ describe('sample app: GET /metrics (real process)', () => {
 
     const res = await request(`${app.base}/metrics`);
     expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    // Prometheus's text format, version 0.0.4; Express 4 (NestJS 11) adds a charset parameter, which a scrape accepts.
+    expect(res.headers.get('content-type')).toMatch(/^text\/plain;/);
+    expect(res.headers.get('content-type')).toMatch(/; version=0\.0\.4(;|$)/);
     const all = samples(res.text);
     const value = (name: string, ...labels: string[]) =>
       all.filter((s) => s.name === name && labels.every((l) => s.labels.includes(l))).reduce((sum, s) => sum + s.value, 0);
