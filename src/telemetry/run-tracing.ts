@@ -48,6 +48,18 @@ function deserialize(api: OtelApi, stored: string | null | undefined): Context {
   }
 }
 
+/** An error span status naming only the error's class: its message may quote inputs. */
+function thrownStatus(api: OtelApi, error: unknown): { code: number; message: string } {
+  return { code: api.SpanStatusCode.ERROR, message: (error as Error | null)?.constructor?.name ?? 'Error' };
+}
+
+/** Ends `span` as failed by `error` (by its class only), and throws it on. */
+function endThrown(api: OtelApi, span: Span, error: unknown): never {
+  span.setStatus(thrownStatus(api, error));
+  span.end();
+  throw error;
+}
+
 function triggerAttributes(trigger: TriggerRecord): Attributes {
   return { [ATTR.triggerId]: trigger.id, [ATTR.botId]: trigger.botId, [ATTR.accountId]: trigger.accountId };
 }
@@ -92,8 +104,7 @@ export function traceRequest<T>(
       (error: unknown) => {
         const status = httpStatusOf(error) ?? 500;
         span.setAttribute(ATTR.httpStatusCode, status);
-        if (status >= 500)
-          span.setStatus({ code: api.SpanStatusCode.ERROR, message: (error as Error | null)?.constructor?.name ?? 'Error' });
+        if (status >= 500) span.setStatus(thrownStatus(api, error));
         span.end();
         throw error;
       },
@@ -118,11 +129,7 @@ export function traceSyncWait<T extends WaitOutcome>(request: RequestSpan, wait:
       span.end();
       return result;
     },
-    (error: unknown) => {
-      span.setStatus({ code: api.SpanStatusCode.ERROR, message: (error as Error | null)?.constructor?.name ?? 'Error' });
-      span.end();
-      throw error;
-    },
+    (error: unknown) => endThrown(api, span, error),
   );
 }
 
@@ -220,11 +227,7 @@ export function traceDelivery<T extends AttemptOutcome>(
       span.end();
       return result;
     },
-    (error: unknown) => {
-      span.setStatus({ code: api.SpanStatusCode.ERROR, message: (error as Error | null)?.constructor?.name ?? 'Error' });
-      span.end();
-      throw error;
-    },
+    (error: unknown) => endThrown(api, span, error),
   );
 }
 
