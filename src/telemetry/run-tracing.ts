@@ -1,4 +1,4 @@
-import type { Attributes, Context, Span, Tracer } from '@opentelemetry/api';
+import type { Attributes, Context, Span, Tracer, TracerProvider } from '@opentelemetry/api';
 import { httpStatusOf } from '../errors/error-status.js';
 import type { DeliveryRecord, InvocationError, InvocationRecord, InvocationStatus, TriggerRecord } from '../persistence/records.js';
 import { INSTRUMENTATION_SCOPE, otelApi, type OtelApi } from './otel-api.js';
@@ -27,8 +27,15 @@ export interface RequestSpan {
 
 const UNTRACED: RequestSpan = { traceContext: () => null, set: () => undefined };
 
+let cached: { provider: TracerProvider; tracer: Tracer } | undefined;
+/**
+ * The module's tracer, asked for once per global provider (a span of its own costs no lookup): a proxy
+ * tracer while no SDK is registered follows one registered later; `trace.disable()` makes a new provider.
+ */
 function tracerOf(api: OtelApi): Tracer {
-  return api.trace.getTracer(INSTRUMENTATION_SCOPE);
+  const provider = api.trace.getTracerProvider();
+  if (cached?.provider !== provider) cached = { provider, tracer: provider.getTracer(INSTRUMENTATION_SCOPE) };
+  return cached.tracer;
 }
 
 /** The propagator's fields for `context` as JSON, or null when it writes none (no propagator, or no valid span). */
@@ -88,22 +95,26 @@ export function traceRequest<T>(
     parent,
   );
   const context = api.trace.setSpan(parent, span);
+  // What the handler learns is set on the span once, with the answer's status code, as it ends.
+  const learnt: Attributes = {};
   const requestSpan: RequestSpan = {
     traceContext: () => serialize(api, context),
-    set: (attributes) => span.setAttributes(attributes),
+    set: (attributes) => Object.assign(learnt, attributes),
     context,
   };
   return api.context
     .with(context, () => handle(requestSpan))
     .then(
       (answer) => {
-        span.setAttribute(ATTR.httpStatusCode, 200);
+        learnt[ATTR.httpStatusCode] = 200;
+        span.setAttributes(learnt);
         span.end();
         return answer;
       },
       (error: unknown) => {
         const status = httpStatusOf(error) ?? 500;
-        span.setAttribute(ATTR.httpStatusCode, status);
+        learnt[ATTR.httpStatusCode] = status;
+        span.setAttributes(learnt);
         if (status >= 500) span.setStatus(thrownStatus(api, error));
         span.end();
         throw error;

@@ -19,7 +19,6 @@ function exercise(m: WebhookMetrics): void {
   m.runChanged(run, 'running');
   m.runChanged(run, 'succeeded', 5);
   m.callbackAttempted('invocation.completed', 'delivered');
-  m.onModuleDestroy();
 }
 
 describe('WebhookMetrics without an SDK', () => {
@@ -29,6 +28,7 @@ describe('WebhookMetrics without an SDK', () => {
     const m = new WebhookMetrics(otelApi!.metrics.getMeter(INSTRUMENTATION_SCOPE));
     expect(m.enabled).toBe(true);
     expect(() => exercise(m)).not.toThrow();
+    m.onModuleDestroy();
     const reader = new Reader();
     metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
     const { resourceMetrics } = await reader.collect();
@@ -39,16 +39,33 @@ describe('WebhookMetrics without an SDK', () => {
     const m = new WebhookMetrics(undefined);
     expect(m.enabled).toBe(false);
     expect(() => exercise(m)).not.toThrow();
+    expect(() => m.onModuleDestroy()).not.toThrow();
   });
 
-  it('records on a registered SDK (the same calls, seen)', async () => {
+  it('records on a registered SDK (the same calls, seen, counters cumulative), and stops counting with the module', async () => {
     const reader = new Reader();
     const m = new WebhookMetrics(new MeterProvider({ readers: [reader] }).getMeter(INSTRUMENTATION_SCOPE));
     exercise(m);
-    const { resourceMetrics } = await reader.collect();
-    const names = resourceMetrics.scopeMetrics[0].metrics.map((x) => x.descriptor.name);
-    expect(names).toEqual(
-      expect.arrayContaining(['webhook_trigger.requests', 'webhook_trigger.runs_finished', 'webhook_trigger.credits_charged']),
-    );
+    m.requestAnswered('trigger', 200);
+    m.requestAnswered('trigger', 429);
+    const sums = async () => {
+      const { resourceMetrics } = await reader.collect();
+      const found = new Map<string, number>();
+      for (const metric of resourceMetrics.scopeMetrics[0]?.metrics ?? [])
+        for (const point of metric.dataPoints)
+          if (typeof point.value === 'number') found.set(`${metric.descriptor.name} ${JSON.stringify(point.attributes)}`, point.value);
+      return found;
+    };
+    const first = await sums();
+    expect(first.get('webhook_trigger.requests {"operation":"trigger","status_code":200}')).toBe(2);
+    expect(first.get('webhook_trigger.requests {"operation":"trigger","status_code":429}')).toBe(1);
+    expect(first.get('webhook_trigger.runs_finished {"bot":"echo","status":"succeeded"}')).toBe(1);
+    expect(first.get('webhook_trigger.credits_charged {"bot":"echo"}')).toBe(1);
+    expect(first.get('webhook_trigger.callback_deliveries {"event":"invocation.completed","outcome":"delivered"}')).toBe(1);
+    m.requestAnswered('trigger', 200);
+    expect((await sums()).get('webhook_trigger.requests {"operation":"trigger","status_code":200}')).toBe(3);
+    m.onModuleDestroy();
+    m.requestAnswered('trigger', 200);
+    expect((await sums()).get('webhook_trigger.requests {"operation":"trigger","status_code":200}')).toBe(3);
   });
 });

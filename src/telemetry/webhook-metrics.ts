@@ -1,5 +1,13 @@
 import { type FactoryProvider, type OnModuleDestroy } from '@nestjs/common';
-import type { Attributes, BatchObservableCallback, Counter, Histogram, Meter, ObservableGauge } from '@opentelemetry/api';
+import type {
+  Attributes,
+  BatchObservableCallback,
+  BatchObservableResult,
+  Histogram,
+  Meter,
+  ObservableCounter,
+  ObservableGauge,
+} from '@opentelemetry/api';
 import { WEBHOOK_TRIGGER_EXTRAS } from '../options/module.constants.js';
 import type { InvocationRecord, InvocationStatus } from '../persistence/records.js';
 import { INSTRUMENTATION_SCOPE, otelApi } from './otel-api.js';
@@ -48,29 +56,51 @@ export const METRIC_NAMES = {
   callbackDeliveries: 'webhook_trigger.callback_deliveries', // webhook_trigger_callback_deliveries_total
 } as const;
 
+/**
+ * A counter kept in the process and reported through an observable counter each time a reader collects:
+ * per event a Map increment under a key the caller builds, instead of an SDK record (which hashes the
+ * attributes on every call). The values are cumulative, as the counter's would be; a series appears once
+ * it was first counted.
+ */
+class CountedSeries {
+  private readonly series = new Map<string, { attributes: Attributes; value: number }>();
+
+  constructor(readonly instrument: ObservableCounter) {}
+
+  /** Adds `value` to the series named `key`, made with `attributes()` the first time. */
+  add(key: string, value: number, attributes: () => Attributes): void {
+    const series = this.series.get(key);
+    if (series) series.value += value;
+    else this.series.set(key, { attributes: attributes(), value });
+  }
+
+  observe(result: BatchObservableResult): void {
+    for (const { attributes, value } of this.series.values()) result.observe(this.instrument, value, attributes);
+  }
+}
+
 interface Instruments {
-  requests: Counter;
-  runsFinished: Counter;
+  requests: CountedSeries;
+  runsFinished: CountedSeries;
   runDuration: Histogram;
   queueWait: Histogram;
-  creditsCharged: Counter;
-  callbackDeliveries: Counter;
+  creditsCharged: CountedSeries;
+  callbackDeliveries: CountedSeries;
   gauges: ObservableGauge[];
 }
 
 function createInstruments(meter: Meter): Instruments {
   const seconds = { unit: 's', advice: { explicitBucketBoundaries: RUN_SECONDS_BUCKETS } };
   const gauge = (name: string, description: string, unit = '{run}') => meter.createObservableGauge(name, { description, unit });
+  const counter = (name: string, description: string, unit?: string) =>
+    new CountedSeries(meter.createObservableCounter(name, { description, ...(unit ? { unit } : {}) }));
   return {
-    requests: meter.createCounter(METRIC_NAMES.requests, { description: 'Answers of the webhook routes', unit: '{request}' }),
-    runsFinished: meter.createCounter(METRIC_NAMES.runsFinished, { description: 'Runs that ended, by final status', unit: '{run}' }),
+    requests: counter(METRIC_NAMES.requests, 'Answers of the webhook routes', '{request}'),
+    runsFinished: counter(METRIC_NAMES.runsFinished, 'Runs that ended, by final status', '{run}'),
     runDuration: meter.createHistogram(METRIC_NAMES.runDuration, { description: 'Runs from started to finished', ...seconds }),
     queueWait: meter.createHistogram(METRIC_NAMES.queueWait, { description: 'Runs from accepted to started', ...seconds }),
-    creditsCharged: meter.createCounter(METRIC_NAMES.creditsCharged, { description: 'Credits debited for accepted runs' }),
-    callbackDeliveries: meter.createCounter(METRIC_NAMES.callbackDeliveries, {
-      description: 'Callback delivery attempts, by outcome',
-      unit: '{attempt}',
-    }),
+    creditsCharged: counter(METRIC_NAMES.creditsCharged, 'Credits debited for accepted runs'),
+    callbackDeliveries: counter(METRIC_NAMES.callbackDeliveries, 'Callback delivery attempts, by outcome', '{attempt}'),
     gauges: [
       gauge(METRIC_NAMES.backlog, 'Runs dispatched in this process and not started'),
       gauge(METRIC_NAMES.running, 'Runs executing in this process'),
@@ -88,13 +118,25 @@ function createInstruments(meter: Meter): Instruments {
  */
 export class WebhookMetrics implements OnModuleDestroy {
   private readonly instruments: Instruments | undefined;
+  private counted: { callback: BatchObservableCallback; instruments: ObservableCounter[] } | undefined;
   private observer: BatchObservableCallback | undefined;
+  /** Each run's attributes (bot, and account when opted in), and with its final status: made once per series. */
+  private readonly runAttributes = new Map<string, Attributes>();
+  private readonly finishedAttributes = new Map<string, Attributes>();
 
   constructor(
     private readonly meter: Meter | undefined,
     private readonly accountLabels = false,
   ) {
-    this.instruments = meter && createInstruments(meter);
+    const m = meter && createInstruments(meter);
+    this.instruments = m;
+    if (!meter || !m) return;
+    const counters = [m.requests, m.runsFinished, m.creditsCharged, m.callbackDeliveries];
+    const callback: BatchObservableCallback = (result) => {
+      for (const counter of counters) counter.observe(result);
+    };
+    this.counted = { callback, instruments: counters.map((counter) => counter.instrument) };
+    meter.addBatchObservableCallback(callback, this.counted.instruments);
   }
 
   /** False when `@opentelemetry/api` is not installed: callers skip the work of describing what happened. */
@@ -104,7 +146,7 @@ export class WebhookMetrics implements OnModuleDestroy {
 
   /** One answer of a webhook route, refusals included. */
   requestAnswered(operation: WebhookOperation, statusCode: number): void {
-    this.instruments?.requests.add(1, { operation, status_code: statusCode });
+    this.instruments?.requests.add(`${operation} ${statusCode}`, 1, () => ({ operation, status_code: statusCode }));
   }
 
   /** A run entered `status` (`queued`: accepted and charged; `running`: started; else finished). */
@@ -112,19 +154,21 @@ export class WebhookMetrics implements OnModuleDestroy {
     const m = this.instruments;
     if (!m) return;
     if (status === 'queued') {
-      if (run.credits > 0) m.creditsCharged.add(run.credits, this.ofRun(run, {}));
+      if (run.credits > 0) m.creditsCharged.add(this.runKey(run), run.credits, () => this.ofRun(run));
     } else if (status === 'running') {
-      if (run.startedAt) m.queueWait.record(Math.max(0, run.startedAt.getTime() - run.createdAt.getTime()) / 1000, this.ofRun(run, {}));
+      if (run.startedAt) m.queueWait.record(Math.max(0, run.startedAt.getTime() - run.createdAt.getTime()) / 1000, this.ofRun(run));
     } else {
-      const attributes = this.ofRun(run, { status });
-      m.runsFinished.add(1, attributes);
+      const key = `${this.runKey(run)}\0${status}`;
+      let attributes = this.finishedAttributes.get(key);
+      if (!attributes) this.finishedAttributes.set(key, (attributes = { ...this.ofRun(run), status }));
+      m.runsFinished.add(key, 1, () => attributes);
       if (durationMs !== undefined) m.runDuration.record(Math.max(0, durationMs) / 1000, attributes);
     }
   }
 
   /** One attempt of a callback delivery (or its abandonment) for `event`. */
   callbackAttempted(event: string, outcome: CallbackAttemptOutcome): void {
-    this.instruments?.callbackDeliveries.add(1, { event, outcome });
+    this.instruments?.callbackDeliveries.add(`${event} ${outcome}`, 1, () => ({ event, outcome }));
   }
 
   /** Reads the process gauges from `counts` whenever a reader collects, until the module is destroyed. */
@@ -141,14 +185,29 @@ export class WebhookMetrics implements OnModuleDestroy {
     this.meter.addBatchObservableCallback(this.observer, m.gauges);
   }
 
+  /** Stops reporting: the process gauges and the counters leave the host's meter with the module. */
   onModuleDestroy(): void {
-    if (this.observer && this.instruments) this.meter?.removeBatchObservableCallback(this.observer, this.instruments.gauges);
+    const m = this.instruments;
+    if (!m || !this.meter) return;
+    if (this.observer) this.meter.removeBatchObservableCallback(this.observer, m.gauges);
+    if (this.counted) this.meter.removeBatchObservableCallback(this.counted.callback, this.counted.instruments);
     this.observer = undefined;
+    this.counted = undefined;
   }
 
-  private ofRun(run: RunFacts, attributes: Attributes): Attributes {
-    attributes.bot = run.botId;
-    if (this.accountLabels) attributes.account = run.accountId;
+  /** The run's series key: its bot, and its account when account labels are on (a bot id never holds a NUL). */
+  private runKey(run: RunFacts): string {
+    return this.accountLabels ? `${run.botId}\0${run.accountId}` : run.botId;
+  }
+
+  /** The run's attributes, one object per series (read, never changed, by the SDK). */
+  private ofRun(run: RunFacts): Attributes {
+    const key = this.runKey(run);
+    let attributes = this.runAttributes.get(key);
+    if (!attributes) {
+      attributes = this.accountLabels ? { bot: run.botId, account: run.accountId } : { bot: run.botId };
+      this.runAttributes.set(key, attributes);
+    }
     return attributes;
   }
 }
