@@ -63,11 +63,11 @@ const settings = {
   rawSynchronous: (process.env.BENCH_RAW_SYNCHRONOUS || 'FULL').toUpperCase(),
   /** Run only some phases: `throughput`, `waiters`, `cluster`, `history`, `otel` (comma-separated); default all. */
   only: (process.env.BENCH_ONLY || 'throughput,waiters,cluster,history,otel').split(',').map((s) => s.trim()),
-  /** The OpenTelemetry cost phase (`otel`): the trigger endpoint with no SDK, the SDK registered, and not installed. */
+  /** The OpenTelemetry cost phase (`otel`): the trigger endpoint with no SDK, the SDK registered (with and without a context manager), and not installed. */
   otel: {
     adapters: adapters('BENCH_OTEL_ADAPTERS', smoke ? 'fastify' : 'fastify,express'),
-    /** Rounds of the three variants, interleaved; the best round of each is reported. */
-    rounds: num('BENCH_OTEL_ROUNDS', 1, 1),
+    /** Rounds of the variants, interleaved; the best round of each is reported. */
+    rounds: num('BENCH_OTEL_ROUNDS', 3, 1),
   },
   /** The several-node phase (`cluster`): PostgreSQL + Redis, each node its own process. */
   cluster: {
@@ -682,7 +682,7 @@ async function main(): Promise<void> {
     const rounds: Record<string, ThroughputResult[]> = {};
     for (let round = 1; round <= settings.otel.rounds; round++)
       for (const adapter of settings.otel.adapters)
-        for (const variant of ['none', 'sdk', 'absent'] as const) {
+        for (const variant of smoke ? (['none', 'sdk', 'absent'] as const) : (['none', 'sdk', 'absent', 'sdk-no-context'] as const)) {
           const key = otelKey(adapter, variant);
           const spec: ThroughputSpec = {
             key,

@@ -2,11 +2,12 @@
 // that registers the OpenTelemetry SDK as the sample app does (sample-app/src/telemetry.ts), with every span
 // sampled and exported, and its metrics collected as a Prometheus scrape would.
 //
-// - Traces: a TracerProvider sampling 100 % (AlwaysOn) with a BatchSpanProcessor into an exporter that counts
+// - Traces: a TracerProvider sampling 100 % (AlwaysOn; BENCH_OTEL_SAMPLING=0.1 samples 10 % of new traces) with a BatchSpanProcessor into an exporter that counts
 //   the spans and drops them (what an OTLP exporter costs on the wire is the host's, not the library's).
 // - Metrics: a MeterProvider read by the Prometheus exporter's reader without its HTTP server, collected and
 //   serialized every OTEL_SCRAPE_MS, as a scrape of `GET /metrics` would.
-// - The W3C trace context propagator and the AsyncLocalStorage context manager.
+// - The W3C trace context propagator and the AsyncLocalStorage context manager (none when
+//   BENCH_OTEL_CONTEXT_MANAGER is `none`: the `sdk-no-context` variant, preloaded by otel-sdk-no-context.ts).
 //
 // The counts are published for `serveRpc`'s `telemetry` operation (bench/shared.ts), so the orchestrator can
 // check that spans and metrics really flowed during the measurement.
@@ -15,10 +16,25 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { ExportResultCode, W3CTraceContextPropagator, type ExportResult } from '@opentelemetry/core';
 import { PrometheusExporter, PrometheusSerializer } from '@opentelemetry/exporter-prometheus';
 import { MeterProvider } from '@opentelemetry/sdk-metrics';
-import { AlwaysOnSampler, BatchSpanProcessor, TracerProvider, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace';
+import {
+  AlwaysOnSampler,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  TracerProvider,
+  type ReadableSpan,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace';
 import { OTEL_SDK_REPORT, type OtelSdkReport } from '../shared.js';
 
 const OTEL_SCRAPE_MS = 5_000;
+
+/** AlwaysOn (every span, the SDK's default); BENCH_OTEL_SAMPLING=<ratio> samples that share of new traces (parentbased_traceidratio). */
+function sampler() {
+  const ratio = process.env.BENCH_OTEL_SAMPLING;
+  if (ratio === undefined || ratio === '' || Number(ratio) >= 1) return new AlwaysOnSampler();
+  return new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(Number(ratio)) });
+}
 
 const report: OtelSdkReport = { spansExported: 0, scrapes: 0, scrapeBytes: 0 };
 
@@ -42,11 +58,11 @@ async function scrape(): Promise<void> {
 setInterval(() => void scrape(), OTEL_SCRAPE_MS).unref();
 
 metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
-context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+if (process.env.BENCH_OTEL_CONTEXT_MANAGER !== 'none') context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 propagation.setGlobalPropagator(new W3CTraceContextPropagator());
 trace.setGlobalTracerProvider(
   new TracerProvider({
-    sampler: new AlwaysOnSampler(),
+    sampler: sampler(),
     spanProcessors: [new BatchSpanProcessor({ exporter: new DroppingSpanExporter() })],
   }),
 );
