@@ -185,7 +185,7 @@ export class WebhookMetrics implements OnModuleDestroy {
     this.meter.addBatchObservableCallback(this.observer, m.gauges);
   }
 
-  /** Stops reporting: the process gauges and the counters leave the host's meter with the module. */
+  /** Stops counting: the gauges' and counters' callbacks leave the host's meter (an SDK keeps the last values it was handed). */
   onModuleDestroy(): void {
     const m = this.instruments;
     if (!m || !this.meter) return;
