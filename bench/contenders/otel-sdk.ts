@@ -2,8 +2,9 @@
 // that registers the OpenTelemetry SDK as the sample app does (sample-app/src/telemetry.ts), with every span
 // sampled and exported, and its metrics collected as a Prometheus scrape would.
 //
-// - Traces: a TracerProvider sampling 100 % (AlwaysOn; BENCH_OTEL_SAMPLING=0.1 samples 10 % of new traces) with a BatchSpanProcessor into an exporter that counts
-//   the spans and drops them (what an OTLP exporter costs on the wire is the host's, not the library's).
+// - Traces: a TracerProvider sampling 100 % (AlwaysOn; BENCH_OTEL_SAMPLING=0.1 samples 10 % of new traces)
+//   with a BatchSpanProcessor into an exporter that counts the spans and drops them (what an OTLP exporter
+//   costs on the wire is the host's, not the library's).
 // - Metrics: a MeterProvider read by the Prometheus exporter's reader without its HTTP server, collected and
 //   serialized every OTEL_SCRAPE_MS, as a scrape of `GET /metrics` would.
 // - The W3C trace context propagator and the AsyncLocalStorage context manager (none when
