@@ -67,11 +67,16 @@ class CountedSeries {
 
   constructor(readonly instrument: ObservableCounter) {}
 
-  /** Adds `value` to the series named `key`, made with `attributes()` the first time. */
-  add(key: string, value: number, attributes: () => Attributes): void {
+  /** Adds `value` to the series named `key`, made with `attributes()` the first time; answers the series' attributes. */
+  add(key: string, value: number, attributes: () => Attributes): Attributes {
     const series = this.series.get(key);
-    if (series) series.value += value;
-    else this.series.set(key, { attributes: attributes(), value });
+    if (series) {
+      series.value += value;
+      return series.attributes;
+    }
+    const made = attributes();
+    this.series.set(key, { attributes: made, value });
+    return made;
   }
 
   observe(result: BatchObservableResult): void {
@@ -120,9 +125,8 @@ export class WebhookMetrics implements OnModuleDestroy {
   private readonly instruments: Instruments | undefined;
   private counted: { callback: BatchObservableCallback; instruments: ObservableCounter[] } | undefined;
   private observer: BatchObservableCallback | undefined;
-  /** Each run's attributes (bot, and account when opted in), and with its final status: made once per series. */
+  /** Each run's attributes (bot, and account when opted in), made once per series. */
   private readonly runAttributes = new Map<string, Attributes>();
-  private readonly finishedAttributes = new Map<string, Attributes>();
 
   constructor(
     private readonly meter: Meter | undefined,
@@ -158,10 +162,8 @@ export class WebhookMetrics implements OnModuleDestroy {
     } else if (status === 'running') {
       if (run.startedAt) m.queueWait.record(Math.max(0, run.startedAt.getTime() - run.createdAt.getTime()) / 1000, this.ofRun(run));
     } else {
-      const key = `${this.runKey(run)}\0${status}`;
-      let attributes = this.finishedAttributes.get(key);
-      if (!attributes) this.finishedAttributes.set(key, (attributes = { ...this.ofRun(run), status }));
-      m.runsFinished.add(key, 1, () => attributes);
+      // The finished-runs series holds the attribute set, made once; the duration histogram uses the same.
+      const attributes = m.runsFinished.add(`${this.runKey(run)}\0${status}`, 1, () => ({ ...this.ofRun(run), status }));
       if (durationMs !== undefined) m.runDuration.record(Math.max(0, durationMs) / 1000, attributes);
     }
   }
