@@ -141,7 +141,7 @@ export class InvocationService {
     const now = new Date(this.clock.now());
     const since = new Date(now.getTime() - this.options.idempotencyTtlMs);
     const record = {
-      id: newInvocationId(),
+      id: newInvocationId(now.getTime()),
       triggerId: trigger.id,
       botId: trigger.botId,
       accountId: trigger.accountId,
