@@ -68,6 +68,8 @@ describe('SignedRequests (the checks behind TriggerKeyGuard and the trigger hand
   }
 
   const before = (raw: RawRequest, handler: object = Routes.prototype.trigger) => signed.beforeBody(TRIGGER, raw, handler, failures, admit);
+  /** The handler's step after the body is read: verify, then accept (here: a run accepted, answered 'accepted'). */
+  const accepted = () => Promise.resolve('accepted');
 
   it('asks X-Key and counts at once on a route not marked signed, and on a trigger that is off', async () => {
     expect(await before(request('{}'), Routes.prototype.status)).toEqual({ keyRequired: true, admitsAfterBody: false });
@@ -93,7 +95,7 @@ describe('SignedRequests (the checks behind TriggerKeyGuard and the trigger hand
     await expect(before({ headers: {} } as unknown as RawRequest)).rejects.toBeInstanceOf(SignedRequestRefusedError);
     const forged = request('{"a":1}');
     await before(forged);
-    await expect(signed.verifyBody(forged, Buffer.from('{"a":2}'))).rejects.toBeInstanceOf(SignedRequestRefusedError);
+    await expect(signed.acceptSigned(forged, Buffer.from('{"a":2}'), accepted)).rejects.toBeInstanceOf(SignedRequestRefusedError);
     // Two failures: the window is full, so even a well-signed request is refused from its headers.
     const good = request('{}');
     await expect(before(good)).rejects.toThrow(new RateLimitedError('client', 60, TOO_MANY_FAILED_KEYS));
@@ -103,12 +105,41 @@ describe('SignedRequests (the checks behind TriggerKeyGuard and the trigger hand
   it('counts a verified request once (instead-of-key), then remembers its id; a replay is refused after it was counted (it carries a valid signature)', async () => {
     const raw = request('{"ok":true}');
     await before(raw);
-    await signed.verifyBody(raw, Buffer.from('{"ok":true}'));
+    expect(await signed.acceptSigned(raw, Buffer.from('{"ok":true}'), accepted)).toBe('accepted');
     expect(admitted).toBe(1);
     const again = { headers: raw.headers } as unknown as RawRequest;
     await before(again);
-    await expect(signed.verifyBody(again, Buffer.from('{"ok":true}'))).rejects.toBeInstanceOf(SignedRequestRefusedError);
+    await expect(signed.acceptSigned(again, Buffer.from('{"ok":true}'), accepted)).rejects.toBeInstanceOf(SignedRequestRefusedError);
     // Counted before the id is checked, so a request refused by a limit (429) keeps its id for its retry.
     expect(admitted).toBe(2);
+  });
+
+  it('gives the webhook-id back when no run is accepted (the accept step throws): the retry with the same id is taken', async () => {
+    const raw = request('{"ok":true}');
+    await before(raw);
+    const refused = new Error('402: not enough credits');
+    await expect(signed.acceptSigned(raw, Buffer.from('{"ok":true}'), () => Promise.reject(refused))).rejects.toBe(refused);
+    const retry = { headers: raw.headers } as unknown as RawRequest;
+    await before(retry);
+    expect(await signed.acceptSigned(retry, Buffer.from('{"ok":true}'), accepted)).toBe('accepted');
+    // Accepted, the id is spent: a third copy is a replay.
+    const replay = { headers: raw.headers } as unknown as RawRequest;
+    await before(replay);
+    await expect(signed.acceptSigned(replay, Buffer.from('{"ok":true}'), accepted)).rejects.toBeInstanceOf(SignedRequestRefusedError);
+  });
+
+  it('a request that fails its signature never reaches the accept step and gives back nothing it did not spend', async () => {
+    const genuine = request('{"ok":true}');
+    const forged = { headers: genuine.headers } as unknown as RawRequest;
+    await before(forged);
+    let reached = false;
+    const accept = () => {
+      reached = true;
+      return accepted();
+    };
+    await expect(signed.acceptSigned(forged, Buffer.from('{"ok":false}'), accept)).rejects.toBeInstanceOf(SignedRequestRefusedError);
+    expect(reached).toBe(false);
+    await before(genuine);
+    expect(await signed.acceptSigned(genuine, Buffer.from('{"ok":true}'), accept)).toBe('accepted');
   });
 });

@@ -61,10 +61,12 @@ const KEY_ONLY: SignatureDecision = { keyRequired: true, admitsAfterBody: false 
  *
  * 1. `beforeBody` (from `TriggerKeyGuard`, headers only): the three headers present and well-formed, the
  *    timestamp within ±5 minutes of the module's `Clock`. Refused at once, before a byte of the body is read.
- * 2. `verifyBody` (from the trigger handler, once the body is read, before it is parsed, stored or charged):
+ * 2. `acceptSigned` (from the trigger handler, once the body is read, before it is parsed, stored or charged):
  *    one `v1,` signature matches one usable secret (constant time); in `instead-of-key` mode the request is then
  *    counted in its rate limits; last, the `webhook-id` is remembered (on every node sharing the rate-limit
- *    storage), so a forger cannot spend ids and a retried 429 is not taken for a replay.
+ *    storage), so a forger cannot spend ids and a retried 429 is not taken for a replay. `acceptSigned` gives the
+ *    id back when no run is then accepted (a bad body, 402, 503): the sender's retry with the same `webhook-id`
+ *    (Standard Webhooks senders retry so) is taken, not refused as a replay.
  *
  * Every refusal counts as a failed key for the client IP (the same window as a wrong X-Key: 429 once full).
  */
@@ -100,10 +102,24 @@ export class SignedRequests {
     return { keyRequired: !insteadOfKey, admitsAfterBody: insteadOfKey };
   }
 
-  /** Checks the body's signature when `beforeBody` asked for one; nothing otherwise. */
-  async verifyBody(raw: RawRequest, body: Buffer): Promise<void> {
+  /**
+   * A trigger request's raw body, verified (when `beforeBody` asked for a signature) before `accept` parses and
+   * stores it. When `accept` throws, no run was accepted: the `webhook-id` the verification spent is given back.
+   */
+  async acceptSigned<T>(raw: RawRequest, body: Buffer, accept: () => Promise<T>): Promise<T> {
+    const spentId = await this.verifyBody(raw, body);
+    try {
+      return await accept();
+    } catch (error) {
+      if (spentId !== null) await this.limits.forget(spentId);
+      throw error;
+    }
+  }
+
+  /** Checks the body's signature and spends its `webhook-id`: answers the id's key in the storage, or null when not signed. */
+  private async verifyBody(raw: RawRequest, body: Buffer): Promise<string | null> {
     const pending = (raw as SignedRawRequest)[SIGNED_REQUEST];
-    if (!pending) return;
+    if (!pending) return null;
     const { trigger, received, failures, admit } = pending;
     const usable = await this.store.usableSecrets(trigger.id, new Date(this.clock.now()));
     const keys = usable.flatMap((s) => {
@@ -112,9 +128,11 @@ export class SignedRequests {
     });
     if (!webhookSignatureMatches(keys, received, body)) return this.refuse(failures, SIGNED_REQUEST_SIGNATURE_MISMATCH);
     if (admit) await admit();
-    if (!(await this.limits.rememberOnce(`signed:${trigger.id}:${received.msgId}`, REMEMBERED_MS))) {
+    const spentId = `signed:${trigger.id}:${received.msgId}`;
+    if (!(await this.limits.rememberOnce(spentId, REMEMBERED_MS))) {
       return this.refuse(failures, SIGNED_REQUEST_REPLAYED(REMEMBERED_MS / 1000));
     }
+    return spentId;
   }
 
   private async checkLockedOut(failures: RateLimitWindow): Promise<void> {

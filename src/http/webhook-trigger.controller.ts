@@ -120,10 +120,11 @@ export class WebhookTriggerController {
       }
       const bytes = await readBody(body, this.options.maxBodyBytes, this.options.bodyTimeoutMs);
       // A signed request (the trigger's requestSigning) is verified on the raw bytes, before anything is parsed or stored.
-      await this.signedRequests.verifyBody(raw, bytes);
-      const inputs = parseTriggerBody(bytes, this.options.maxJsonDepth);
-      const requestHash = idempotencyKey === undefined ? undefined : createHash('sha256').update(bytes).digest('hex');
-      const started = await this.invocations.start(trigger, inputs, { idempotencyKey, requestHash, traceContext: span.traceContext() });
+      const started = await this.signedRequests.acceptSigned(raw, bytes, () => {
+        const inputs = parseTriggerBody(bytes, this.options.maxJsonDepth);
+        const requestHash = idempotencyKey === undefined ? undefined : createHash('sha256').update(bytes).digest('hex');
+        return this.invocations.start(trigger, inputs, { idempotencyKey, requestHash, traceContext: span.traceContext() });
+      });
       span.set({
         [TRACE_ATTRIBUTES.invocationId]: started.id,
         [TRACE_ATTRIBUTES.credits]: started.credits,

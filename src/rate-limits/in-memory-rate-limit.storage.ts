@@ -71,6 +71,11 @@ export class InMemoryRateLimitStorage extends RateLimitStorage implements OnModu
     return this.hit(key, ttlMs, 1, true) === 0;
   }
 
+  /** See `RateLimitStorage.forget`: the key's window goes. */
+  override async forget(key: string): Promise<void> {
+    this.windows.delete(key);
+  }
+
   /**
    * The ms until `key` accepts a hit again when its window is full (nothing recorded then); otherwise 0,
    * after recording the hit when `record` is true.

@@ -65,4 +65,23 @@ describe('RateLimitStorage.rememberOnce (a webhook-id seen once per window)', ()
     expect(await storage.rememberOnce('signed:trg_a:msg_1', 300_000)).toBe(true);
     (storage instanceof HostStorage ? storage.inner : storage).onModuleDestroy();
   });
+
+  it('the in-process storage forgets a key at once; the other keys stay remembered', async () => {
+    const storage = new StorageOnClock();
+    expect(await storage.rememberOnce('signed:trg_a:msg_1', 300_000)).toBe(true);
+    expect(await storage.rememberOnce('signed:trg_a:msg_2', 300_000)).toBe(true);
+    await storage.forget('signed:trg_a:msg_1');
+    expect(await storage.rememberOnce('signed:trg_a:msg_1', 300_000)).toBe(true);
+    expect(await storage.rememberOnce('signed:trg_a:msg_2', 300_000)).toBe(false);
+    storage.onModuleDestroy();
+  });
+
+  it("a host's storage written before forget keeps the key until its window ends (the default forgets nothing)", async () => {
+    const storage = new HostStorageOnClock();
+    clock.set(1_000);
+    expect(await storage.rememberOnce('signed:trg_a:msg_1', 300_000)).toBe(true);
+    await storage.forget('signed:trg_a:msg_1');
+    expect(await storage.rememberOnce('signed:trg_a:msg_1', 300_000)).toBe(false);
+    storage.inner.onModuleDestroy();
+  });
 });

@@ -76,6 +76,18 @@ export abstract class RateLimitStorage {
     return !(await this.increment(key, ttlMs, 1)).isBlocked;
   }
 
+  /**
+   * Forgets `key` remembered by `rememberOnce` (on every node sharing the storage), so its next `rememberOnce`
+   * answers true: a signed request whose run was not accepted (402, 503) gives its `webhook-id` back, and the
+   * sender's retry with the same id is taken. Never throws.
+   *
+   * This default, for storages written before it, forgets nothing (a window of `increment` cannot be taken
+   * back): the key stays remembered until its ttl ends. The package's storages override it.
+   */
+  async forget(_key: string): Promise<void> {
+    // nothing to take back
+  }
+
   async admit<Name extends string>(request: AdmissionRequest<Name>): Promise<Admission<Name>> {
     const { failures, limits } = request;
     if (failures) {

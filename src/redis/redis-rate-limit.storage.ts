@@ -259,6 +259,16 @@ export class RedisRateLimitStorage extends RateLimitStorage implements OnModuleI
     }
   }
 
+  /** See `RateLimitStorage.forget`: `DEL` for all nodes, and this process's own memory of the key (kept while Redis was down). */
+  override async forget(key: string): Promise<void> {
+    await this.local.forget(key);
+    try {
+      await this.redis.del(`${this.keyPrefix}once:${key}`);
+    } catch (error) {
+      this.degrade(error);
+    }
+  }
+
   /** One script call for a batch of admissions; answers [refusing key index or 0, ms to wait] per admission. */
   private async admitAll(batch: PendingAdmission[]): Promise<Array<[number, number]>> {
     const keys: string[] = [];

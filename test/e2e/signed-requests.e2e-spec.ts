@@ -141,6 +141,29 @@ describeOnEveryAdapterAndDatabase('signed requests', ({ makeAdapter, database })
       expect((await sendSigned(other, otherSecret, { msgId: 'msg_replayed' })).status).toBe(200);
     });
 
+    it("a run refused for credits (402) gives its webhook-id back: the sender's retry with the same id runs once funded", async () => {
+      const { trigger, secret } = await signedTrigger('instead-of-key');
+      await t.admin.setCredits(ACCOUNT, 0);
+      try {
+        const refused = await sendSigned(trigger, secret, { msgId: 'msg_retried', body: '{"a":1}' });
+        expectError(refused, 402);
+        expect(await storedInvocations(t.store, trigger.id)).toHaveLength(0);
+        await t.admin.setCredits(ACCOUNT, 1000);
+        const retried = await sendSigned(trigger, secret, { msgId: 'msg_retried', body: '{"a":1}' });
+        expect(retried.status).toBe(200);
+        expect(await storedInvocations(t.store, trigger.id)).toHaveLength(1);
+        // Accepted now, the id is spent: the same message again is a replay.
+        await expectRefused(
+          await sendSigned(trigger, secret, { msgId: 'msg_retried', body: '{"a":1}' }),
+          trigger,
+          SIGNED_REQUEST_REPLAYED(600),
+          1,
+        );
+      } finally {
+        await t.admin.setCredits(ACCOUNT, 1000);
+      }
+    });
+
     it('a forged signature does not spend the webhook-id: the real message with that id still passes', async () => {
       const { trigger, secret } = await signedTrigger('instead-of-key');
       const forged = 'whsec_' + randomBytes(32).toString('base64');

@@ -230,6 +230,16 @@ if (!redisUrl) {
       await until(async () => (await storage.rememberOnce(key, 300)) === true, 3000);
     });
 
+    it('forget: a key remembered on one node is forgotten for every node at once', async () => {
+      const other = await node();
+      const key = `signed:${freshKey()}:msg_1`;
+      expect(await storage.rememberOnce(key, 600_000)).toBe(true);
+      expect(await other.rememberOnce(key, 600_000)).toBe(false);
+      await other.forget(key);
+      expect(await storage.rememberOnce(key, 600_000)).toBe(true);
+      expect(await other.rememberOnce(key, 600_000)).toBe(false);
+    });
+
     describe('admit (the failed-key window, then every limit, in one script)', () => {
       /** A trigger and its account, under keys no other test uses. */
       const request = (triggerLimit: number, accountLimit: number, ttl = 60_000) => {
