@@ -111,7 +111,7 @@ export class SignedRequests {
     try {
       return await accept();
     } catch (error) {
-      if (spentId !== null) await this.limits.forget(spentId);
+      if (spentId !== null) await this.limits.forget(spentId).catch(() => undefined); // the refusal is the answer
       throw error;
     }
   }

@@ -43,8 +43,8 @@ const SORTABLE_BASE64 = '-0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ_abcdefghijklmnopq
  * milliseconds (big-endian), then 10 random bytes. Unguessable (80 random bits; a run's id is only ever used with
  * its trigger's key) and, unlike 16 random bytes, in creation order: each new run's primary-key entry lands beside
  * the last one's, so a group commit writes a page or two of that index instead of one page per run (on SQLite,
- * half the COMMIT's time; bench/README.md, "Time-ordered invocation ids"). The id reveals when the run was created, as its
- * status does to the key holder.
+ * half the COMMIT's time: bench/README.md, "Time-ordered invocation ids"). The id tells when the run was created,
+ * as its status does to the key holder.
  */
 export function newInvocationId(nowMs: number = Date.now()): string {
   const bytes = pooledRandom(16);
