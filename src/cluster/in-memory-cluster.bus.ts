@@ -1,6 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { ClusterBus } from './cluster-bus.js';
 
+/** What `publish` answers: settled once, so a publish makes no promise of its own. */
+const PUBLISHED: Promise<void> = Promise.resolve();
+
 /**
  * For runs that finish in this process: a map from id to its waiters, O(1) per wake-up. Also the local
  * half of the Redis bus, which adds the fan-out between processes.
@@ -10,8 +13,13 @@ export class InMemoryClusterBus extends ClusterBus {
   private readonly listeners = new Map<string, Set<() => void>>();
   private readonly anyListeners: Array<(invocationId: string) => void> = [];
 
-  async publish(invocationId: string): Promise<void> {
-    this.wakeLocal(invocationId);
+  publish(invocationId: string): Promise<void> {
+    try {
+      this.wakeLocal(invocationId);
+      return PUBLISHED;
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   /** Calls this process's waiters of `invocationId` once each; the id is forgotten, so a repeat is a no-op. */

@@ -9,7 +9,8 @@ import { InMemoryClusterBus } from './in-memory-cluster.bus.js';
 export const ONE_PROCESS_TTL_MS = 1000;
 
 interface Entry<T> {
-  value: T;
+  /** The kept value, already settled: a hit hands it over without making a promise of its own. */
+  value: Promise<T>;
   expiresAt: number;
 }
 
@@ -54,7 +55,7 @@ export class TriggerChangeCache<T> {
     return this.entries.size;
   }
 
-  async get(triggerId: string): Promise<T> {
+  get(triggerId: string): Promise<T> {
     if (!this.enabled) return this.load(triggerId);
     const startedAt = Date.now();
     const kept = this.entries.get(triggerId);
@@ -65,11 +66,15 @@ export class TriggerChangeCache<T> {
         return kept.value;
       }
     }
+    return this.loadAndKeep(triggerId, startedAt);
+  }
+
+  private async loadAndKeep(triggerId: string, startedAt: number): Promise<T> {
     const generation = this.generation;
     const value = await this.load(triggerId);
     if (this.keep(value) && generation === this.generation && this.enabled) {
       const keptMs = this.bus.carriesTriggerChanges ? this.ttlMs : Math.min(this.ttlMs, ONE_PROCESS_TTL_MS);
-      this.entries.set(triggerId, { value, expiresAt: startedAt + keptMs });
+      this.entries.set(triggerId, { value: Promise.resolve(value), expiresAt: startedAt + keptMs });
       if (this.entries.size > this.maxEntries()) this.entries.delete(this.entries.keys().next().value!);
     }
     return value;

@@ -53,7 +53,8 @@ export interface SignatureDecision {
   admitsAfterBody: boolean;
 }
 
-const KEY_ONLY: SignatureDecision = { keyRequired: true, admitsAfterBody: false };
+/** The decision for a trigger without requestSigning, already settled (answered without making a promise). */
+const KEY_ONLY_DECIDED: Promise<SignatureDecision> = Promise.resolve({ keyRequired: true, admitsAfterBody: false });
 
 /**
  * Signed trigger requests (a trigger's `requestSigning`, Standard Webhooks): in two steps, because the HMAC
@@ -79,7 +80,7 @@ export class SignedRequests {
     @Inject(Clock) private readonly clock: Clock,
   ) {}
 
-  async beforeBody(
+  beforeBody(
     trigger: TriggerRecord,
     raw: RawRequest,
     handler: object,
@@ -87,8 +88,17 @@ export class SignedRequests {
     admit: () => Promise<void>,
   ): Promise<SignatureDecision> {
     const mode = trigger.requestSigning ?? 'off';
-    if (mode === 'off' || Reflect.getMetadata(SIGNED_ROUTE, handler) !== true) return KEY_ONLY;
-    const insteadOfKey = mode === 'instead-of-key';
+    if (mode === 'off' || Reflect.getMetadata(SIGNED_ROUTE, handler) !== true) return KEY_ONLY_DECIDED; // most requests
+    return this.checkHeaders(trigger, raw, mode === 'instead-of-key', failures, admit);
+  }
+
+  private async checkHeaders(
+    trigger: TriggerRecord,
+    raw: RawRequest,
+    insteadOfKey: boolean,
+    failures: RateLimitWindow,
+    admit: () => Promise<void>,
+  ): Promise<SignatureDecision> {
     // Without a key to check first, a client over its failed-key limit is refused here, before its body is read.
     if (insteadOfKey) await this.checkLockedOut(failures);
     let received: ReceivedWebhookHeaders;
@@ -106,7 +116,16 @@ export class SignedRequests {
    * A trigger request's raw body, verified (when `beforeBody` asked for a signature) before `accept` parses and
    * stores it. When `accept` throws, no run was accepted: the `webhook-id` the verification spent is given back.
    */
-  async acceptSigned<T>(raw: RawRequest, body: Buffer, accept: () => Promise<T>): Promise<T> {
+  acceptSigned<T>(raw: RawRequest, body: Buffer, accept: () => Promise<T>): Promise<T> {
+    if ((raw as SignedRawRequest)[SIGNED_REQUEST]) return this.acceptVerified(raw, body, accept);
+    try {
+      return accept(); // not signed: nothing to verify, no id to give back
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private async acceptVerified<T>(raw: RawRequest, body: Buffer, accept: () => Promise<T>): Promise<T> {
     const spentId = await this.verifyBody(raw, body);
     try {
       return await accept();

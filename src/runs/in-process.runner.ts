@@ -207,11 +207,13 @@ export class InProcessBotRunner extends BotRunner {
   }
 
   private launch(slot: { release(): void; ended(): void }, id: string, run: (botDone: () => void) => Promise<void>): void {
-    run(() => slot.release())
-      .catch((error: unknown) => this.logger.error(`Run ${id} could not be executed`, error instanceof Error ? error.stack : String(error)))
-      .finally(() => {
-        slot.release();
-        slot.ended();
-      });
+    const ended = () => {
+      slot.release();
+      slot.ended();
+    };
+    run(() => slot.release()).then(ended, (error: unknown) => {
+      this.logger.error(`Run ${id} could not be executed`, error instanceof Error ? error.stack : String(error));
+      ended();
+    });
   }
 }

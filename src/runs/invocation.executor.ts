@@ -35,17 +35,41 @@ interface ActiveRun {
   controller: AbortController;
   /** The bot is done and its outcome is being stored. */
   finishing: boolean;
-  done: Promise<void>;
+  /** Made only when someone waits for the run (`settled`, `idle`, `drain`); most runs end unwatched. */
+  done?: Promise<void>;
+  finished?: () => void;
+}
+
+/** Resolves once `run` is no longer in flight (its `finished` is called as it leaves `active`). */
+function whenDone(run: ActiveRun): Promise<void> {
+  return (run.done ??= new Promise<void>((resolve) => (run.finished = resolve)));
 }
 
 const NO_EVENTS: ReadonlySet<CallbackEvent> = new Set();
 /** When the callback cannot be read, its events are tried (each delivery reads it again before it is stored). */
 const ALL_EVENTS: ReadonlySet<CallbackEvent> = new Set(CALLBACK_EVENTS);
 
-/** Resolves with the signal's reason once it fires (or at once if it has): what lets a run end even if its bot ignores the signal. */
-function whenAborted(signal: AbortSignal): Promise<unknown> {
-  if (signal.aborted) return Promise.resolve(signal.reason);
-  return new Promise((resolve) => signal.addEventListener('abort', () => resolve(signal.reason), { once: true }));
+/**
+ * What `main()` answers, or undefined as soon as the signal fires (the caller reads the signal): what lets a run
+ * end even if its bot ignores the signal. One promise, not a race of two.
+ */
+function untilAborted<T>(signal: AbortSignal, main: () => T | Promise<T>): Promise<T | undefined> {
+  return new Promise<T | undefined>((resolve, reject) => {
+    const onAbort = () => resolve(undefined);
+    signal.addEventListener('abort', onAbort, { once: true });
+    const settle = () => signal.removeEventListener('abort', onAbort);
+    if (signal.aborted) onAbort();
+    try {
+      // A plain (not async) main() may answer its outputs directly: Promise.resolve hands a promise back as it is.
+      Promise.resolve(main()).then(
+        (value) => (settle(), resolve(value)),
+        (error: unknown) => (settle(), reject(error)),
+      );
+    } catch (error) {
+      settle();
+      reject(error);
+    }
+  });
 }
 
 /**
@@ -75,7 +99,9 @@ export class InvocationExecutor {
     private readonly clock: Clock,
   ) {
     bus.onAnyFinished((invocationId) => {
-      if (this.active.has(invocationId)) void this.finishedElsewhere(invocationId);
+      const run = this.active.get(invocationId);
+      // Our own runs' finishes are heard here too (the run is storing its outcome): not news.
+      if (run && !run.finishing && !run.controller.signal.aborted) void this.finishedElsewhere(invocationId);
     });
   }
 
@@ -118,7 +144,8 @@ export class InvocationExecutor {
    */
   accepting<T>(accept: Promise<T>): Promise<T> {
     this.claims.add(accept);
-    void accept.finally(() => this.claims.delete(accept)).catch(() => undefined);
+    const settled = () => void this.claims.delete(accept);
+    accept.then(settled, settled);
     return accept;
   }
 
@@ -135,8 +162,7 @@ export class InvocationExecutor {
     const invocationId = invocation.id;
     const claimed = invocation;
     const controller = new AbortController();
-    let finish!: () => void;
-    const run: ActiveRun = { controller, finishing: false, done: new Promise<void>((resolve) => (finish = resolve)) };
+    const run: ActiveRun = { controller, finishing: false };
     this.active.set(invocationId, run);
     this.events.emit(invocation, 'running');
     // What the trigger's callback wants (this process's copy, `CallbackOutbox.eventsOf`), for its started and
@@ -165,7 +191,7 @@ export class InvocationExecutor {
         : { status: 'failed' as const, outputs: [], error: { message: BOT_NOT_REGISTERED(invocation.botId), code: 'bot_not_registered' } };
       botDone();
       run.finishing = true; // our own publish in store() is not news to us
-      await emitted?.end();
+      if (emitted) await emitted.end();
       // The run's outputs: the emitted ones (kept whatever the outcome), then the returned ones.
       const earlier = before();
       if (earlier.length > 0) outcome.outputs = [...earlier, ...outcome.outputs];
@@ -174,7 +200,7 @@ export class InvocationExecutor {
       span.end(ended?.status ?? 'failed', ended ? ended.error : RunStop.interrupted().error);
       this.active.delete(invocationId);
       this.emitted.delete(invocationId);
-      finish();
+      run.finished?.();
     }
   }
 
@@ -213,7 +239,7 @@ export class InvocationExecutor {
     if (controller.signal.aborted) return this.stopped(controller.signal.reason);
     const timer = this.clock.setTimer(() => controller.abort(RunStop.timeout(bot.timeoutMs)), bot.timeoutMs);
     try {
-      const result = await Promise.race([
+      const result = await untilAborted(controller.signal, () =>
         // In the run's span: a bot's own spans (from the global tracer) nest under it.
         span.within(() =>
           bot.instance.main(invocation.inputs, {
@@ -226,8 +252,7 @@ export class InvocationExecutor {
             emit,
           }),
         ),
-        whenAborted(controller.signal),
-      ]);
+      );
       if (controller.signal.aborted) return this.stopped(controller.signal.reason);
       if (!isValidOutputs(result)) return { status: 'failed', outputs: [], error: { message: INVALID_OUTPUTS, code: 'invalid_outputs' } };
       const outputs = cleanOutputs(result);
@@ -285,7 +310,8 @@ export class InvocationExecutor {
    * before it asserts that a late outcome changed nothing.
    */
   settled(invocationId: string): Promise<void> {
-    return this.active.get(invocationId)?.done ?? Promise.resolve();
+    const run = this.active.get(invocationId);
+    return run ? whenDone(run) : Promise.resolve();
   }
 
   /**
@@ -295,7 +321,7 @@ export class InvocationExecutor {
   async idle(): Promise<void> {
     for (;;) {
       await Promise.allSettled([...this.claims]);
-      await Promise.all([...this.active.values()].map((run) => run.done));
+      await Promise.all([...this.active.values()].map(whenDone));
       // A freed slot starts the next queued run on a later turn: look again once it had its chance.
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (this.claims.size === 0 && this.active.size === 0) return;
@@ -321,7 +347,7 @@ export class InvocationExecutor {
    */
   async drain(graceMs: number): Promise<void> {
     this.drainStarted = true;
-    const all = () => Promise.all([...this.active.values()].map((r) => r.done));
+    const all = () => Promise.all([...this.active.values()].map(whenDone));
     await Promise.allSettled([...this.claims]);
     if (this.active.size === 0) return;
     // The recovery loop stopped when shutdown began; these runs are still ours, so keep their leases

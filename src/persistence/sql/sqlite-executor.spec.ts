@@ -123,21 +123,87 @@ describe('SqliteExecutor', () => {
         db.close();
       }
     };
+    /** Whether another connection could start writing now (no: a batch holds the write lock until its COMMIT). */
+    const batchOpen = (): boolean => {
+      const db = new Database(file, { timeout: 0 });
+      try {
+        db.prepare('BEGIN IMMEDIATE').run();
+        db.prepare('ROLLBACK').run();
+        return false;
+      } catch (error) {
+        if ((error as { code?: string }).code === 'SQLITE_BUSY') return true;
+        throw error;
+      } finally {
+        db.close();
+      }
+    };
     let appended = false;
     const append = invocations.appendOutput(id, 'here', { title: 'step 1', message: '1' }).then((ok) => ((appended = ok), ok));
-    // The append runs in this tick's batch, whose COMMIT comes at the end of the tick (setImmediate, queued after
-    // this one): this read comes in between, as a status request served in the same turn of the event loop would.
-    const { seen, committedThen } = await new Promise<{ seen: Promise<unknown>; committedThen: unknown }>((resolve) =>
-      setImmediate(() => resolve({ seen: invocations.findById(id).then((r) => r?.outputs), committedThen: storedOutputs() })),
-    );
+    // The append's statement ran at once (the write connection was free) in this tick's batch, whose COMMIT comes
+    // at the end of the tick (setImmediate): this read comes in between, as a status request served in the same
+    // turn of the event loop would.
+    const openThen = batchOpen();
+    const seen = invocations.findById(id).then((r) => r?.outputs);
+    const committedThen = storedOutputs();
     const appendedBeforeRead = appended;
     const [shown, stored] = await Promise.all([seen, append]); // both settled before asserting
-    expect(committedThen).toBeNull(); // the read did come before the COMMIT...
-    expect(shown).toBeNull(); // ...and so shows no output
+    expect(openThen).toBe(true); // the append was waiting for its COMMIT...
+    expect(committedThen).toBeNull(); // ...which had not come yet...
+    expect(shown).toBeNull(); // ...and so the read shows no output
     expect(appendedBeforeRead).toBe(false);
     expect(stored).toBe(true);
+    expect(batchOpen()).toBe(false);
     expect(storedOutputs()).toEqual([{ title: 'step 1', message: '1' }]);
     expect((await invocations.findById(id))?.outputs).toEqual([{ title: 'step 1', message: '1' }]);
+  });
+
+  it('holds every other write while a unit is open between its awaits, then runs them in arrival order', async () => {
+    await accounts.setBalance('a', 10);
+    const gate = () => {
+      let open!: () => void;
+      const held = new Promise<void>((resolve) => (open = resolve));
+      return { held, open };
+    };
+    const [first, second] = [gate(), gate()];
+    const settled: string[] = [];
+    const unitA = unitOfWork.run(async (tx) => {
+      await ledger.tryDebit('a', 1, tx);
+      await first.held;
+      return true;
+    });
+    const loneL = ledger.tryDebit('a', 2); // writes on their own, outside any unit
+    const unitB = unitOfWork.run(async (tx) => {
+      await ledger.tryDebit('a', 1, tx);
+      await second.held;
+      throw new Error('unit B fails');
+    });
+    const loneM = ledger.tryDebit('a', 3);
+    const all = { unitA, loneL, unitB, loneM };
+    for (const [name, p] of Object.entries(all))
+      void p.then(
+        () => settled.push(name),
+        () => settled.push(`${name} failed`),
+      );
+    const turns = async () => {
+      for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    await turns(); // nothing may run, nor commit, while unit A is open
+    const whileA = { committed: committedBalance(), settled: [...settled] };
+    first.open();
+    await turns(); // A and L ran; B is open: M, and the COMMIT queued after it, wait behind B
+    const whileB = { committed: committedBalance(), settled: [...settled] };
+    second.open();
+    const outcomes = await Promise.allSettled(Object.values(all));
+    expect(whileA).toEqual({ committed: 10, settled: [] });
+    expect(whileB).toEqual({ committed: 10, settled: [] });
+    expect(outcomes.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).message))).toEqual([
+      true,
+      true,
+      'unit B fails',
+      true,
+    ]);
+    // B rolled back its own debit only: M's, made after it, stays.
+    expect(committedBalance()).toBe(10 - 1 - 2 - 3);
   });
 
   it('never overspends under concurrency', async () => {

@@ -45,7 +45,11 @@ class PreparedStatements {
 export class SqliteExecutor extends SqlExecutor {
   private readonly writer: PreparedStatements;
   private readonly reader: PreparedStatements;
-  private tail: Promise<unknown> = Promise.resolve();
+  /** A task holds the write connection: a unit from its SAVEPOINT to its RELEASE, a lone write, the COMMIT. */
+  private busy = false;
+  /** Tasks waiting for the write connection, in arrival order. */
+  private readonly waiting: Array<() => void> = [];
+  private pumping = false;
   private batch: Batch | null = null;
 
   constructor(private readonly sqlite: SqliteConnection) {
@@ -57,20 +61,48 @@ export class SqliteExecutor extends SqlExecutor {
 
   run<T>(work: (tx: WebhookTransaction) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.exclusive(async () => {
-        const batch = this.openBatch();
-        this.writer.exec('SAVEPOINT webhook_unit', []);
+      this.whenFree(() => {
+        let batch: Batch;
         try {
-          const value = await work(new SqliteTransaction());
-          this.writer.exec('RELEASE webhook_unit', []);
-          batch.committed.then(() => resolve(value), reject);
+          batch = this.openBatch();
+          this.writer.exec('SAVEPOINT webhook_unit', []);
         } catch (error) {
-          this.writer.exec('ROLLBACK TO webhook_unit', []);
-          this.writer.exec('RELEASE webhook_unit', []);
-          reject(error);
+          this.release(); // BEGIN or SAVEPOINT itself failed (e.g. the database is locked by another process)
+          return reject(error);
         }
-      }).catch(reject); // BEGIN or SAVEPOINT itself failed (e.g. the database is locked by another process)
+        let pending: Promise<T>;
+        try {
+          pending = work(new SqliteTransaction());
+        } catch (error) {
+          pending = Promise.reject(error);
+        }
+        pending.then(
+          (value) => this.endUnit(null, () => batch.committed.then(() => resolve(value), reject), reject),
+          (error: unknown) => this.endUnit({ error }, () => undefined, reject),
+        );
+      });
     });
+  }
+
+  /** Ends a unit: RELEASE its savepoint, or roll back to it when its work (or the RELEASE) failed; then the next task's turn. */
+  private endUnit(failure: { error: unknown } | null, succeeded: () => void, reject: (error: unknown) => void): void {
+    try {
+      if (!failure) {
+        try {
+          this.writer.exec('RELEASE webhook_unit', []);
+          return succeeded();
+        } catch (error) {
+          failure = { error };
+        }
+      }
+      this.writer.exec('ROLLBACK TO webhook_unit', []);
+      this.writer.exec('RELEASE webhook_unit', []);
+      reject(failure.error);
+    } catch (error) {
+      reject(error);
+    } finally {
+      this.release();
+    }
   }
 
   /**
@@ -99,11 +131,17 @@ export class SqliteExecutor extends SqlExecutor {
   write(sql: string, params: unknown[], tx?: WebhookTransaction): Promise<SqlResult> {
     if (tx instanceof SqliteTransaction) return this.read(sql, params, tx); // on the write connection
     return new Promise<SqlResult>((resolve, reject) => {
-      this.exclusive(async () => {
-        const batch = this.openBatch();
-        const result = this.writer.exec(sql, params);
-        batch.committed.then(() => resolve(result), reject);
-      }).catch(reject);
+      this.whenFree(() => {
+        try {
+          const batch = this.openBatch();
+          const result = this.writer.exec(sql, params);
+          batch.committed.then(() => resolve(result), reject);
+        } catch (error) {
+          reject(error);
+        } finally {
+          this.release();
+        }
+      });
     });
   }
 
@@ -120,7 +158,15 @@ export class SqliteExecutor extends SqlExecutor {
     const batch: Batch = { committed, resolve, reject };
     this.batch = batch;
     // After the units already queued in this tick; later units open the next batch.
-    setImmediate(() => void this.exclusive(async () => this.commitBatch(batch)));
+    setImmediate(() =>
+      this.whenFree(() => {
+        try {
+          this.commitBatch(batch);
+        } finally {
+          this.release();
+        }
+      }),
+    );
     return batch;
   }
 
@@ -139,9 +185,33 @@ export class SqliteExecutor extends SqlExecutor {
     }
   }
 
-  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const result = this.tail.then(fn);
-    this.tail = result.catch(() => undefined);
-    return result;
+  /**
+   * Gives the write connection to `task` now when it is free, else after the tasks already waiting. A task
+   * calls `release()` once it lets go (a unit, after its work's last await); no promise is made for the wait,
+   * and a task that finds the connection free runs in its caller's turn.
+   */
+  private whenFree(task: () => void): void {
+    this.waiting.push(task);
+    if (!this.busy) this.pump();
+  }
+
+  private release(): void {
+    this.busy = false;
+    this.pump();
+  }
+
+  /** Starts waiting tasks one after another while the connection is free (a loop, not a recursion, when each lets go at once). */
+  private pump(): void {
+    if (this.pumping) return;
+    this.pumping = true;
+    try {
+      while (!this.busy && this.waiting.length > 0) {
+        const task = this.waiting.shift()!;
+        this.busy = true;
+        task();
+      }
+    } finally {
+      this.pumping = false;
+    }
   }
 }
