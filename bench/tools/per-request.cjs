@@ -1,0 +1,146 @@
+// What one trigger and its run make in the server, counted rather than timed (counts do not move with the
+// machine's noise, timings here do by ±15 % from one round to the next): the promises created (an async hook,
+// grouped by the creating frame in the compiled library or, outside it, the first frame) and the bytes allocated
+// (V8's sampling heap profiler, objects already collected included). The Fastify trigger contender
+// (contenders/nest-trigger.ts, the module's default options, `echo`), 3,000 triggers of warm-up, then N measured
+// over 20 keep-alive connections, their runs finished before the count ends.
+// Usage (after `npm run bench:build`):
+//   node bench/tools/per-request.cjs promises [N=2000] [--sdk]   promises per trigger and run, top creators
+//   node bench/tools/per-request.cjs heap [N=10000] [--sdk]      KB allocated per trigger and run, by package
+// --sdk preloads contenders/otel-sdk.js (the OpenTelemetry cost phase's SDK, AsyncLocalStorage context manager).
+const { fork } = require('node:child_process');
+const { request, Agent } = require('node:http');
+const { join } = require('node:path');
+
+const root = join(__dirname, '..', '..');
+const contenders = join(root, 'bench', 'dist', 'bench', 'contenders');
+
+// Run as the command, or preloaded (`--require`) into the server it forks, which it tells by the environment.
+if (process.env.PER_REQUEST_KIND) child();
+else
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+
+async function main() {
+  const [kind = 'promises', n, ...flags] = process.argv.slice(2);
+  if (kind !== 'promises' && kind !== 'heap') throw new Error('usage: per-request.cjs promises|heap [N] [--sdk]');
+  const count = Number(n || (kind === 'heap' ? 10_000 : 2_000));
+  const sdk = flags.includes('--sdk');
+  const server = fork(join(contenders, 'nest-trigger.js'), [JSON.stringify({ adapter: 'fastify', waiters: false })], {
+    execArgv: ['--require', __filename, ...(sdk ? ['--require', join(contenders, 'otel-sdk.js')] : [])],
+    env: { ...process.env, PER_REQUEST_KIND: kind },
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+  });
+  const { port, triggers } = await new Promise((resolve) => server.on('message', (m) => m.type === 'ready' && resolve(m)));
+  const agent = new Agent({ keepAlive: true, maxSockets: 20 });
+  const body = JSON.stringify({ hello: 'world', n: 1 });
+  const send = () =>
+    new Promise((resolve, reject) => {
+      const headers = { 'content-type': 'application/json', 'x-key': triggers.echo.key, 'content-length': Buffer.byteLength(body) };
+      const req = request(
+        { agent, port, host: '127.0.0.1', method: 'POST', path: `/webhooks/${triggers.echo.id}/trigger`, headers },
+        (res) => {
+          res.resume();
+          res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`answered ${res.statusCode}`))));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  const drive = async (total) => {
+    let sent = 0;
+    await Promise.all(
+      Array.from({ length: 20 }, async () => {
+        while (sent++ < total) await send();
+      }),
+    );
+  };
+  const ask = (op) =>
+    new Promise((resolve) => {
+      server.once('message', resolve);
+      server.send({ perRequest: op });
+    });
+  await drive(3_000);
+  await new Promise((r) => setTimeout(r, 500));
+  await ask('start');
+  await drive(count);
+  await new Promise((r) => setTimeout(r, 500)); // the last runs finish
+  const report = await ask('stop');
+  server.kill();
+  agent.destroy();
+  if (kind === 'promises') {
+    const own = report.top.filter(([where]) => where.startsWith('module: ')).reduce((sum, [, k]) => sum + k, 0);
+    console.log(
+      `${(report.total / count).toFixed(1)} promises per trigger and run (${report.total} over ${count})${sdk ? ', SDK registered' : ''}`,
+    );
+    console.log(`${(own / count).toFixed(1)} of them made in the compiled library (dist/); the top creators:`);
+    for (const [where, k] of report.top.slice(0, 25)) console.log(`${(k / count).toFixed(2).padStart(7)}  ${where}`);
+  } else {
+    console.log(`${(report.total / count / 1024).toFixed(1)} KB allocated per trigger and run${sdk ? ', SDK registered' : ''} (sampled)`);
+    for (const [where, bytes] of report.top) console.log(`${(bytes / count / 1024).toFixed(2).padStart(7)} KB  ${where}`);
+  }
+}
+
+/** Preloaded into the server: counts between the parent's `start` and `stop`, answers over IPC. */
+function child() {
+  const kind = process.env.PER_REQUEST_KIND;
+  let counting = false;
+  const counts = new Map();
+  let total = 0;
+  let session;
+  if (kind === 'promises') {
+    const { createHook } = require('node:async_hooks');
+    createHook({
+      init(_id, type) {
+        if (!counting || type !== 'PROMISE') return;
+        total++;
+        const frames = new Error().stack
+          .split('\n')
+          .slice(2)
+          .map((l) => l.trim());
+        const own = frames.find((l) => l.includes(`${root}/dist/`));
+        const first = frames.find((l) => !l.includes('node:internal') && !l.includes('(<anonymous>)') && l !== 'at <anonymous>');
+        const where = own ? `module: ${short(own)}` : first ? short(first) : '(no JS frame: an await or a thenable job)';
+        counts.set(where, (counts.get(where) || 0) + 1);
+      },
+    }).enable();
+  } else {
+    const inspector = require('node:inspector');
+    session = new inspector.Session();
+    session.connect();
+  }
+  const short = (frame) => frame.replace(/^at /, '').replace(`${root}/`, '').replace('file://', '');
+  process.on('message', (m) => {
+    if (m?.perRequest === 'start') {
+      if (kind === 'promises') {
+        counting = true;
+        return process.send({});
+      }
+      const flags = { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true };
+      session.post('HeapProfiler.startSampling', flags, () => process.send({}));
+    }
+    if (m?.perRequest === 'stop') {
+      if (kind === 'promises') {
+        counting = false;
+        return process.send({ total, top: [...counts].sort((a, b) => b[1] - a[1]) });
+      }
+      session.post('HeapProfiler.stopSampling', (error, result) => {
+        if (error) throw error;
+        const byPackage = new Map();
+        let sum = 0;
+        const walk = (node, owner) => {
+          const url = node.callFrame.url;
+          const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ?? (url.includes(`${root}/dist/`) ? 'this library' : null);
+          const by = pkg ?? owner ?? (url.startsWith('node:') ? 'Node' : 'native');
+          if (node.selfSize) byPackage.set(by, (byPackage.get(by) || 0) + node.selfSize);
+          sum += node.selfSize;
+          for (const c of node.children) walk(c, pkg ?? owner);
+        };
+        walk(result.profile.head, null);
+        process.send({ total: sum, top: [...byPackage].sort((a, b) => b[1] - a[1]).slice(0, 12) });
+      });
+    }
+  });
+}
