@@ -66,6 +66,7 @@ if (!baseUrl) {
         { name: 'WebhookTriggersAudit1764500000000' },
         { name: 'WebhookTriggersTraceContext1764600000000' },
         { name: 'WebhookTriggersOverview1764700000000' },
+        { name: 'WebhookTriggersIdempotencyPartial1764800000000' },
       ]);
     });
 

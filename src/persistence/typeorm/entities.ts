@@ -93,7 +93,7 @@ export class WebhookTriggerKeyEntity {
 @Index('IDX_webhook_invocations_bot_status_created_id', ['botId', 'status', 'createdAt', 'id'])
 @Index('IDX_webhook_invocations_trigger_created_id', ['triggerId', 'createdAt', 'id'])
 @Index('IDX_webhook_invocations_bot_idempotency', ['botId', 'idempotencyKey'], { where: '"idempotency_key" IS NOT NULL' })
-@Index('UQ_webhook_invocations_idempotency', ['triggerId', 'idempotencyKey'], { unique: true })
+@Index('UQ_webhook_invocations_idempotency', ['triggerId', 'idempotencyKey'], { unique: true, where: '"idempotency_key" IS NOT NULL' })
 @Index('IDX_webhook_invocations_status_lease', ['status', 'leaseExpiresAt'])
 @Index('IDX_webhook_invocations_created', ['createdAt'])
 @Index('IDX_webhook_invocations_finished_status_started', ['finishedAt', 'status', 'startedAt'])

@@ -8,6 +8,7 @@ import { WebhookTriggersSigning1764400000000 } from './1764400000000-webhook-tri
 import { WebhookTriggersAudit1764500000000 } from './1764500000000-webhook-triggers-audit.js';
 import { WebhookTriggersTraceContext1764600000000 } from './1764600000000-webhook-triggers-trace-context.js';
 import { WebhookTriggersOverview1764700000000 } from './1764700000000-webhook-triggers-overview.js';
+import { WebhookTriggersIdempotencyPartial1764800000000 } from './1764800000000-webhook-triggers-idempotency-partial.js';
 
 /** Add these to your DataSource's `migrations` when you pass `dataSourceName`. */
 export const WEBHOOK_TRIGGER_MIGRATIONS = [
@@ -21,4 +22,5 @@ export const WEBHOOK_TRIGGER_MIGRATIONS = [
   WebhookTriggersAudit1764500000000,
   WebhookTriggersTraceContext1764600000000,
   WebhookTriggersOverview1764700000000,
+  WebhookTriggersIdempotencyPartial1764800000000,
 ];
