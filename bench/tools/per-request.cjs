@@ -8,6 +8,7 @@
 //   node bench/tools/per-request.cjs promises [N=2000] [--sdk]   promises per trigger and run, top creators
 //   node bench/tools/per-request.cjs heap [N=10000] [--sdk]      KB allocated per trigger and run, by package
 // --sdk preloads contenders/otel-sdk.js (the OpenTelemetry cost phase's SDK, AsyncLocalStorage context manager).
+// TOP=<n> lists that many creators of promises (25 by default).
 const { fork } = require('node:child_process');
 const { request, Agent } = require('node:http');
 const { join } = require('node:path');
@@ -76,7 +77,8 @@ async function main() {
       `${(report.total / count).toFixed(1)} promises per trigger and run (${report.total} over ${count})${sdk ? ', SDK registered' : ''}`,
     );
     console.log(`${(own / count).toFixed(1)} of them made in the compiled library (dist/); the top creators:`);
-    for (const [where, k] of report.top.slice(0, Number(process.env.TOP || 25))) console.log(`${(k / count).toFixed(2).padStart(7)}  ${where}`);
+    for (const [where, k] of report.top.slice(0, Number(process.env.TOP || 25)))
+      console.log(`${(k / count).toFixed(2).padStart(7)}  ${where}`);
   } else {
     console.log(`${(report.total / count / 1024).toFixed(1)} KB allocated per trigger and run${sdk ? ', SDK registered' : ''} (sampled)`);
     for (const [where, bytes] of report.top) console.log(`${(bytes / count / 1024).toFixed(2).padStart(7)} KB  ${where}`);
