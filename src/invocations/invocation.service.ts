@@ -6,7 +6,7 @@ import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-o
 import { newInvocationId } from '../keys/ids.js';
 import type { InvocationRepository } from '../persistence/invocation.repository.js';
 import { WebhookStorage, type AcceptOutcome } from '../persistence/webhook-storage.js';
-import type { InvocationRecord, TriggerRecord } from '../persistence/records.js';
+import { acceptedRecord, type InvocationRecord, type NewInvocation, type TriggerRecord } from '../persistence/records.js';
 import type { WebhookTransaction } from '../persistence/unit-of-work.js';
 import { BotRunner, dispatchedRun } from '../runs/bot-runner.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
@@ -140,7 +140,13 @@ export class InvocationService {
     if (!bot) throw new BotNotRegisteredError(trigger.botId);
     const now = new Date(this.clock.now());
     const since = new Date(now.getTime() - this.options.idempotencyTtlMs);
-    const record = {
+    // A free slot here and nobody waiting for one: the accept step stores the run `running` for this process
+    // (the accept is its claim) and it starts right after the COMMIT, without a claim round trip.
+    const reservation = this.invocations.storesClaims ? this.runner.reserve(trigger.accountId) : null;
+    const claim = reservation
+      ? { owner: reservation.owner, startedAt: now, leaseExpiresAt: new Date(now.getTime() + this.options.runLeaseMs) }
+      : undefined;
+    const record: NewInvocation = {
       id: newInvocationId(now.getTime()),
       triggerId: trigger.id,
       botId: trigger.botId,
@@ -151,18 +157,12 @@ export class InvocationService {
       requestHash: requestHash ?? null,
       createdAt: now,
       traceContext: traceContext ?? null,
+      claim,
     };
-    // A free slot here and nobody waiting for one: the accept step stores the run `running` for this process
-    // (the accept is its claim) and it starts right after the COMMIT, without a claim round trip.
-    const reservation = this.invocations.storesClaims ? this.runner.reserve(trigger.accountId) : null;
-    const claim = reservation
-      ? { owner: reservation.owner, startedAt: now, leaseExpiresAt: new Date(now.getTime() + this.options.runLeaseMs) }
-      : undefined;
     let outcome: AcceptOutcome;
     try {
-      outcome = await (claim
-        ? this.executor.accepting(this.storage.accept({ ...record, claim }, since))
-        : this.storage.accept(record, since));
+      const accepted = this.storage.accept(record, since);
+      outcome = await (claim ? this.executor.accepting(accepted) : accepted);
     } catch (error) {
       reservation?.release();
       throw error;
@@ -175,16 +175,7 @@ export class InvocationService {
     }
     this.events.emit(record, 'queued');
     if (reservation && claim) {
-      reservation.start({
-        ...record,
-        status: 'running',
-        outputs: null,
-        error: null,
-        startedAt: claim.startedAt,
-        finishedAt: null,
-        owner: claim.owner,
-        attempts: 1,
-      });
+      reservation.start(acceptedRecord(record));
     } else {
       await this.runner.dispatch(dispatchedRun(record));
     }

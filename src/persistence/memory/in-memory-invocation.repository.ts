@@ -2,6 +2,7 @@ import type { BotOutput } from '../../bots/bot.types.js';
 import { IdempotencyKeyTakenError } from '../../errors/webhook-trigger.errors.js';
 import { InvocationRepository, type HistoryQuery, type LostRun } from '../invocation.repository.js';
 import {
+  acceptedRecord,
   TERMINAL_STATUSES,
   type InvocationRecord,
   type InvocationStatus,
@@ -60,19 +61,8 @@ export class InMemoryInvocationRepository extends InvocationRepository {
         throw new IdempotencyKeyTakenError(invocation.triggerId, key);
       }
       unit?.remember('invocations', this.rows, invocation.id);
-      const { claim, ...fields } = copyOf(invocation);
-      this.rows.set(invocation.id, {
-        ...fields,
-        status: claim ? 'running' : 'queued',
-        outputs: null,
-        error: null,
-        startedAt: claim ? claim.startedAt : null,
-        finishedAt: null,
-        owner: claim ? claim.owner : null,
-        leaseExpiresAt: claim ? claim.leaseExpiresAt : null,
-        attempts: claim ? 1 : 0,
-        traceContext: fields.traceContext ?? null,
-      });
+      const row: StoredInvocation = { ...copyOf(acceptedRecord(invocation)), leaseExpiresAt: invocation.claim?.leaseExpiresAt ?? null };
+      this.rows.set(invocation.id, row);
     });
   }
 
