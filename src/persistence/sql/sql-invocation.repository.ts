@@ -55,11 +55,30 @@ function transitionValue(field: keyof InvocationTransition, value: unknown): unk
   return field === 'startedAt' || field === 'finishedAt' ? (value as Date).getTime() : JSON.stringify(value);
 }
 
-/** `status = ?, <column> = ?…` for a state change and the values to bind, in order. */
+const TRANSITION_FIELDS = Object.keys(TRANSITION_COLUMNS) as (keyof InvocationTransition)[];
+
+/** `status = ?, <column> = ?…` per shape (a bit per field of TRANSITION_FIELDS it writes), made once each. */
+const SET_CLAUSES = new Map<number, string>();
+
+/**
+ * `status = ?, <column> = ?…` for a state change and the values to bind, in order. The text is made once per
+ * shape: a run's finish is on every run's path, and the same text also finds its prepared statement at once.
+ */
 function setClause(to: InvocationStatus, fields: InvocationTransition): [string, unknown[]] {
-  const names = (Object.keys(TRANSITION_COLUMNS) as (keyof InvocationTransition)[]).filter((f) => f in fields);
-  const sets = ['status = ?', ...names.map((f) => `${TRANSITION_COLUMNS[f]} = ?`)].join(', ');
-  return [sets, [to, ...names.map((f) => transitionValue(f, fields[f]))]];
+  let shape = 0;
+  const values: unknown[] = [to];
+  for (let i = 0; i < TRANSITION_FIELDS.length; i++) {
+    const field = TRANSITION_FIELDS[i];
+    if (!(field in fields)) continue;
+    shape |= 1 << i;
+    values.push(transitionValue(field, fields[field]));
+  }
+  let sets = SET_CLAUSES.get(shape);
+  if (sets === undefined) {
+    sets = ['status = ?', ...TRANSITION_FIELDS.filter((_, i) => shape & (1 << i)).map((f) => `${TRANSITION_COLUMNS[f]} = ?`)].join(', ');
+    SET_CLAUSES.set(shape, sets);
+  }
+  return [sets, values];
 }
 
 /** A state change that is a run's outcome (what `PostgresRunWrites.finish` groups). */
@@ -147,9 +166,10 @@ export class SqlInvocationRepository extends InvocationRepository {
       const { finishedAt, outputs = null, error = null } = fields;
       return this.grouped.finish({ id, owner: condition.owner, status: to, finishedAt: finishedAt!, outputs, error });
     }
-    const [sets, values] = setClause(to, fields);
+    const [sets, params] = setClause(to, fields);
+    params.push(id, from);
+    if (condition.owner !== undefined) params.push(condition.owner);
     const owner = condition.owner === undefined ? '' : ' AND owner = ?';
-    const params = [...values, id, from, ...(condition.owner === undefined ? [] : [condition.owner])];
     const { changes } = await this.db.write(
       `UPDATE webhook_invocations SET ${sets} WHERE id = ? AND status = ?${owner}`,
       params,
