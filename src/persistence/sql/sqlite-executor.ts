@@ -77,27 +77,35 @@ export class SqliteExecutor extends SqlExecutor {
           pending = Promise.reject(error);
         }
         pending.then(
-          (value) => this.endUnit(null, () => batch.committed.then(() => resolve(value), reject), reject),
-          (error: unknown) => this.endUnit({ error }, () => undefined, reject),
+          (value) => this.releaseUnit(() => batch.committed.then(() => resolve(value), reject), reject),
+          (error: unknown) => this.rollBackUnit(error, reject),
         );
       });
     });
   }
 
-  /** Ends a unit: RELEASE its savepoint, or roll back to it when its work (or the RELEASE) failed; then the next task's turn. */
-  private endUnit(failure: { error: unknown } | null, succeeded: () => void, reject: (error: unknown) => void): void {
+  /** Ends a unit whose work succeeded: RELEASE its savepoint (or roll back to it when the RELEASE fails); then the next task's turn. */
+  private releaseUnit(succeeded: () => void, reject: (error: unknown) => void): void {
     try {
-      if (!failure) {
-        try {
-          this.writer.exec('RELEASE webhook_unit', []);
-          return succeeded();
-        } catch (error) {
-          failure = { error };
-        }
-      }
+      this.writer.exec('RELEASE webhook_unit', []);
+    } catch (error) {
+      return this.rollBackUnit(error, reject);
+    }
+    try {
+      succeeded();
+    } catch (error) {
+      reject(error);
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Ends a unit whose work (or its RELEASE) failed: roll back to its savepoint, leaving the tick's other units; then the next task's turn. */
+  private rollBackUnit(failure: unknown, reject: (error: unknown) => void): void {
+    try {
       this.writer.exec('ROLLBACK TO webhook_unit', []);
       this.writer.exec('RELEASE webhook_unit', []);
-      reject(failure.error);
+      reject(failure);
     } catch (error) {
       reject(error);
     } finally {
