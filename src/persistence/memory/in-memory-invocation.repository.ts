@@ -61,7 +61,9 @@ export class InMemoryInvocationRepository extends InvocationRepository {
         throw new IdempotencyKeyTakenError(invocation.triggerId, key);
       }
       unit?.remember('invocations', this.rows, invocation.id);
-      const row: StoredInvocation = { ...copyOf(acceptedRecord(invocation)), leaseExpiresAt: invocation.claim?.leaseExpiresAt ?? null };
+      const row: StoredInvocation = Object.assign(copyOf(acceptedRecord(invocation)), {
+        leaseExpiresAt: invocation.claim ? new Date(invocation.claim.leaseExpiresAt.getTime()) : null,
+      });
       this.rows.set(invocation.id, row);
     });
   }

@@ -3,9 +3,9 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
 /**
  * The unique index on `(trigger_id, idempotency_key)` holds only the runs that carry a key. NULL keys never
  * conflicted (both databases treat NULLs as distinct), so uniqueness is unchanged; but every run without a key
- * (most of them) entered the index all the same: one B-tree insert per accepted run and one delete per retained
- * run, for nothing. Both databases still use it for a key's look-up (`idempotency_key = ?` implies `IS NOT NULL`),
- * and PostgreSQL's `ON CONFLICT DO NOTHING` (no conflict target) honours a partial unique index.
+ * (most of them) entered the index all the same: one B-tree insert per accepted run and one delete per run that
+ * retention removes, for nothing. Both databases still use it for a key's look-up (`idempotency_key = ?` implies
+ * `IS NOT NULL`), and PostgreSQL's `ON CONFLICT DO NOTHING` (no conflict target) honours a partial unique index.
  *
  * On PostgreSQL the CREATE blocks writes to the table while it builds (the index is small: only keyed runs).
  */
