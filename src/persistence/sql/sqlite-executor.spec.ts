@@ -8,6 +8,8 @@ import { CreditAccounts } from '../credit-accounts.js';
 import { CreditLedger } from '../credit-ledger.js';
 import { InvocationRepository } from '../invocation.repository.js';
 import { WebhookUnitOfWork } from '../unit-of-work.js';
+import { sqliteConnectionOf, WEBHOOK_DATA_SOURCE } from '../typeorm/webhook-data-source.js';
+import type { DataSource } from 'typeorm';
 import { WebhookTriggerModule } from '../../webhook-trigger.module.js';
 
 /** The SQLite unit of work on a real file: atomic units, group commit, nothing answered before COMMIT. */
@@ -45,6 +47,14 @@ describe('SqliteExecutor', () => {
       db.close();
     }
   };
+
+  it("writes in WAL mode, fsyncing every COMMIT (synchronous FULL), with the units' statement journals in memory", () => {
+    const writer = sqliteConnectionOf(app.get<DataSource>(WEBHOOK_DATA_SOURCE));
+    const pragma = (name: string) => Object.values(writer.prepare(`PRAGMA ${name}`).all()[0])[0];
+    expect(pragma('journal_mode')).toBe('wal');
+    expect(pragma('synchronous')).toBe(2); // FULL: an answered run survives a power loss
+    expect(pragma('temp_store')).toBe(2); // MEMORY: a SAVEPOINT's journal is no temporary file (bench/README.md)
+  });
 
   it('a failed unit rolls back its own debit and leaves the other units of its batch alone', async () => {
     await accounts.setBalance('a', 10);
