@@ -7,11 +7,15 @@
 // Usage (after `npm run bench:build`):
 //   node bench/tools/per-request.cjs promises [N=2000] [--sdk]   promises per trigger and run, top creators
 //   node bench/tools/per-request.cjs heap [N=10000] [--sdk]      KB allocated per trigger and run, by package
+//   node bench/tools/per-request.cjs statements [N=20000]        µs of SQLite per trigger and run, by statement
 // --sdk preloads contenders/otel-sdk.js (the OpenTelemetry cost phase's SDK, AsyncLocalStorage context manager).
 // TOP=<n> lists that many rows (25 creators of promises, 12 allocators by default). HEAP_BY=function lists the
 // allocating functions (file:line, and the package they were called for) instead of packages: what found a spread
 // on the accept path allocating 5 KB per trigger. CHILD_FLAGS="--no-turbo-inlining --max-inlined-bytecode-size=0"
 // keeps V8 from inlining callees into their callers, so each function is charged what it allocates itself.
+// `statements` times every better-sqlite3 statement the server runs (prepared statements' run/get/all, COMMIT
+// included) with process.hrtime around the call: what found the group commit's statement journals going to a
+// temporary file (INSERT 45 µs, then 17 µs with them in memory). It is a timing, so it moves with the machine.
 const { fork } = require('node:child_process');
 const { request, Agent } = require('node:http');
 const { join } = require('node:path');
@@ -29,8 +33,8 @@ else
 
 async function main() {
   const [kind = 'promises', n, ...flags] = process.argv.slice(2);
-  if (kind !== 'promises' && kind !== 'heap') throw new Error('usage: per-request.cjs promises|heap [N] [--sdk]');
-  const count = Number(n || (kind === 'heap' ? 10_000 : 2_000));
+  if (!['promises', 'heap', 'statements'].includes(kind)) throw new Error('usage: per-request.cjs promises|heap|statements [N] [--sdk]');
+  const count = Number(n || { promises: 2_000, heap: 10_000, statements: 20_000 }[kind]);
   const sdk = flags.includes('--sdk');
   const server = fork(join(contenders, 'nest-trigger.js'), [JSON.stringify({ adapter: 'fastify', waiters: false })], {
     execArgv: [
@@ -87,6 +91,14 @@ async function main() {
     console.log(`${(own / count).toFixed(1)} of them made in the compiled library (dist/); the top creators:`);
     for (const [where, k] of report.top.slice(0, Number(process.env.TOP || 25)))
       console.log(`${(k / count).toFixed(2).padStart(7)}  ${where}`);
+  } else if (kind === 'statements') {
+    console.log(
+      `${(report.total / count).toFixed(1)} µs of SQLite statements per trigger and run${sdk ? ', SDK registered' : ''} (${count} runs)`,
+    );
+    for (const [sql, { us, calls }] of report.top.slice(0, Number(process.env.TOP || 12)))
+      console.log(
+        `${(us / count).toFixed(1).padStart(7)} µs  ${(calls / count).toFixed(3).padStart(6)} ×  ${(us / calls).toFixed(1).padStart(7)} µs each  ${sql}`,
+      );
   } else {
     console.log(`${(report.total / count / 1024).toFixed(1)} KB allocated per trigger and run${sdk ? ', SDK registered' : ''} (sampled)`);
     for (const [where, bytes] of report.top) console.log(`${(bytes / count / 1024).toFixed(2).padStart(7)} KB  ${where}`);
@@ -116,6 +128,30 @@ function child() {
         counts.set(where, (counts.get(where) || 0) + 1);
       },
     }).enable();
+  } else if (kind === 'statements') {
+    // The Statement class is not exported: patch its prototype, taken from a throw-away statement.
+    const Database = require(join(root, 'node_modules', 'better-sqlite3'));
+    const scratch = new Database(':memory:');
+    const proto = Object.getPrototypeOf(scratch.prepare('SELECT 1'));
+    scratch.close();
+    for (const name of ['run', 'get', 'all']) {
+      const original = proto[name];
+      proto[name] = function (...args) {
+        if (!counting) return original.apply(this, args);
+        const started = process.hrtime.bigint();
+        try {
+          return original.apply(this, args);
+        } finally {
+          const us = Number(process.hrtime.bigint() - started) / 1000;
+          const sql = this.source.replace(/\s+/g, ' ').slice(0, 80);
+          const entry = counts.get(sql) ?? { us: 0, calls: 0 };
+          entry.us += us;
+          entry.calls++;
+          counts.set(sql, entry);
+          total += us;
+        }
+      };
+    }
   } else {
     const inspector = require('node:inspector');
     session = new inspector.Session();
@@ -124,7 +160,7 @@ function child() {
   const short = (frame) => frame.replace(/^at /, '').replace(`${root}/`, '').replace('file://', '');
   process.on('message', (m) => {
     if (m?.perRequest === 'start') {
-      if (kind === 'promises') {
+      if (kind !== 'heap') {
         counting = true;
         return process.send({});
       }
@@ -135,6 +171,10 @@ function child() {
       if (kind === 'promises') {
         counting = false;
         return process.send({ total, top: [...counts].sort((a, b) => b[1] - a[1]) });
+      }
+      if (kind === 'statements') {
+        counting = false;
+        return process.send({ total, top: [...counts].sort((a, b) => b[1].us - a[1].us) });
       }
       session.post('HeapProfiler.stopSampling', (error, result) => {
         if (error) throw error;
