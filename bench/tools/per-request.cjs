@@ -9,10 +9,11 @@
 //   node bench/tools/per-request.cjs heap [N=10000] [--sdk]      KB allocated per trigger and run, by package
 //   node bench/tools/per-request.cjs statements [N=20000]        µs of SQLite per trigger and run, by statement
 // --sdk preloads contenders/otel-sdk.js (the OpenTelemetry cost phase's SDK, AsyncLocalStorage context manager).
-// TOP=<n> lists that many rows (25 creators of promises, 12 allocators by default). HEAP_BY=function lists the
-// allocating functions (file:line, and the package they were called for) instead of packages: what found a spread
-// on the accept path allocating 5 KB per trigger. CHILD_FLAGS="--no-turbo-inlining --max-inlined-bytecode-size=0"
-// keeps V8 from inlining callees into their callers, so each function is charged what it allocates itself.
+// ADAPTER=express measures the Express contender instead of Fastify. TOP=<n> lists that many rows (25 creators of
+// promises, 12 allocators by default). HEAP_BY=function lists the allocating functions (file:line, and the package
+// they were called for) instead of packages: what found a spread on the accept path allocating 5 KB per trigger.
+// CHILD_FLAGS="--no-turbo-inlining --max-inlined-bytecode-size=0" keeps V8 from inlining callees into their
+// callers, so each function is charged what it allocates itself.
 // `statements` times every better-sqlite3 statement the server runs (prepared statements' run/get/all, COMMIT
 // included) with process.hrtime around the call: what found the group commit's statement journals going to a
 // temporary file (INSERT 45 µs, then 17 µs with them in memory). It is a timing, so it moves with the machine.
@@ -36,16 +37,20 @@ async function main() {
   if (!['promises', 'heap', 'statements'].includes(kind)) throw new Error('usage: per-request.cjs promises|heap|statements [N] [--sdk]');
   const count = Number(n || { promises: 2_000, heap: 10_000, statements: 20_000 }[kind]);
   const sdk = flags.includes('--sdk');
-  const server = fork(join(contenders, 'nest-trigger.js'), [JSON.stringify({ adapter: 'fastify', waiters: false })], {
-    execArgv: [
-      ...(process.env.CHILD_FLAGS ? process.env.CHILD_FLAGS.split(' ') : []),
-      '--require',
-      __filename,
-      ...(sdk ? ['--require', join(contenders, 'otel-sdk.js')] : []),
-    ],
-    env: { ...process.env, PER_REQUEST_KIND: kind },
-    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
-  });
+  const server = fork(
+    join(contenders, 'nest-trigger.js'),
+    [JSON.stringify({ adapter: process.env.ADAPTER || 'fastify', waiters: false })],
+    {
+      execArgv: [
+        ...(process.env.CHILD_FLAGS ? process.env.CHILD_FLAGS.split(' ') : []),
+        '--require',
+        __filename,
+        ...(sdk ? ['--require', join(contenders, 'otel-sdk.js')] : []),
+      ],
+      env: { ...process.env, PER_REQUEST_KIND: kind },
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+    },
+  );
   const { port, triggers } = await new Promise((resolve) => server.on('message', (m) => m.type === 'ready' && resolve(m)));
   const agent = new Agent({ keepAlive: true, maxSockets: 20 });
   const body = JSON.stringify({ hello: 'world', n: 1 });

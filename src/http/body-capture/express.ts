@@ -23,8 +23,9 @@ export function captureExpressBodies(app: ExpressApp, countAnswer?: AnswerCounte
     if (!readsOwnBody(req.method, req.url)) return next();
     req[DEFERRED_BODY] = { stream: req, contentType: req.headers['content-type'], contentLength: req.headers['content-length'] };
     // Body parsers skip a request whose Content-Type they do not handle (body-parser 2 no longer honours
-    // `_body`, which body-parser 1 did): the type is kept on the deferred body instead.
-    delete req.headers['content-type'];
+    // `_body`, which body-parser 1 did): the type is kept on the deferred body instead. Set to undefined rather
+    // than deleted: a `delete` turns the headers object into a dictionary (a copy, and slower reads after it).
+    req.headers['content-type'] = undefined;
     req._body = true;
     next();
   };
