@@ -77,6 +77,17 @@ function openSqliteReader(dataSource: DataSource): void {
   sqliteReaders.set(writer, new Library(writer.name, { readonly: true, fileMustExist: true, timeout: SQLITE_BUSY_TIMEOUT_MS }));
 }
 
+/**
+ * Each unit of a group commit runs in a SAVEPOINT, so SQLite copies every page a unit first changes into a
+ * statement journal (to roll that unit back alone). With the default temp store that journal is a temporary
+ * file: a run's INSERT took ~3x as long (bench/README.md). The statement journal only serves a rollback inside
+ * the open transaction (the WAL is what survives a crash), so keeping it in memory costs no durability. Set
+ * after the migrations, whose index builds may sort a whole table and keep spilling that to disk.
+ */
+function keepStatementJournalsInMemory(dataSource: DataSource): void {
+  sqliteConnectionOf(dataSource).exec('PRAGMA temp_store = MEMORY');
+}
+
 function closeSqliteReader(dataSource: DataSource): void {
   if (dataSource.options.type !== 'better-sqlite3') return;
   const writer = sqliteConnectionOf(dataSource);
@@ -102,21 +113,18 @@ export async function openOwnedDataSource(options: ResolvedWebhookTriggerOptions
           database: db.database,
           enableWAL: true, // also what lets the read connection see the last COMMIT while a group is open
           timeout: SQLITE_BUSY_TIMEOUT_MS,
+          // FULL: a committed run survives power loss, not only a crash. Group commit pays for it.
           prepareDatabase: (handle: { pragma(sql: string): unknown }) => {
-            // FULL: a committed run survives power loss, not only a crash. Group commit pays for it.
             handle.pragma('synchronous = FULL');
-            // Each unit of a group commit runs in a SAVEPOINT, so SQLite copies every page a unit first changes
-            // into a statement journal (to roll back that unit alone). With the default temp store that journal
-            // is a temporary file: a run's INSERT then took ~3x as long (bench/README.md). The statement journal
-            // only serves a rollback inside the open transaction (the WAL is what survives a crash), so keeping
-            // it in memory costs no durability.
-            handle.pragma('temp_store = MEMORY');
           },
           ...common,
         });
   await dataSource.initialize();
   if (options.migrationsRun) await dataSource.runMigrations({ transaction: 'each' });
-  if (db.type === 'better-sqlite3') openSqliteReader(dataSource);
+  if (db.type === 'better-sqlite3') {
+    keepStatementJournalsInMemory(dataSource);
+    openSqliteReader(dataSource);
+  }
   return dataSource;
 }
 
