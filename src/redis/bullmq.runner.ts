@@ -15,8 +15,8 @@ import { AccountRunSlots } from './account-run-slots.js';
 import { AccountQueuePositions } from './account-queue-positions.js';
 import { Batcher } from '../batching/batcher.js';
 import { WorkerHeartbeats } from './worker-heartbeats.js';
+import { RunQueueBacklog } from './run-queue-backlog.js';
 import {
-  BACKLOG_READ_MS,
   ENQUEUE_BATCH,
   ENQUEUE_TIMEOUT_MS,
   HAND_OFF_TRIES,
@@ -67,8 +67,8 @@ import {
  *   slot of that account brings the oldest waiting job forward at once. Slots are freed when runs end,
  *   and expire by themselves `runLeaseMs` after their worker stopped refreshing them (it died or lost
  *   Redis); the delay (200 ms, plus 5 ms per waiting run, at most 60 s) is the safety net.
- * - **Backlog** (`maxQueuedRuns`): the queue's waiting, prioritized and delayed jobs, read from Redis every 250 ms, plus
- *   the jobs this node added since the read. No trigger waits on Redis for it; the bound holds per queue
+ * - **Backlog** (`maxQueuedRuns`, `RunQueueBacklog`): the queue's waiting, prioritized and delayed jobs, read from Redis
+ *   every 250 ms, plus the jobs this node added since the read. No trigger waits on Redis for it; the bound holds per queue
  *   and may be overshot by what the other API nodes accept within one read's interval.
  * - **Cancel** of a run executing on a worker reaches it through the cluster bus (use the Redis bus): the executor
  *   fires the bot's signal when someone else finishes its run. **Heartbeats**: see `WorkerHeartbeats`.
@@ -93,17 +93,8 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   private slots?: AccountRunSlots;
   private slotRefresh?: NodeJS.Timeout;
   private heartbeats?: WorkerHeartbeats;
-  /** The queue's backlog at the last read, and how many of this node's adds had completed when that read was sent. */
-  private backlogAtRead = 0;
-  private enqueuedAtRead = 0;
-  /** Jobs this node has dispatched, ever. */
-  private added = 0;
-  /** Of those, the ones whose add had completed (or failed) in Redis: a read sent after it counts them. */
-  private enqueued = 0;
-  private backlogRead?: NodeJS.Timeout;
-  private readingBacklog = false;
-  /** The end of the last add or backlog read (see `inTurn`). */
-  private turns: Promise<void> = Promise.resolve();
+  /** What `maxQueuedRuns` bounds; its reads of the queue and this runner's adds take turns. */
+  private readonly queued = new RunQueueBacklog(() => this.queue!.getJobCountByTypes('waiting', 'prioritized', 'delayed'));
 
   constructor(
     private readonly executor: InvocationExecutor,
@@ -157,11 +148,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     this.heartbeats = new WorkerHeartbeats(this.producer, keyPrefix);
     const cap = this.options.maxConcurrentRunsPerAccount;
     if (cap !== undefined) this.slots = new AccountRunSlots(this.producer, keyPrefix, cap, this.options.runLeaseMs, this.logger);
-    if (this.options.maxQueuedRuns > 0) {
-      await this.readBacklog(); // a node started in front of a full queue refuses from its first trigger
-      this.backlogRead = setInterval(() => void this.readBacklog(), BACKLOG_READ_MS);
-      this.backlogRead.unref();
-    }
+    if (this.options.maxQueuedRuns > 0) await this.queued.start();
   }
 
   /** Starts the worker after every module is ready (the executor needs bots and the database). */
@@ -215,30 +202,17 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
    * sweep); never rejects, so the trigger is answered 200 either way: the row and the charge are committed.
    */
   async dispatch(run: DispatchedRun): Promise<void> {
-    this.added++;
+    this.queued.dispatched();
     return this.enqueues.push({ id: run.id, accountId: run.accountId, traceContext: run.traceContext });
   }
 
   /**
    * One `addBulk` for a batch of dispatches (the trigger requests whose commits ended together): one
-   * pipeline of BullMQ's add scripts, one round trip instead of one per run. Never rejects: a batch that
-   * could not be added is logged and its runs stay queued for the sweep.
+   * pipeline of BullMQ's add scripts, one round trip instead of one per run, in its turn with the backlog's
+   * reads. Never rejects: a batch that could not be added is logged and its runs stay queued for the sweep.
    */
   private enqueue(runs: DispatchedRun[]): Promise<void[]> {
-    return this.inTurn(() => this.addJobs(runs));
-  }
-
-  /**
-   * Adds and backlog reads take turns (one at a time; the Batcher already sends one add batch at a time), so
-   * a read never overlaps an add: it counts exactly the jobs whose add completed before it.
-   */
-  private inTurn<T>(step: () => Promise<T>): Promise<T> {
-    const turn = this.turns.then(step);
-    this.turns = turn.then(
-      () => undefined,
-      () => undefined,
-    );
-    return turn;
+    return this.queued.add(runs.length, () => this.addJobs(runs));
   }
 
   private async addJobs(runs: DispatchedRun[]): Promise<void[]> {
@@ -258,37 +232,13 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
         `${runs} could not be enqueued (${(error as Error).message}); stored queued, dispatched by a sweep once Redis answers`,
       );
     }
-    // Done either way: a read sent from now on sees these jobs (a failed batch's runs come back through the sweep).
-    this.enqueued += ids.length;
+    // Done either way: the backlog's next read sees these jobs (a failed batch's runs come back through the sweep).
     return ids.map(() => undefined);
   }
 
-  /** The queue's waiting and delayed jobs at the last read, plus this node's jobs that read could not see (see `readBacklog`). */
+  /** The queue's waiting and delayed jobs at the last read, plus this node's jobs that read could not see (`RunQueueBacklog`). */
   override backlog(): number {
-    return this.backlogAtRead + this.added - this.enqueuedAtRead;
-  }
-
-  /**
-   * Reads the queue's backlog, in its turn between adds: the count includes every job this node's adds put
-   * in (all of them completed before it), and `backlog()` adds the jobs dispatched since, so this node's own
-   * jobs always count at once and never twice. When Redis does not answer, the last read stands and this
-   * node's own additions still count, so a node cut off from its queue stops accepting at the bound too.
-   */
-  private async readBacklog(): Promise<void> {
-    if (this.readingBacklog) return;
-    this.readingBacklog = true;
-    try {
-      await this.inTurn(async () => {
-        const enqueued = this.enqueued;
-        const count = await this.queue!.getJobCountByTypes('waiting', 'prioritized', 'delayed');
-        this.backlogAtRead = count;
-        this.enqueuedAtRead = enqueued;
-      });
-    } catch {
-      // Reported by the producer's error listener; the next read tries again.
-    } finally {
-      this.readingBacklog = false;
-    }
+    return this.queued.current();
   }
 
   /** Re-dispatches runs still `queued` that were created before `createdBefore`; repeats are no-ops. */
@@ -391,7 +341,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     // The same promise as the close begun with shutdown, if it was.
     await this.worker?.close().catch(() => undefined);
     clearInterval(this.slotRefresh);
-    clearInterval(this.backlogRead);
+    this.queued.stop();
     await this.queue?.close().catch(() => undefined);
     this.workerConnection?.disconnect();
     this.producer?.disconnect();

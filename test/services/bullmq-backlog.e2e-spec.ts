@@ -82,7 +82,8 @@ if (!redisUrl || !postgresUrl) {
       await added;
       expect(runner.backlog()).toBe(before + 1);
       // Two reads of the queue later (watched as they pass, not changed), it is counted once, not twice.
-      const reads = jest.spyOn(runner as unknown as { readBacklog(): Promise<void> }, 'readBacklog');
+      const backlog = (runner as unknown as { queued: { read(): Promise<void> } }).queued;
+      const reads = jest.spyOn(backlog, 'read');
       try {
         await until(() => reads.mock.calls.length >= 2, 2_000, 'two reads of the queue');
         await Promise.all(reads.mock.results.map((r) => r.value as Promise<void>));
