@@ -19,17 +19,23 @@ function queue() {
 const turn = () => new Promise((resolve) => setImmediate(resolve));
 
 describe('RunQueueBacklog', () => {
-  let backlog: RunQueueBacklog | undefined;
-  afterEach(() => backlog?.stop());
+  let opened: RunQueueBacklog | undefined; // stopped after each test (its read timer)
+  afterEach(() => opened?.stop());
 
-  it("counts a dispatched run at once, before Redis has its job, and once its add is in, from the queue's count alone", async () => {
+  /** A backlog started in front of a queue holding `jobs` (its first read answered). */
+  async function started(jobs: number) {
     const q = queue();
-    backlog = new RunQueueBacklog(q.countQueued);
-    q.hold(3);
-    const started = backlog.start();
+    q.hold(jobs);
+    const backlog = (opened = new RunQueueBacklog(q.countQueued));
+    const starting = backlog.start();
     await turn();
     q.reads[0].answer();
-    await started;
+    await starting;
+    return { q, backlog, read: () => (backlog as unknown as { read(): Promise<void> }).read() };
+  }
+
+  it("counts a dispatched run at once, before Redis has its job, and once its add is in, from the queue's count alone", async () => {
+    const { q, backlog, read: readQueue } = await started(3);
     expect(backlog.current()).toBe(3);
 
     backlog.dispatched();
@@ -37,7 +43,7 @@ describe('RunQueueBacklog', () => {
     let finishAdd!: () => void;
     const added = backlog.add(1, () => new Promise<void>((resolve) => (finishAdd = resolve)));
     // A read sent while the add is in flight waits for it (they take turns), then sees the job once.
-    const read = (backlog as unknown as { read(): Promise<void> }).read();
+    const read = readQueue();
     await turn();
     expect(q.reads).toHaveLength(1);
     q.hold(4);
@@ -50,14 +56,8 @@ describe('RunQueueBacklog', () => {
   });
 
   it('keeps the last count when a read fails, and still counts its own dispatches', async () => {
-    const q = queue();
-    backlog = new RunQueueBacklog(q.countQueued);
-    q.hold(10);
-    const started = backlog.start();
-    await turn();
-    q.reads[0].answer();
-    await started;
-    const read = (backlog as unknown as { read(): Promise<void> }).read();
+    const { q, backlog, read: readQueue } = await started(10);
+    const read = readQueue();
     await turn();
     q.reads[1].fail();
     await read;
@@ -66,15 +66,10 @@ describe('RunQueueBacklog', () => {
   });
 
   it('counts a failed add as done: its runs come back through the sweep, so the next read decides', async () => {
-    const q = queue();
-    backlog = new RunQueueBacklog(q.countQueued);
-    const started = backlog.start();
-    await turn();
-    q.reads[0].answer();
-    await started;
+    const { q, backlog, read: readQueue } = await started(0);
     backlog.dispatched();
     await expect(backlog.add(1, () => Promise.reject(new Error('Redis down')))).rejects.toThrow('Redis down');
-    const read = (backlog as unknown as { read(): Promise<void> }).read();
+    const read = readQueue();
     await turn();
     q.reads[1].answer(); // the queue holds 0: the failed job is not there
     await read;
