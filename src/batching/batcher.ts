@@ -14,6 +14,8 @@ interface Waiting<I, O> {
 export class Batcher<I, O> {
   private waiting: Waiting<I, O>[] = [];
   private flushing = false;
+  /** Settles when the batch in flight has been answered. */
+  private inFlight: Promise<void> | undefined;
   private scheduled = false;
 
   constructor(
@@ -29,6 +31,11 @@ export class Batcher<I, O> {
     });
   }
 
+  /** The batch in flight, settled once it has been answered (whatever the answer); undefined when none is. */
+  settled(): Promise<void> | undefined {
+    return this.inFlight;
+  }
+
   /** After the items of this tick; while a batch is in flight, the next one waits for it. */
   private schedule(): void {
     if (this.flushing || this.scheduled) return;
@@ -42,6 +49,8 @@ export class Batcher<I, O> {
   private async flush(): Promise<void> {
     if (this.flushing || this.waiting.length === 0) return;
     this.flushing = true;
+    let done!: () => void;
+    this.inFlight = new Promise<void>((resolve) => (done = resolve));
     const batch = this.waiting.length <= this.max ? this.waiting : this.waiting.slice(0, this.max);
     this.waiting = this.waiting.length <= this.max ? [] : this.waiting.slice(this.max);
     try {
@@ -51,6 +60,8 @@ export class Batcher<I, O> {
       for (const w of batch) w.reject(error);
     } finally {
       this.flushing = false;
+      this.inFlight = undefined;
+      done();
       if (this.waiting.length > 0) this.schedule();
     }
   }

@@ -212,6 +212,37 @@ if (!baseUrl) {
       expect(await nodes[1].get(InvocationRepository).markRunning(runs[1].id, at, 'owner-b', lease)).toBeNull();
     });
 
+    it('runs before new work: an accept batch waits for the claims in flight on its node, then goes', async () => {
+      await admin().setCredits('gate', 100);
+      const queued = Array.from({ length: 5 }, () => run('gate'));
+      await Promise.all(queued.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+      const repository = nodes[0].get(InvocationRepository);
+      const executor = sqlExecutorOf(nodes[0]);
+      const write = executor.write.bind(executor);
+      const order: string[] = [];
+      jest.spyOn(executor, 'write').mockImplementation(async (text, params, tx) => {
+        const kind = text.includes('INSERT INTO webhook_invocations')
+          ? 'accept'
+          : text.includes("SET status = 'running'")
+            ? 'claim'
+            : 'other';
+        order.push(`${kind} sent`);
+        const result = await write(text, params, tx);
+        order.push(`${kind} answered`);
+        return result;
+      });
+      const at = new Date();
+      // Claims and new triggers in the same turn, as a node behind on its runs sees them.
+      const claims = queued.map((r) => repository.markRunning(r.id, at, 'owner-gate', new Date(at.getTime() + 30_000)));
+      const fresh = Array.from({ length: 3 }, () => run('gate'));
+      const outcomes = await Promise.all(fresh.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+
+      expect((await Promise.all(claims)).map((c) => c?.status)).toEqual(Array(5).fill('running'));
+      expect(outcomes).toEqual(Array(3).fill({ kind: 'accepted' }));
+      expect(order).toEqual(['claim sent', 'claim answered', 'accept sent', 'accept answered']);
+      expect(await storedIds('gate')).toHaveLength(8);
+    });
+
     it("outcomes stored together are one statement, each only by its run's owner while it runs", async () => {
       await admin().setCredits('finishes', 100);
       const runs = Array.from({ length: 6 }, () => run('finishes'));

@@ -95,13 +95,22 @@ const ACCEPT_IF_AFFORDABLE =
 export class PostgresRunAcceptor {
   private readonly batches = new Batcher<Pending, AcceptOutcome>((batch) => this.acceptBatch(batch));
 
-  constructor(private readonly db: SqlExecutor) {}
+  constructor(
+    private readonly db: SqlExecutor,
+    /**
+     * The claims in flight on this node. A batch of accepts waits for them (runs before new work): a node whose
+     * database is the bottleneck then answers triggers at the pace its runs start, instead of piling up queued
+     * runs, each costing a claim more than a run accepted as running, until the backlog answers 503.
+     */
+    private readonly claimsInFlight: () => Promise<void> | undefined,
+  ) {}
 
   accept(run: NewInvocation, since: Date): Promise<AcceptOutcome> {
     return this.batches.push({ run, since: since.getTime() });
   }
 
   private async acceptBatch(batch: Pending[]): Promise<AcceptOutcome[]> {
+    await this.claimsInFlight();
     if (batch.some((p) => p.run.idempotencyKey !== null)) return this.db.run((tx) => this.decide(batch, tx));
     const stored = await this.acceptIfAffordable(batch);
     if (stored.size === batch.length) return batch.map(() => ({ kind: 'accepted' }));

@@ -55,6 +55,11 @@ export class PostgresRunWrites {
     return this.claims.push(claim);
   }
 
+  /** The claims in flight on this node, settled once answered; undefined when none are. */
+  claimsInFlight(): Promise<void> | undefined {
+    return this.claims.settled();
+  }
+
   /** True when this call stored the outcome. */
   finish(finish: RunFinish): Promise<boolean> {
     return this.finishes.push(finish);

@@ -99,6 +99,11 @@ export class SqlInvocationRepository extends InvocationRepository {
     this.grouped = db instanceof PostgresExecutor ? new PostgresRunWrites(db) : null;
   }
 
+  /** On PostgreSQL, the claims in flight on this node (settled once answered); undefined when none are. */
+  claimsInFlight(): Promise<void> | undefined {
+    return this.grouped?.claimsInFlight();
+  }
+
   override get storesClaims(): boolean {
     return true;
   }

@@ -55,7 +55,7 @@ export class PostgresWebhookStorage extends SqlWebhookStorage {
 
   constructor(override readonly unitOfWork: PostgresExecutor) {
     super(unitOfWork);
-    this.acceptor = new PostgresRunAcceptor(unitOfWork);
+    this.acceptor = new PostgresRunAcceptor(unitOfWork, () => this.invocations.claimsInFlight());
   }
 
   override accept(run: NewInvocation, since: Date): Promise<AcceptOutcome> {
