@@ -66,6 +66,14 @@ describe('InvocationService', () => {
       ]);
     });
 
+    it('tells the accept step whether runs were waiting to start here (the node is behind on its runs)', async () => {
+      const accept = jest.spyOn(f.storage, 'accept');
+      await service.start(trigger, {});
+      await service.start(trigger, {}); // the first one is still waiting in the runner
+
+      expect(accept.mock.calls.map(([run]) => run.runsWaiting)).toEqual([false, true]);
+    });
+
     it('refuses a run the account cannot pay for (402) and leaves no row, no debit, no dispatch', async () => {
       await f.accounts.setBalance('acct', 1);
       const error = await service.start(trigger, {}).catch((e: unknown) => e);

@@ -158,6 +158,7 @@ export class InvocationService {
       createdAt: now,
       traceContext: traceContext ?? null,
       claim,
+      runsWaiting: this.runner.behind(),
     };
     let outcome: AcceptOutcome;
     try {

@@ -132,6 +132,11 @@ export interface AcceptClaim {
 /** A run to store: `queued`, or `running` when its accept step claimed it (`claim`). */
 export type NewInvocation = Omit<InvocationRecord, 'status' | 'outputs' | 'error' | 'startedAt' | 'finishedAt' | 'owner' | 'attempts'> & {
   claim?: AcceptClaim;
+  /**
+   * Runs were waiting for a slot in this process when this one was accepted (`BotRunner.behind()`): the node is
+   * behind on its runs, and its accept step lets the node's claims in flight go first. Not stored.
+   */
+  runsWaiting?: boolean;
 };
 
 /**

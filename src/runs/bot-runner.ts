@@ -55,6 +55,15 @@ export abstract class BotRunner {
   }
 
   /**
+   * True while runs this process dispatched wait for one of its own slots: it is behind on its runs, and its
+   * accept step then lets its claims in flight go before new accepts (PostgreSQL). Answered from memory on
+   * every trigger. False (the default) for a runner whose runs wait elsewhere (a shared queue).
+   */
+  behind(): boolean {
+    return false;
+  }
+
+  /**
    * A slot for a run about to be accepted, when this process may start it at once (a free slot and nobody
    * waiting for one), so that the accept step stores it `running` (accept-as-running: no claim round trip).
    * Null (the default) sends every run the usual way: stored `queued`, then `dispatch`.

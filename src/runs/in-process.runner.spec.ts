@@ -208,12 +208,13 @@ describe('InProcessBotRunner', () => {
     expect(executor.running).toEqual([]);
   });
 
-  it('counts as its backlog the runs waiting for a slot, not those executing', async () => {
+  it('counts as its backlog the runs waiting for a slot, not those executing, and is behind while any waits', async () => {
     const { executor, runner } = setUp(2, 1);
     expect(runner.backlog()).toBe(0);
     for (const run of [...runsOf('a', 3), ...runsOf('b', 1)]) await runner.dispatch(run);
     expect(executor.running).toEqual(['a0', 'b0']);
     expect(runner.backlog()).toBe(2); // a1, a2: a is at its cap
+    expect(runner.behind()).toBe(true);
     await executor.end('b0');
     expect(runner.backlog()).toBe(2); // a free slot, but a is at its cap: still waiting
     await executor.end('a0');
@@ -222,6 +223,7 @@ describe('InProcessBotRunner', () => {
     await executor.end('a1');
     await executor.end('a2');
     expect(runner.backlog()).toBe(0);
+    expect(runner.behind()).toBe(false);
   });
 
   it('starts nothing once the executor drains; waiting runs stay queued', async () => {

@@ -143,6 +143,11 @@ export class InProcessBotRunner extends BotRunner {
     return this.waiting;
   }
 
+  /** Runs dispatched here wait for a slot. */
+  override behind(): boolean {
+    return this.waiting > 0;
+  }
+
   /** (Re)places the account in line at its current number of slots, at the back: the others of that level go first. */
   private enrol(account: AccountRuns): void {
     const cap = this.options.maxConcurrentRunsPerAccount;

@@ -28,6 +28,11 @@ export class RecordingBotRunner extends BotRunner {
     return this.pending.length;
   }
 
+  /** Its runs wait here, for `runPending()`. */
+  override behind(): boolean {
+    return this.pending.length > 0;
+  }
+
   /** Ids dispatched and not yet run. */
   get pendingIds(): readonly string[] {
     return this.pending;

@@ -212,10 +212,8 @@ if (!baseUrl) {
       expect(await nodes[1].get(InvocationRepository).markRunning(runs[1].id, at, 'owner-b', lease)).toBeNull();
     });
 
-    it('runs before new work: an accept batch waits for the claims in flight on its node, then goes', async () => {
+    it('runs before new work: while its node is behind, an accept batch waits for the claims in flight on its node; otherwise it goes at once', async () => {
       await admin().setCredits('gate', 100);
-      const queued = Array.from({ length: 5 }, () => run('gate'));
-      await Promise.all(queued.map((r) => acceptorOf(nodes[0]).accept(r, now())));
       const repository = nodes[0].get(InvocationRepository);
       const executor = sqlExecutorOf(nodes[0]);
       const write = executor.write.bind(executor);
@@ -231,16 +229,26 @@ if (!baseUrl) {
         order.push(`${kind} answered`);
         return result;
       });
-      const at = new Date();
-      // Claims and new triggers in the same turn, as a node behind on its runs sees them.
-      const claims = queued.map((r) => repository.markRunning(r.id, at, 'owner-gate', new Date(at.getTime() + 30_000)));
-      const fresh = Array.from({ length: 3 }, () => run('gate'));
-      const outcomes = await Promise.all(fresh.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+      /** Claims of 3 queued runs and 2 new triggers in the same turn, as a node running bots sees them. */
+      async function claimsThenTriggers(runsWaiting: boolean): Promise<void> {
+        const queued = Array.from({ length: 3 }, () => run('gate'));
+        await Promise.all(queued.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+        order.length = 0;
+        const at = new Date();
+        const claims = queued.map((r) => repository.markRunning(r.id, at, 'owner-gate', new Date(at.getTime() + 30_000)));
+        const outcomes = await Promise.all(
+          Array.from({ length: 2 }, () => acceptorOf(nodes[0]).accept(run('gate', { runsWaiting }), now())),
+        );
+        expect((await Promise.all(claims)).map((c) => c?.status)).toEqual(Array(3).fill('running'));
+        expect(outcomes).toEqual(Array(2).fill({ kind: 'accepted' }));
+      }
 
-      expect((await Promise.all(claims)).map((c) => c?.status)).toEqual(Array(5).fill('running'));
-      expect(outcomes).toEqual(Array(3).fill({ kind: 'accepted' }));
+      await claimsThenTriggers(true);
       expect(order).toEqual(['claim sent', 'claim answered', 'accept sent', 'accept answered']);
-      expect(await storedIds('gate')).toHaveLength(8);
+      // Not behind (a worker's claim of the run before, at one connection): the accept does not wait for it.
+      await claimsThenTriggers(false);
+      expect(order.slice(0, 2)).toEqual(['claim sent', 'accept sent']);
+      expect(await storedIds('gate')).toHaveLength(10);
     });
 
     it("outcomes stored together are one statement, each only by its run's owner while it runs", async () => {

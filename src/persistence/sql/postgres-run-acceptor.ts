@@ -98,9 +98,11 @@ export class PostgresRunAcceptor {
   constructor(
     private readonly db: SqlExecutor,
     /**
-     * The claims in flight on this node. A batch of accepts waits for them (runs before new work): a node whose
-     * database is the bottleneck then answers triggers at the pace its runs start, instead of piling up queued
-     * runs, each costing a claim more than a run accepted as running, until the backlog answers 503.
+     * The claims in flight on this node. While the node is behind on its runs (a run of the batch was accepted
+     * with runs waiting to start), the batch waits for them (runs before new work): a node whose database is the
+     * bottleneck then answers triggers at the pace its runs start, instead of piling up queued runs, each costing
+     * a claim more than a run accepted as running, until the backlog answers 503. A node that is not behind
+     * (a worker's claim of the run before, at one connection) never waits.
      */
     private readonly claimsInFlight: () => Promise<void> | undefined,
   ) {}
@@ -110,7 +112,7 @@ export class PostgresRunAcceptor {
   }
 
   private async acceptBatch(batch: Pending[]): Promise<AcceptOutcome[]> {
-    await this.claimsInFlight();
+    if (batch.some((p) => p.run.runsWaiting)) await this.claimsInFlight();
     if (batch.some((p) => p.run.idempotencyKey !== null)) return this.db.run((tx) => this.decide(batch, tx));
     const stored = await this.acceptIfAffordable(batch);
     if (stored.size === batch.length) return batch.map(() => ({ kind: 'accepted' }));
