@@ -145,7 +145,7 @@ export class InProcessBotRunner extends BotRunner {
 
   /** Runs dispatched here wait for a slot. */
   override behind(): boolean {
-    return this.waiting > 0;
+    return this.waiting !== 0;
   }
 
   /** (Re)places the account in line at its current number of slots, at the back: the others of that level go first. */
