@@ -13,8 +13,7 @@ interface Waiting<I, O> {
  */
 export class Batcher<I, O> {
   private waiting: Waiting<I, O>[] = [];
-  private flushing = false;
-  /** Settles when the batch in flight has been answered. */
+  /** The batch being written: settles once each of its callers heard its answer. */
   private inFlight: Promise<void> | undefined;
   private scheduled = false;
 
@@ -38,31 +37,31 @@ export class Batcher<I, O> {
 
   /** After the items of this tick; while a batch is in flight, the next one waits for it. */
   private schedule(): void {
-    if (this.flushing || this.scheduled) return;
+    if (this.inFlight || this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      void this.flush();
+      this.flush();
     });
   }
 
-  private async flush(): Promise<void> {
-    if (this.flushing || this.waiting.length === 0) return;
-    this.flushing = true;
-    let done!: () => void;
-    this.inFlight = new Promise<void>((resolve) => (done = resolve));
+  private flush(): void {
+    if (this.inFlight || this.waiting.length === 0) return;
     const batch = this.waiting.length <= this.max ? this.waiting : this.waiting.slice(0, this.max);
     this.waiting = this.waiting.length <= this.max ? [] : this.waiting.slice(this.max);
+    this.inFlight = this.answer(batch).then(() => {
+      this.inFlight = undefined;
+      if (this.waiting.length > 0) this.schedule();
+    });
+  }
+
+  /** Writes `batch` and answers each of its callers; never rejects (a failed write is every caller's error). */
+  private async answer(batch: Waiting<I, O>[]): Promise<void> {
     try {
       const results = await this.write(batch.map((w) => w.item));
       batch.forEach((w, i) => w.resolve(results[i]));
     } catch (error) {
       for (const w of batch) w.reject(error);
-    } finally {
-      this.flushing = false;
-      this.inFlight = undefined;
-      done();
-      if (this.waiting.length > 0) this.schedule();
     }
   }
 }
