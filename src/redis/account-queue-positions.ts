@@ -6,6 +6,16 @@ import type { DispatchedRun } from '../runs/bot-runner.js';
 export const MAX_JOB_PRIORITY = 2 ** 21 - 1;
 
 /**
+ * Adds `ARGV[1]` to the count (the runs enqueued) and sets it to expire `ARGV[2]` ms from now; answers the new
+ * count. One command per account and batch, where INCRBY and PEXPIRE were two. KEYS[1] the account's count.
+ */
+const ENQUEUED = `
+local count = redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return count
+`;
+
+/**
  * Takes `ARGV[1]` from the count (the runs that ended), and deletes it at zero or below, so an idle
  * account leaves nothing behind. KEYS[1] the account's count.
  */
@@ -15,7 +25,10 @@ if left <= 0 then redis.call('DEL', KEYS[1]) end
 return left
 `;
 
-type PositionRedis = RedisClient & { webhookRunsEnded(key: string, ended: number): Promise<number> };
+type PositionRedis = RedisClient & {
+  webhookRunsEnqueued(key: string, enqueued: number, ttlMs: number): Promise<number>;
+  webhookRunsEnded(key: string, ended: number): Promise<number>;
+};
 
 /**
  * How long an account's count outlives its last enqueue. The count only orders the queue, so a count
@@ -31,8 +44,8 @@ const COUNT_TTL_MS = 10 * 60_000;
  * order), so the queue interleaves the accounts: an account's first run goes ahead of another account's
  * deep backlog (it waits for one slot to free, whichever worker frees it), two accounts with deep
  * backlogs alternate, and an account alone still gets every slot of every worker. This is start-time
- * fair queueing with the account's backlog as its clock; it costs one INCRBY per account per enqueued
- * batch, and one DECRBY per account per batch of runs ended on a worker.
+ * fair queueing with the account's backlog as its clock; it costs one script call (INCRBY, PEXPIRE) per
+ * account per enqueued batch, and one (DECRBY) per account per batch of runs ended on a worker.
  */
 export class AccountQueuePositions {
   private readonly redis: PositionRedis;
@@ -46,6 +59,7 @@ export class AccountQueuePositions {
     private readonly logger: Logger,
   ) {
     this.redis = redis as PositionRedis;
+    this.redis.defineCommand('webhookRunsEnqueued', { numberOfKeys: 1, lua: ENQUEUED });
     this.redis.defineCommand('webhookRunsEnded', { numberOfKeys: 1, lua: ENDED });
   }
 
@@ -55,28 +69,24 @@ export class AccountQueuePositions {
   }
 
   /**
-   * Counts `runs` as enqueued and answers each one's priority, in order: one pipeline of one INCRBY per
-   * account. If Redis does not answer, every run gets priority 1 (the enqueue that follows fails too, and
-   * the sweep enqueues them later, uncounted).
+   * Counts `runs` as enqueued and answers each one's priority, in order: one script call per account (sent
+   * together). An account whose count Redis does not answer gets priority 1 for its runs (the enqueue that
+   * follows fails too when Redis is gone, and the sweep enqueues them later, uncounted).
    */
   async enqueued(runs: readonly DispatchedRun[]): Promise<number[]> {
     const perAccount = new Map<string, number>();
     for (const run of runs) perAccount.set(run.accountId, (perAccount.get(run.accountId) ?? 0) + 1);
     const accounts = [...perAccount.keys()];
-    const pipeline = this.redis.pipeline();
-    for (const accountId of accounts)
-      pipeline.incrby(this.key(accountId), perAccount.get(accountId)!).pexpire(this.key(accountId), COUNT_TTL_MS);
-    let results: Array<[Error | null, unknown]> | null;
-    try {
-      results = await pipeline.exec();
-    } catch {
-      results = null;
-    }
+    const counts = await Promise.all(
+      accounts.map((accountId) =>
+        this.redis.webhookRunsEnqueued(this.key(accountId), perAccount.get(accountId)!, COUNT_TTL_MS).then(Number, () => null),
+      ),
+    );
     // The position of the account's next run: the count before this batch, + 1.
     const next = new Map<string, number>();
     accounts.forEach((accountId, i) => {
-      const [error, count] = results?.[i * 2] ?? [new Error('no answer'), 0];
-      next.set(accountId, error ? 1 : Number(count) - perAccount.get(accountId)! + 1);
+      const count = counts[i];
+      next.set(accountId, count === null ? 1 : count - perAccount.get(accountId)! + 1);
     });
     return runs.map((run) => {
       const position = next.get(run.accountId)!;

@@ -3,6 +3,7 @@ import Redis from 'ioredis';
 import { Client } from 'pg';
 import { BotRunner, WebhookTriggersAdmin } from '../../src/index.js';
 import { InvocationExecutor } from '../../src/runs/invocation.executor.js';
+import { AccountQueuePositions } from '../../src/redis/account-queue-positions.js';
 import { AccountRunSlots } from '../../src/redis/account-run-slots.js';
 import { botMeter, METERED_BOTS, OtherEchoBot, SlowBot } from '../fixtures/bots.js';
 import { BullMqCluster, type ApiNode } from '../helpers/bullmq-cluster.js';
@@ -97,6 +98,40 @@ if (!redisUrl || !postgresUrl) {
       expect(share).toBeLessThanOrEqual(0.6);
       expect(botMeter.peak()).toBe(8);
     }, 60_000);
+
+    it("the queue positions: a batch's runs come after their account's runs pending, one script call per account; the count expires 10 minutes after the last enqueue and goes at zero; without Redis, positions from 1", async () => {
+      const logger = new Logger('test');
+      jest.spyOn(logger, 'debug').mockImplementation(() => undefined);
+      const client = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500 });
+      await until(() => client.status === 'ready', 2000, 'redis');
+      const positions = new AccountQueuePositions(client, `${cluster.keyPrefix}positions:`, logger);
+      const run = (id: string, accountId: string) => ({ id, accountId });
+      const sent: string[] = [];
+      const sendCommand = client.sendCommand.bind(client);
+      client.sendCommand = (command, stream) => {
+        sent.push(command.name);
+        return sendCommand(command, stream);
+      };
+      try {
+        expect(await positions.enqueued([run('0', 'r')])).toEqual([1]); // the script loaded, if Redis did not have it
+        sent.length = 0;
+        expect(await positions.enqueued([run('1', 'p'), run('2', 'q'), run('3', 'p')])).toEqual([1, 1, 2]);
+        expect(sent).toHaveLength(2); // one call per account, not one per run nor two per account
+        expect(await positions.enqueued([run('4', 'p')])).toEqual([3]);
+        const ttl = await client.pttl(positions.key('p'));
+        expect(ttl).toBeGreaterThan(9 * 60_000);
+        expect(ttl).toBeLessThanOrEqual(10 * 60_000);
+        positions.runEnded('q');
+        await until(async () => (await client.exists(positions.key('q'))) === 0, 2000, "q's count to go at zero");
+        for (let i = 0; i < 3; i++) positions.runEnded('p');
+        await until(async () => (await client.exists(positions.key('p'))) === 0, 2000, "p's count to go at zero");
+        expect(await positions.enqueued([run('5', 'p')])).toEqual([1]);
+      } finally {
+        client.disconnect();
+      }
+      // Redis gone: positions count from 1 (the add that follows fails too; the sweep enqueues the runs later).
+      expect(await positions.enqueued([run('6', 'p'), run('7', 'p')])).toEqual([1, 2]);
+    });
   });
 
   describe('a hard per-account cap on BullMQ workers: maxConcurrentRunsPerAccount 2 holds across all workers', () => {
