@@ -7,7 +7,7 @@ export const MAX_JOB_PRIORITY = 2 ** 21 - 1;
 
 /**
  * Adds `ARGV[1]` to the count (the runs enqueued) and sets it to expire `ARGV[2]` ms from now; answers the new
- * count. One command per account and batch, where INCRBY and PEXPIRE were two. KEYS[1] the account's count.
+ * count: one command per account and batch where INCRBY and PEXPIRE would be two. KEYS[1] the account's count.
  */
 const ENQUEUED = `
 local count = redis.call('INCRBY', KEYS[1], ARGV[1])
@@ -70,8 +70,8 @@ export class AccountQueuePositions {
 
   /**
    * Counts `runs` as enqueued and answers each one's priority, in order: one script call per account (sent
-   * together). An account whose count Redis does not answer gets priority 1 for its runs (the enqueue that
-   * follows fails too when Redis is gone, and the sweep enqueues them later, uncounted).
+   * together). An account whose count Redis does not answer gets priorities from 1 for its runs (the enqueue
+   * that follows fails too when Redis is gone, and the sweep enqueues them later, uncounted).
    */
   async enqueued(runs: readonly DispatchedRun[]): Promise<number[]> {
     const perAccount = new Map<string, number>();
