@@ -8,6 +8,9 @@
 //   node bench/tools/per-request.cjs promises [N=2000] [--sdk]   promises per trigger and run, top creators
 //   node bench/tools/per-request.cjs heap [N=10000] [--sdk]      KB allocated per trigger and run, by package
 //   node bench/tools/per-request.cjs statements [N=20000]        µs of SQLite per trigger and run, by statement
+//   node bench/tools/per-request.cjs cpu [N=20000] [--sdk]       µs of CPU per trigger and run (process.cpuUsage),
+//                                                                and V8's CPU profile of them, by package and function
+//                                                                (CPU_PROFILE=<file> keeps the profile, for DevTools)
 // --sdk preloads contenders/otel-sdk.js (the OpenTelemetry cost phase's SDK, AsyncLocalStorage context manager).
 // ADAPTER=express measures the Express contender instead of Fastify. TOP=<n> lists that many rows (25 creators of
 // promises, 12 allocators by default). HEAP_BY=function lists the allocating functions (file:line, and the package
@@ -34,8 +37,9 @@ else
 
 async function main() {
   const [kind = 'promises', n, ...flags] = process.argv.slice(2);
-  if (!['promises', 'heap', 'statements'].includes(kind)) throw new Error('usage: per-request.cjs promises|heap|statements [N] [--sdk]');
-  const count = Number(n || { promises: 2_000, heap: 10_000, statements: 20_000 }[kind]);
+  if (!['promises', 'heap', 'statements', 'cpu'].includes(kind))
+    throw new Error('usage: per-request.cjs promises|heap|statements|cpu [N] [--sdk]');
+  const count = Number(n || { promises: 2_000, heap: 10_000, statements: 20_000, cpu: 20_000 }[kind]);
   const sdk = flags.includes('--sdk');
   const server = fork(
     join(contenders, 'nest-trigger.js'),
@@ -104,6 +108,13 @@ async function main() {
       console.log(
         `${(us / count).toFixed(1).padStart(7)} µs  ${(calls / count).toFixed(3).padStart(6)} ×  ${(us / calls).toFixed(1).padStart(7)} µs each  ${sql}`,
       );
+  } else if (kind === 'cpu') {
+    console.log(
+      `${(report.cpuUs / count).toFixed(1)} µs of CPU per trigger and run${sdk ? ', SDK registered' : ''} (user ${(report.userUs / count).toFixed(1)}, system ${((report.cpuUs - report.userUs) / count).toFixed(1)}; ${count} runs); profiled, by package:`,
+    );
+    for (const [where, us] of report.byArea) console.log(`${(us / count).toFixed(1).padStart(7)} µs  ${where}`);
+    console.log('top functions by self time:');
+    for (const [where, us] of report.top) console.log(`${(us / count).toFixed(2).padStart(7)} µs  ${where}`);
   } else {
     console.log(`${(report.total / count / 1024).toFixed(1)} KB allocated per trigger and run${sdk ? ', SDK registered' : ''} (sampled)`);
     for (const [where, bytes] of report.top) console.log(`${(bytes / count / 1024).toFixed(2).padStart(7)} KB  ${where}`);
@@ -163,7 +174,49 @@ function child() {
     session.connect();
   }
   const short = (frame) => frame.replace(/^at /, '').replace(`${root}/`, '').replace('file://', '');
+  let cpuAtStart;
   process.on('message', (m) => {
+    if (m?.perRequest === 'start' && kind === 'cpu') {
+      session.post('Profiler.enable', () =>
+        session.post('Profiler.setSamplingInterval', { interval: 100 }, () =>
+          session.post('Profiler.start', () => {
+            cpuAtStart = process.cpuUsage();
+            process.send({});
+          }),
+        ),
+      );
+      return;
+    }
+    if (m?.perRequest === 'stop' && kind === 'cpu') {
+      const cpu = process.cpuUsage(cpuAtStart);
+      session.post('Profiler.stop', (error, { profile }) => {
+        if (error) throw error;
+        if (process.env.CPU_PROFILE) require('node:fs').writeFileSync(process.env.CPU_PROFILE, JSON.stringify(profile));
+        const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+        const byArea = new Map();
+        const byFunction = new Map();
+        for (let i = 0; i < profile.samples.length; i++) {
+          const { callFrame } = byId.get(profile.samples[i]);
+          const us = profile.timeDeltas[i] ?? 0;
+          const url = callFrame.url;
+          const area = /^\(/.test(callFrame.functionName)
+            ? callFrame.functionName
+            : (/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ??
+              (url.includes(`${root}/dist/`) ? 'this library' : url.startsWith('node:') ? 'Node' : 'native'));
+          byArea.set(area, (byArea.get(area) || 0) + us);
+          const fn = `${callFrame.functionName || '(anon)'} ${short(url)}:${callFrame.lineNumber + 1}`;
+          byFunction.set(fn, (byFunction.get(fn) || 0) + us);
+        }
+        const sorted = (map, top) => [...map].sort((a, b) => b[1] - a[1]).slice(0, top);
+        process.send({
+          cpuUs: cpu.user + cpu.system,
+          userUs: cpu.user,
+          byArea: sorted(byArea, Number(process.env.TOP || 12)),
+          top: sorted(byFunction, Number(process.env.TOP || 25)),
+        });
+      });
+      return;
+    }
     if (m?.perRequest === 'start') {
       if (kind !== 'heap') {
         counting = true;
