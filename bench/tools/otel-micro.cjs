@@ -3,6 +3,10 @@
 // bot inside it), and the metrics of one answer and one run's life (queued, running, succeeded), called in a
 // loop of 100,000 on the OpenTelemetry SDK as the bench's preload registers it (contenders/otel-sdk.ts: 100 %
 // sampled, batch processor into an exporter that drops, Prometheus reader, W3C propagator).
+// Two more rows time the SDK alone, without the module, for the floor under the module's traces: the two spans
+// of a trigger and its run started and ended bare (no attributes), then with the attributes the module sets on
+// them (the same keys and values, 13 in all), and two histogram records: what any code reporting the same
+// spans and histograms through this SDK pays, however it is written.
 // Usage (after `npm run build`): node bench/tools/otel-micro.cjs   — one child process per setup, a table of µs.
 const { execFileSync } = require('node:child_process');
 const { join } = require('node:path');
@@ -13,6 +17,8 @@ const SETUPS = {
   'SDK: traces and metrics, AsyncLocalStorage context manager': 'traces,metrics,als',
   'SDK: traces only': 'traces',
   'SDK: metrics only': 'metrics',
+  'SDK alone (no module): the two spans, bare': 'traces,floor-bare',
+  'SDK alone (no module): the two spans with the same 13 attributes, two histogram records': 'traces,metrics,floor-attributes',
 };
 
 function table() {
@@ -45,6 +51,7 @@ async function measure(setup) {
       new TracerProvider({ sampler: new AlwaysOnSampler(), spanProcessors: [new BatchSpanProcessor({ exporter })] }),
     );
   }
+  if (setup.includes('floor')) return floor(api, setup.includes('attributes'));
   const dist = join(__dirname, '..', '..', 'dist');
   const { traceRequest, startRunSpan } = require(join(dist, 'telemetry', 'run-tracing.js'));
   const { WebhookMetrics } = require(join(dist, 'telemetry', 'webhook-metrics.js'));
@@ -83,5 +90,44 @@ async function measure(setup) {
   const n = 100_000;
   const started = process.hrtime.bigint();
   for (let i = 0; i < n; i++) await triggerAndRun(i);
+  console.log((Number(process.hrtime.bigint() - started) / 1e3 / n).toFixed(2));
+}
+
+/** The SDK's own cost for the spans and histograms the module reports per trigger and run (see the header). */
+async function floor(api, attributes) {
+  const tracer = api.trace.getTracer('floor');
+  const meter = api.metrics.getMeter('floor');
+  const queueWait = meter.createHistogram('floor.queue_wait', { unit: 's' });
+  const runDuration = meter.createHistogram('floor.run_duration', { unit: 's' });
+  const bot = { bot: 'echo' };
+  const finished = { bot: 'echo', status: 'succeeded' };
+  const ids = { 'webhook.trigger.id': 'trg_0123456789ab', 'webhook.bot.id': 'echo', 'webhook.account.id': 'bench' };
+  const once = (i) => {
+    const request = tracer.startSpan(
+      'webhook trigger',
+      { kind: api.SpanKind.SERVER, ...(attributes ? { attributes: ids } : {}) },
+      api.ROOT_CONTEXT,
+    );
+    if (attributes) request.setAttributes({ 'webhook.invocation.id': `inv_${i}`, 'webhook.credits': 1, 'http.response.status_code': 200 });
+    request.end();
+    const parent = api.trace.setSpan(api.ROOT_CONTEXT, request);
+    const runAttributes = { ...ids, 'webhook.invocation.id': `inv_${i}`, 'webhook.credits': 1, 'webhook.run.attempt': 1 };
+    const run = tracer.startSpan(
+      'webhook run echo',
+      { kind: api.SpanKind.CONSUMER, ...(attributes ? { attributes: runAttributes } : {}) },
+      parent,
+    );
+    if (attributes) {
+      run.setAttribute('webhook.run.status', 'succeeded');
+      queueWait.record(0.001, bot);
+      runDuration.record(0.003, finished);
+    }
+    run.end();
+  };
+  // Awaiting each, as the module's loop does, so the batch processor exports as it goes instead of dropping.
+  for (let i = 0; i < 20_000; i++) await once(i); // warm-up
+  const n = 100_000;
+  const started = process.hrtime.bigint();
+  for (let i = 0; i < n; i++) await once(i);
   console.log((Number(process.hrtime.bigint() - started) / 1e3 / n).toFixed(2));
 }
