@@ -111,10 +111,14 @@ async function floor(api, attributes) {
     if (attributes) request.setAttributes({ 'webhook.invocation.id': `inv_${i}`, 'webhook.credits': 1, 'http.response.status_code': 200 });
     request.end();
     const parent = api.trace.setSpan(api.ROOT_CONTEXT, request);
-    const runAttributes = { ...ids, 'webhook.invocation.id': `inv_${i}`, 'webhook.credits': 1, 'webhook.run.attempt': 1 };
     const run = tracer.startSpan(
       'webhook run echo',
-      { kind: api.SpanKind.CONSUMER, ...(attributes ? { attributes: runAttributes } : {}) },
+      {
+        kind: api.SpanKind.CONSUMER,
+        ...(attributes
+          ? { attributes: { ...ids, 'webhook.invocation.id': `inv_${i}`, 'webhook.credits': 1, 'webhook.run.attempt': 1 } }
+          : {}),
+      },
       parent,
     );
     if (attributes) {

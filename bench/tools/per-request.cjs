@@ -10,7 +10,8 @@
 //   node bench/tools/per-request.cjs statements [N=20000]        µs of SQLite per trigger and run, by statement
 //   node bench/tools/per-request.cjs cpu [N=20000] [--sdk]       µs of CPU per trigger and run (process.cpuUsage),
 //                                                                and V8's CPU profile of them, by package and function
-//                                                                (CPU_PROFILE=<file> keeps the profile, for DevTools)
+//                                                                (CPU_PROFILE=<file> keeps the profile, for DevTools;
+//                                                                the profiler's sampling, every 100 µs, is in the CPU)
 // --sdk preloads contenders/otel-sdk.js (the OpenTelemetry cost phase's SDK, AsyncLocalStorage context manager).
 // ADAPTER=express measures the Express contender instead of Fastify. TOP=<n> lists that many rows (25 creators of
 // promises, 12 allocators by default). HEAP_BY=function lists the allocating functions (file:line, and the package
