@@ -105,22 +105,24 @@ async function floor(api, attributes) {
   const once = (i) => {
     const request = tracer.startSpan(
       'webhook trigger',
-      { kind: api.SpanKind.SERVER, ...(attributes ? { attributes: ids } : {}) },
+      { kind: api.SpanKind.SERVER, attributes: attributes ? ids : undefined },
       api.ROOT_CONTEXT,
     );
     if (attributes) request.setAttributes({ 'webhook.invocation.id': `inv_${i}`, 'webhook.credits': 1, 'http.response.status_code': 200 });
     request.end();
     const parent = api.trace.setSpan(api.ROOT_CONTEXT, request);
-    const run = tracer.startSpan(
-      'webhook run echo',
-      {
-        kind: api.SpanKind.CONSUMER,
-        ...(attributes
-          ? { attributes: { ...ids, 'webhook.invocation.id': `inv_${i}`, 'webhook.credits': 1, 'webhook.run.attempt': 1 } }
-          : {}),
-      },
-      parent,
-    );
+    // Written out (a spread adding properties takes Node 20's slow path, microseconds: spread-micro.cjs).
+    const runAttributes = attributes
+      ? {
+          'webhook.trigger.id': 'trg_0123456789ab',
+          'webhook.invocation.id': `inv_${i}`,
+          'webhook.bot.id': 'echo',
+          'webhook.account.id': 'bench',
+          'webhook.credits': 1,
+          'webhook.run.attempt': 1,
+        }
+      : undefined;
+    const run = tracer.startSpan('webhook run echo', { kind: api.SpanKind.CONSUMER, attributes: runAttributes }, parent);
     if (attributes) {
       run.setAttribute('webhook.run.status', 'succeeded');
       queueWait.record(0.001, bot);
