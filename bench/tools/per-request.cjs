@@ -9,9 +9,10 @@
 //   node bench/tools/per-request.cjs heap [N=10000] [--sdk]      KB allocated per trigger and run, by package
 //   node bench/tools/per-request.cjs statements [N=20000]        µs of SQLite per trigger and run, by statement
 //   node bench/tools/per-request.cjs cpu [N=20000] [--sdk]       µs of CPU per trigger and run (process.cpuUsage),
-//                                                                and V8's CPU profile of them, by package and function
-//                                                                (CPU_PROFILE=<file> keeps the profile, for DevTools;
-//                                                                the profiler's sampling, every 100 µs, is in the CPU)
+//                                                                and V8's CPU profile of them, by area and function
+//                                                                (profile-summary.mjs --per N; CPU_PROFILE=<file> keeps
+//                                                                the profile; the profiler's sampling, every 100 µs, is
+//                                                                in the CPU)
 // --sdk preloads contenders/otel-sdk.js (the OpenTelemetry cost phase's SDK, AsyncLocalStorage context manager).
 // ADAPTER=express measures the Express contender instead of Fastify. TOP=<n> lists that many rows (25 creators of
 // promises, 12 allocators by default). HEAP_BY=function lists the allocating functions (file:line, and the package
@@ -80,10 +81,12 @@ async function main() {
       }),
     );
   };
+  // `cpu` keeps its profile in CPU_PROFILE, or in a temporary file summarised below and removed.
+  const profileFile = process.env.CPU_PROFILE || join(require('node:os').tmpdir(), `per-request-${process.pid}.cpuprofile`);
   const ask = (op) =>
     new Promise((resolve) => {
       server.once('message', resolve);
-      server.send({ perRequest: op });
+      server.send({ perRequest: op, profileFile });
     });
   await drive(3_000);
   await new Promise((r) => setTimeout(r, 500));
@@ -111,11 +114,12 @@ async function main() {
       );
   } else if (kind === 'cpu') {
     console.log(
-      `${(report.cpuUs / count).toFixed(1)} µs of CPU per trigger and run${sdk ? ', SDK registered' : ''} (user ${(report.userUs / count).toFixed(1)}, system ${((report.cpuUs - report.userUs) / count).toFixed(1)}; ${count} runs); profiled, by package:`,
+      `${(report.cpuUs / count).toFixed(1)} µs of CPU per trigger and run${sdk ? ', SDK registered' : ''} (user ${(report.userUs / count).toFixed(1)}, system ${((report.cpuUs - report.userUs) / count).toFixed(1)}; ${count} runs); profiled:`,
     );
-    for (const [where, us] of report.byArea) console.log(`${(us / count).toFixed(1).padStart(7)} µs  ${where}`);
-    console.log('top functions by self time:');
-    for (const [where, us] of report.top) console.log(`${(us / count).toFixed(2).padStart(7)} µs  ${where}`);
+    const summary = join(__dirname, 'profile-summary.mjs');
+    const args = [summary, profileFile, process.env.TOP || '25', '--per', String(count)];
+    require('node:child_process').execFileSync(process.execPath, args, { stdio: 'inherit' });
+    if (!process.env.CPU_PROFILE) require('node:fs').rmSync(profileFile);
   } else {
     console.log(`${(report.total / count / 1024).toFixed(1)} KB allocated per trigger and run${sdk ? ', SDK registered' : ''} (sampled)`);
     for (const [where, bytes] of report.top) console.log(`${(bytes / count / 1024).toFixed(2).padStart(7)} KB  ${where}`);
@@ -192,29 +196,8 @@ function child() {
       const cpu = process.cpuUsage(cpuAtStart);
       session.post('Profiler.stop', (error, { profile }) => {
         if (error) throw error;
-        if (process.env.CPU_PROFILE) require('node:fs').writeFileSync(process.env.CPU_PROFILE, JSON.stringify(profile));
-        const byId = new Map(profile.nodes.map((node) => [node.id, node]));
-        const byArea = new Map();
-        const byFunction = new Map();
-        for (let i = 0; i < profile.samples.length; i++) {
-          const { callFrame } = byId.get(profile.samples[i]);
-          const us = profile.timeDeltas[i] ?? 0;
-          const url = callFrame.url;
-          const area = /^\(/.test(callFrame.functionName)
-            ? callFrame.functionName
-            : (/node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url)?.[1] ??
-              (url.includes(`${root}/dist/`) ? 'this library' : url.startsWith('node:') ? 'Node' : 'native'));
-          byArea.set(area, (byArea.get(area) || 0) + us);
-          const fn = `${callFrame.functionName || '(anon)'} ${short(url)}:${callFrame.lineNumber + 1}`;
-          byFunction.set(fn, (byFunction.get(fn) || 0) + us);
-        }
-        const sorted = (map, top) => [...map].sort((a, b) => b[1] - a[1]).slice(0, top);
-        process.send({
-          cpuUs: cpu.user + cpu.system,
-          userUs: cpu.user,
-          byArea: sorted(byArea, Number(process.env.TOP || 12)),
-          top: sorted(byFunction, Number(process.env.TOP || 25)),
-        });
+        require('node:fs').writeFileSync(m.profileFile, JSON.stringify(profile));
+        process.send({ cpuUs: cpu.user + cpu.system, userUs: cpu.user });
       });
       return;
     }

@@ -1,11 +1,15 @@
 // Summarises a V8 .cpuprofile (from BENCH_CPU_PROF): self time by area (this library, Nest, Fastify,
 // Express, TypeORM, better-sqlite3/SQLite, Node internals, GC, idle) and the top functions by self time.
-// Usage: node bench/tools/profile-summary.mjs <file.cpuprofile> [top=25]
+// Usage: node bench/tools/profile-summary.mjs <file.cpuprofile> [top=25] [--per N]
+// --per N prints µs per unit (e.g. per trigger and run, N of them profiled) instead of shares of the sampled time.
 import { readFileSync } from 'node:fs';
 
-const [file, topArg] = process.argv.slice(2);
-if (!file) {
-  console.error('usage: node bench/tools/profile-summary.mjs <file.cpuprofile> [top]');
+const args = process.argv.slice(2);
+const perAt = args.indexOf('--per');
+const per = perAt >= 0 ? Number(args.splice(perAt, 2)[1]) : undefined;
+const [file, topArg] = args;
+if (!file || (per !== undefined && !(per > 0))) {
+  console.error('usage: node bench/tools/profile-summary.mjs <file.cpuprofile> [top] [--per N]');
   process.exit(2);
 }
 const profile = JSON.parse(readFileSync(file, 'utf8'));
@@ -42,7 +46,7 @@ for (const [id, us] of self) {
   const key = `${frame.functionName || '(anonymous)'}  ${(frame.url ?? '').replace(/^.*\/(node_modules|dist|src)\//, '$1/')}:${frame.lineNumber + 1}`;
   functions.set(key, (functions.get(key) ?? 0) + us);
 }
-const pct = (us) => `${((100 * us) / total).toFixed(1).padStart(5)} %`;
+const pct = (us) => (per ? `${(us / per).toFixed(2).padStart(7)} µs` : `${((100 * us) / total).toFixed(1).padStart(5)} %`);
 console.log(`${file}: ${(total / 1e6).toFixed(2)} s sampled`);
 console.log('\nself time by area');
 for (const [a, us] of [...areas].sort((x, y) => y[1] - x[1]).slice(0, 20)) console.log(`  ${pct(us)}  ${a}`);
