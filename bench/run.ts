@@ -82,6 +82,8 @@ const settings = {
     samples: num('BENCH_CLUSTER_SAMPLES', 200, 30),
     /** How long the wake-up bot sleeps, so the sync request is already waiting when the run finishes. */
     botMs: num('BENCH_CLUSTER_BOT_MS', 20, 20),
+    /** The module's nodes with the OpenTelemetry SDK registered (`sdk`, …) or not (`none`): the `otel` phase's variants. */
+    otel: (process.env.BENCH_CLUSTER_OTEL || 'none') as OtelVariant,
   } satisfies ClusterSettings,
   /** History pages on a large table (phase `history`): SQLite, then PostgreSQL. */
   history: {
@@ -100,6 +102,8 @@ for (const phase of settings.only)
   if (!['throughput', 'waiters', 'cluster', 'history', 'otel'].includes(phase))
     throw new Error(`BENCH_ONLY: unknown phase ${phase} (throughput, waiters, cluster, history, otel)`);
 if (settings.otel.rounds < 1) throw new Error('BENCH_OTEL_ROUNDS must be ≥ 1');
+if (!(settings.cluster.otel in OTEL_VARIANTS))
+  throw new Error(`BENCH_CLUSTER_OTEL must be one of ${Object.keys(OTEL_VARIANTS).join(', ')}`);
 if (settings.history.rows < 1000 || settings.history.reps < 1)
   throw new Error('BENCH_HISTORY_ROWS must be ≥ 1000 and BENCH_HISTORY_REPS ≥ 1');
 if (settings.cluster.samples < 1 || settings.cluster.connections < 2)
@@ -656,7 +660,8 @@ async function main(): Promise<void> {
   if (runWaitersPhase) for (const adapter of settings.waiterAdapters) ourWait[adapter] = await runOurWaiters(adapter);
   let cluster: ClusterResult | undefined;
   if (settings.only.includes('cluster')) {
-    cluster = await runCluster(settings.cluster, script('nest-cluster'), script('raw-pg-trigger'), contenderFlags, log);
+    const nodePreload = otelPreload(settings.cluster.otel, join(__dirname, 'contenders'), repoRoot());
+    cluster = await runCluster(settings.cluster, script('nest-cluster'), script('raw-pg-trigger'), contenderFlags, log, nodePreload);
     const named: Record<keyof ClusterResult['failures'], string> = {
       oneThroughput: 'several nodes: one-node throughput baseline',
       clusterThroughput: 'several nodes: 2 API + 2 workers throughput',
@@ -752,6 +757,10 @@ async function main(): Promise<void> {
       `Several nodes: PostgreSQL ${cluster.services.postgres}, Redis ${cluster.services.redis} on this machine; every node its own process, ` +
         `a scratch database and Redis key prefix per set-up (removed afterwards); targets marked "informative" are the bench's own, not the issue's.`,
     );
+    if (settings.cluster.otel !== 'none')
+      out.push(
+        `Several nodes: the module's nodes run with ${OTEL_VARIANTS[settings.cluster.otel].label} (BENCH_CLUSTER_OTEL); the raw baselines do not.`,
+      );
   }
   out.push(...notes);
   out.push('');

@@ -61,16 +61,17 @@ setInterval(() => void scrape(), OTEL_SCRAPE_MS).unref();
 metrics.setGlobalMeterProvider(new MeterProvider({ readers: [reader] }));
 if (process.env.BENCH_OTEL_CONTEXT_MANAGER !== 'none') context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-trace.setGlobalTracerProvider(
-  new TracerProvider({
-    sampler: sampler(),
-    spanProcessors: [new BatchSpanProcessor({ exporter: new DroppingSpanExporter() })],
-  }),
-);
+const tracerProvider = new TracerProvider({
+  sampler: sampler(),
+  spanProcessors: [new BatchSpanProcessor({ exporter: new DroppingSpanExporter() })],
+});
+trace.setGlobalTracerProvider(tracerProvider);
 
-// Asked after a measurement: one more scrape first (a short smoke measurement may end before the interval's),
-// as Prometheus's next scrape would, so the counts say whether metrics were recorded at all.
+// Asked after a measurement: the spans still batched are exported and one more scrape is made first (a short
+// measurement may end before the batch is full and before the scrape interval), as the next export and
+// Prometheus's next scrape would, so the counts say whether spans and metrics were recorded at all.
 (globalThis as Record<symbol, unknown>)[OTEL_SDK_REPORT] = async (): Promise<OtelSdkReport> => {
+  await tracerProvider.forceFlush();
   await scrape();
   return { ...report };
 };

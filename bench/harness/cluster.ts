@@ -16,9 +16,10 @@ import { Client } from 'pg';
 import { Contender } from './contender.js';
 import { httpCall, parseJson, type Answer } from './http.js';
 import { load, loadProblem, loadSpread, quantile, triggerHeaders, triggerUrl, type LoadResult, type LoadTarget } from './load.js';
+import { checkTelemetry, type OtelVariant } from './otel.js';
 import type { Row, Target } from './report.js';
 import { until } from './waiters.js';
-import { now, TRIGGER_BODY, type MemoryReport, type TriggerRef } from '../shared.js';
+import { now, TRIGGER_BODY, type MemoryReport, type TelemetryReport, type TriggerRef } from '../shared.js';
 import type { NestClusterConfig } from '../contenders/nest-cluster.js';
 import type { RawPgTriggerConfig } from '../contenders/raw-pg-trigger.js';
 
@@ -34,6 +35,11 @@ export interface ClusterSettings {
   samples: number;
   /** How long the `short` bot sleeps, so the sync request is surely waiting when the run finishes. */
   botMs: number;
+  /**
+   * The OpenTelemetry the module's nodes run with (BENCH_CLUSTER_OTEL; the raw baselines never change):
+   * `none` (the API installed, nothing registered), or a preload of the `otel` phase (harness/otel.ts).
+   */
+  otel: OtelVariant;
 }
 
 export interface ThroughputFigures {
@@ -871,15 +877,30 @@ async function withSetup<T>(
     const t0 = now();
     const nodes = await startNodes(script, flags, s, scratch, layout, bus, started, stack);
     log(`  ${nodes.all.length} process(es) ready in ${((now() - t0) / 1000).toFixed(1)} s`);
-    return await body(nodes, scratch);
+    const figures = await body(nodes, scratch);
+    // Each node really ran as BENCH_CLUSTER_OTEL says (an API node only traces; every node has metrics).
+    for (const c of nodes.all) checkTelemetry(s.otel, await c.call<TelemetryReport>('telemetry'));
+    return figures;
   } finally {
     await Promise.all(started.map((c) => c.stop()));
     await scratch.remove().catch((e: unknown) => log(`  could not remove the scratch database / Redis keys: ${errorText(e)}`));
   }
 }
 
-export async function runCluster(s: ClusterSettings, script: string, rawScript: string, flags: string[], log: Log): Promise<ClusterResult> {
+/**
+ * `flags` start every process; `nodePreload` is added for the module's nodes only (the OpenTelemetry
+ * variant of `s.otel`, so the raw baselines stay the same whatever it is).
+ */
+export async function runCluster(
+  s: ClusterSettings,
+  script: string,
+  rawScript: string,
+  flags: string[],
+  log: Log,
+  nodePreload: string[] = [],
+): Promise<ClusterResult> {
   const result: ClusterResult = { failures: {} };
+  const nodeFlags = [...flags, ...nodePreload];
   hookSignals();
   try {
     result.services = await checkServices(s);
@@ -937,7 +958,7 @@ export async function runCluster(s: ClusterSettings, script: string, rawScript: 
           ? 'one node (role all), PostgreSQL only (in-process runner, limits and bus), throughput'
           : 'one node (role all), PostgreSQL + Redis, throughput',
         script,
-        flags,
+        nodeFlags,
         s,
         one,
         stack === 'local' ? 'memory' : 'redis',
@@ -972,7 +993,7 @@ export async function runCluster(s: ClusterSettings, script: string, rawScript: 
     result.oneWake = await withSetup(
       'one node (role all), in-memory bus, wake-up',
       script,
-      flags,
+      nodeFlags,
       s,
       one,
       'memory',
@@ -991,7 +1012,7 @@ export async function runCluster(s: ClusterSettings, script: string, rawScript: 
     log(`  FAILED: ${result.failures.oneWake}`);
   }
   try {
-    await withSetup('2 API nodes + 2 workers, PostgreSQL + Redis', script, flags, s, cluster, 'redis', log, async (nodes, scratch) => {
+    await withSetup('2 API nodes + 2 workers, PostgreSQL + Redis', script, nodeFlags, s, cluster, 'redis', log, async (nodes, scratch) => {
       try {
         result.clusterThroughput = await measureThroughput(nodes, scratch.pg, s, log);
       } catch (e) {
