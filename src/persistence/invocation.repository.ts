@@ -58,7 +58,10 @@ export abstract class InvocationRepository {
    * process holds it), and nothing changes. One statement, so what was emitted survives a crash.
    */
   abstract appendOutput(id: string, owner: string, output: BotOutput, tx?: WebhookTransaction): Promise<boolean>;
-  /** Extends the lease of every run `owner` is running. */
+  /**
+   * Extends the lease of every run `owner` is running. A store may leave out a run another statement is
+   * ending or claiming at that moment (rather than wait for it): the next renewal, a third of a lease later, takes it.
+   */
   abstract renewLeases(owner: string, leaseExpiresAt: Date): Promise<void>;
   /** Runs still `running` whose lease ran out before `now`: their process died or stalled. */
   abstract listExpiredLeases(now: Date, limit: number): Promise<InvocationRecord[]>;

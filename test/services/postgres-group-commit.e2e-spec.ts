@@ -275,6 +275,45 @@ if (!baseUrl) {
       expect(await repository.transition(runs[0].id, 'running', 'failed', outcome(9), { owner: 'owner-a' })).toBe(false);
     });
 
+    it('a lease renewal never waits on a run a grouped outcome holds, so the two never deadlock (PostgreSQL aborted the outcomes under load, and their finished runs were recovered as interrupted)', async () => {
+      await admin().setCredits('leases', 100);
+      const runs = Array.from({ length: 3 }, () => run('leases'));
+      await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+      const repository = nodes[0].get(InvocationRepository);
+      const at = new Date();
+      const first = new Date(at.getTime() + 15_000);
+      await Promise.all(runs.map((r) => repository.markRunning(r.id, at, 'owner-l', first)));
+      const leaseOf = async (id: string) =>
+        Number((await sql.query(`SELECT lease_expires_at FROM webhook_invocations WHERE id = $1`, [id])).rows[0].lease_expires_at);
+      // Another connection holds runs[1]'s row, as an outcome batch does from its UPDATE to its COMMIT, and
+      // then wants runs[0]'s: the order that deadlocked against a renewal locking runs[0] first.
+      const holder = new Client({ connectionString: db.url });
+      await holder.connect();
+      let renewal: Promise<void> | undefined;
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`UPDATE webhook_invocations SET finished_at = finished_at WHERE id = $1`, [runs[1].id]);
+        const renewed = new Date(at.getTime() + 30_000);
+        renewal = repository.renewLeases('owner-l', renewed);
+        const waited = await Promise.race([
+          renewal.then(() => 'renewed'),
+          new Promise<string>((resolve) => setTimeout(() => resolve('still waiting'), 2_000)),
+        ]);
+        expect(waited).toBe('renewed');
+        await holder.query(`UPDATE webhook_invocations SET finished_at = finished_at WHERE id = $1`, [runs[0].id]);
+        await holder.query('COMMIT');
+        expect(await leaseOf(runs[0].id)).toBe(renewed.getTime());
+        expect(await leaseOf(runs[2].id)).toBe(renewed.getTime());
+        expect(await leaseOf(runs[1].id)).toBe(first.getTime()); // held meanwhile: left to the next renewal
+        await repository.renewLeases('owner-l', renewed);
+        expect(await leaseOf(runs[1].id)).toBe(renewed.getTime());
+      } finally {
+        await holder.query('ROLLBACK').catch(() => undefined);
+        await renewal?.catch(() => undefined);
+        await holder.end();
+      }
+    });
+
     it.each(['cancelled', 'failed', 'timed_out'] as const)(
       "a grouped outcome never overwrites a run stored %s meanwhile (as a cancel that lands before the bot's result)",
       async (terminal) => {

@@ -36,6 +36,18 @@ const BOUNDED_SELECT = BOUNDED_COLUMNS.map((c) => {
   );
 }).join(', ');
 
+const RENEW_LEASES = `UPDATE webhook_invocations SET lease_expires_at = ? WHERE owner = ? AND status = 'running'`;
+/**
+ * PostgreSQL's lease renewal leaves out the rows another statement holds (SKIP LOCKED), so it never waits on
+ * one: locking a process's running runs in its own order, it deadlocked with this process's grouped outcomes
+ * (PostgresRunWrites, locking theirs in batch order) under load, and when PostgreSQL aborted the outcomes, their
+ * runs, finished, were later recovered as interrupted. A row left out is being ended or claimed (with a fresh
+ * lease) by that statement, or, if it is rolled back, renewed on the next round, well within the lease.
+ */
+const RENEW_LEASES_SKIP_LOCKED =
+  `UPDATE webhook_invocations SET lease_expires_at = ? WHERE id IN ` +
+  `(SELECT id FROM webhook_invocations WHERE owner = ? AND status = 'running' FOR UPDATE SKIP LOCKED)`;
+
 /** Triggers per `lastUsedAt` statement. */
 const LAST_USED_BATCH = 64;
 
@@ -197,10 +209,7 @@ export class SqlInvocationRepository extends InvocationRepository {
   }
 
   async renewLeases(owner: string, leaseExpiresAt: Date): Promise<void> {
-    await this.db.write(`UPDATE webhook_invocations SET lease_expires_at = ? WHERE owner = ? AND status = 'running'`, [
-      leaseExpiresAt.getTime(),
-      owner,
-    ]);
+    await this.db.write(this.grouped ? RENEW_LEASES_SKIP_LOCKED : RENEW_LEASES, [leaseExpiresAt.getTime(), owner]);
   }
 
   async listExpiredLeases(now: Date, limit: number): Promise<InvocationRecord[]> {
