@@ -314,6 +314,43 @@ if (!baseUrl) {
       }
     });
 
+    it('grouped outcomes that PostgreSQL aborts in a deadlock are written again, not lost (their runs would be recovered as interrupted)', async () => {
+      await admin().setCredits('deadlock', 100);
+      const runs = Array.from({ length: 2 }, () => run('deadlock'));
+      await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+      const repository = nodes[0].get(InvocationRepository);
+      const at = new Date();
+      await Promise.all(runs.map((r) => repository.markRunning(r.id, at, 'owner-d', new Date(at.getTime() + 30_000))));
+      const deadlocks = async () =>
+        Number((await sql.query(`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`)).rows[0].deadlocks);
+      const before = await deadlocks();
+      // Another transaction holds runs[1]; the batch of both outcomes takes runs[0], then waits for runs[1];
+      // the other transaction then wants runs[0]: a deadlock, and PostgreSQL aborts the batch (it waited first).
+      const holder = new Client({ connectionString: db.url });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`UPDATE webhook_invocations SET finished_at = finished_at WHERE id = $1`, [runs[1].id]);
+        const outcome = { finishedAt: new Date(), outputs: [{ title: 'ok', message: 'stored' }], error: null };
+        const stored = Promise.all(runs.map((r) => repository.transition(r.id, 'running', 'succeeded', outcome, { owner: 'owner-d' })));
+        stored.catch(() => undefined); // awaited below
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        await holder.query(`UPDATE webhook_invocations SET finished_at = finished_at WHERE id = $1`, [runs[0].id]);
+        await holder.query('COMMIT');
+        expect(await stored).toEqual([true, true]);
+      } finally {
+        await holder.query('ROLLBACK').catch(() => undefined);
+        await holder.end();
+      }
+      const rows = await Promise.all(runs.map((r) => repository.findById(r.id)));
+      expect(rows.map((r) => r?.status)).toEqual(['succeeded', 'succeeded']);
+      expect(rows[0]?.outputs).toEqual([{ title: 'ok', message: 'stored' }]);
+      // The deadlock did happen (PostgreSQL reports its counters within a second or so).
+      const deadline = Date.now() + 5_000;
+      while ((await deadlocks()) === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await deadlocks()).toBeGreaterThan(before);
+    });
+
     it.each(['cancelled', 'failed', 'timed_out'] as const)(
       "a grouped outcome never overwrites a run stored %s meanwhile (as a cancel that lands before the bot's result)",
       async (terminal) => {

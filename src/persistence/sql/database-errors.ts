@@ -18,11 +18,30 @@ const SOCKET_GONE_CODE = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE']);
  * for TypeORM's QueryFailedError, its `driverError`.
  */
 export function isDatabaseUnavailable(error: unknown): boolean {
-  for (let e = error as { code?: unknown; message?: unknown; driverError?: unknown } | null, depth = 0; e && depth < 3; depth++) {
+  for (const e of errorChain(error)) {
     if (typeof e.code === 'string' && (DATABASE_GONE_CODE.test(e.code) || SOCKET_GONE_CODE.has(e.code))) return true;
     if (typeof e.message === 'string' && DATABASE_GONE_MESSAGE.test(e.message)) return true;
+  }
+  return false;
+}
+
+/** `error`, then what it wraps as `driverError` (TypeORM's QueryFailedError keeps the driver's error there): three at most. */
+function* errorChain(error: unknown): Generator<{ code?: unknown; message?: unknown }> {
+  for (let e = error as { code?: unknown; message?: unknown; driverError?: unknown } | null, depth = 0; e && depth < 3; depth++) {
+    yield e;
     e = typeof e.driverError === 'object' ? e.driverError : null;
   }
+}
+
+/** SQLSTATE 40001 (serialization failure) and 40P01 (deadlock detected): the server rolled the statement back whole. */
+const ROLLED_BACK_CONFLICT = new Set(['40001', '40P01']);
+
+/**
+ * True when PostgreSQL aborted a statement for a conflict with another transaction (a deadlock, a
+ * serialization failure): nothing of it was written, and the same statement may simply be run again.
+ */
+export function isRolledBackConflict(error: unknown): boolean {
+  for (const e of errorChain(error)) if (typeof e.code === 'string' && ROLLED_BACK_CONFLICT.has(e.code)) return true;
   return false;
 }
 

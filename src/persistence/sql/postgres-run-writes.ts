@@ -1,6 +1,7 @@
 import type { BotOutput } from '../../bots/bot.types.js';
 import type { InvocationError, InvocationRecord, InvocationStatus } from '../records.js';
 import { Batcher } from '../../batching/batcher.js';
+import { isRolledBackConflict } from './database-errors.js';
 import { INVOCATION_COLUMNS, text, toInvocation } from './sql-rows.js';
 import type { SqlExecutor } from './sql-executor.js';
 
@@ -36,6 +37,9 @@ const FINISH =
   `FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[], ?::text[], ?::text[]) AS v(id, owner, status, finished_at, outputs, error) ` +
   `WHERE i.id = v.id AND i.status = 'running' AND i.owner = v.owner RETURNING i.id`;
 
+/** Runs of a grouped statement PostgreSQL aborted for a conflict (a deadlock): it is run again, up to this many in all. */
+const CONFLICT_ATTEMPTS = 3;
+
 const json = (value: unknown): string | null => (value === null || value === undefined ? null : JSON.stringify(value));
 
 /**
@@ -65,8 +69,24 @@ export class PostgresRunWrites {
     return this.finishes.push(finish);
   }
 
+  /**
+   * Runs one grouped statement, again when PostgreSQL aborted it for a conflict with another transaction (a
+   * deadlock): nothing of it was written, and each statement is conditional (a queued run, a running run of its
+   * owner), so running it again decides the same. Without this, one aborted batch of outcomes left finished runs
+   * `running`, to be recovered as interrupted a lease later.
+   */
+  private async write(sql: string, params: unknown[][]): ReturnType<SqlExecutor['write']> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.db.write(sql, params);
+      } catch (error) {
+        if (attempt >= CONFLICT_ATTEMPTS || !isRolledBackConflict(error)) throw error;
+      }
+    }
+  }
+
   private async claimAll(batch: RunClaim[]): Promise<(InvocationRecord | null)[]> {
-    const { rows } = await this.db.write(CLAIM, [
+    const { rows } = await this.write(CLAIM, [
       batch.map((c) => c.id),
       batch.map((c) => c.startedAt.getTime()),
       batch.map((c) => c.owner),
@@ -82,7 +102,7 @@ export class PostgresRunWrites {
   }
 
   private async finishAll(batch: RunFinish[]): Promise<boolean[]> {
-    const { rows } = await this.db.write(FINISH, [
+    const { rows } = await this.write(FINISH, [
       batch.map((f) => f.id),
       batch.map((f) => f.owner),
       batch.map((f) => f.status),
