@@ -82,6 +82,22 @@ if (!baseUrl) {
     const storedIds = async (accountId: string) =>
       (await sql.query(`SELECT id FROM webhook_invocations WHERE account_id = $1`, [accountId])).rows.map((r) => r.id as string).sort();
 
+    /** `count` runs of `accountId` (given credits), accepted on the first node and claimed by `owner` until `lease`. */
+    async function runningRuns(
+      accountId: string,
+      count: number,
+      owner: string,
+      lease = new Date(Date.now() + 30_000),
+    ): Promise<NewInvocation[]> {
+      await admin().setCredits(accountId, 100);
+      const runs = Array.from({ length: count }, () => run(accountId));
+      await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+      const repository = nodes[0].get(InvocationRepository);
+      const at = new Date();
+      await Promise.all(runs.map((r) => repository.markRunning(r.id, at, owner, lease)));
+      return runs;
+    }
+
     afterEach(() => jest.restoreAllMocks());
 
     it('is the acceptor the module binds on PostgreSQL', () => {
@@ -252,12 +268,8 @@ if (!baseUrl) {
     });
 
     it("outcomes stored together are one statement, each only by its run's owner while it runs", async () => {
-      await admin().setCredits('finishes', 100);
-      const runs = Array.from({ length: 6 }, () => run('finishes'));
-      await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+      const runs = await runningRuns('finishes', 6, 'owner-a');
       const repository = nodes[0].get(InvocationRepository);
-      const at = new Date();
-      await Promise.all(runs.map((r) => repository.markRunning(r.id, at, 'owner-a', new Date(at.getTime() + 30_000))));
       const writes = jest.spyOn(sqlExecutorOf(nodes[0]), 'write');
       const outcome = (i: number) => ({ finishedAt: new Date(), outputs: [{ title: 't', message: String(i) }], error: null });
       const stored = await Promise.all(
@@ -276,13 +288,10 @@ if (!baseUrl) {
     });
 
     it('a lease renewal never waits on a run a grouped outcome holds, so the two never deadlock (PostgreSQL aborted the outcomes under load, and their finished runs were recovered as interrupted)', async () => {
-      await admin().setCredits('leases', 100);
-      const runs = Array.from({ length: 3 }, () => run('leases'));
-      await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
-      const repository = nodes[0].get(InvocationRepository);
       const at = new Date();
       const first = new Date(at.getTime() + 15_000);
-      await Promise.all(runs.map((r) => repository.markRunning(r.id, at, 'owner-l', first)));
+      const runs = await runningRuns('leases', 3, 'owner-l', first);
+      const repository = nodes[0].get(InvocationRepository);
       const leaseOf = async (id: string) =>
         Number((await sql.query(`SELECT lease_expires_at FROM webhook_invocations WHERE id = $1`, [id])).rows[0].lease_expires_at);
       // Another connection holds runs[1]'s row, as an outcome batch does from its UPDATE to its COMMIT, and
@@ -315,12 +324,8 @@ if (!baseUrl) {
     });
 
     it('grouped outcomes that PostgreSQL aborts in a deadlock are written again, not lost (their runs would be recovered as interrupted)', async () => {
-      await admin().setCredits('deadlock', 100);
-      const runs = Array.from({ length: 2 }, () => run('deadlock'));
-      await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+      const runs = await runningRuns('deadlock', 2, 'owner-d');
       const repository = nodes[0].get(InvocationRepository);
-      const at = new Date();
-      await Promise.all(runs.map((r) => repository.markRunning(r.id, at, 'owner-d', new Date(at.getTime() + 30_000))));
       const deadlocks = async () =>
         Number((await sql.query(`SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()`)).rows[0].deadlocks);
       const before = await deadlocks();
@@ -354,12 +359,8 @@ if (!baseUrl) {
     it.each(['cancelled', 'failed', 'timed_out'] as const)(
       "a grouped outcome never overwrites a run stored %s meanwhile (as a cancel that lands before the bot's result)",
       async (terminal) => {
-        await admin().setCredits('ended', 100);
-        const runs = Array.from({ length: 3 }, () => run('ended'));
-        await Promise.all(runs.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+        const runs = await runningRuns('ended', 3, 'owner-a');
         const repository = nodes[0].get(InvocationRepository);
-        const at = new Date();
-        await Promise.all(runs.map((r) => repository.markRunning(r.id, at, 'owner-a', new Date(at.getTime() + 30_000))));
         // Ended elsewhere (a cancel on another node: no owner condition), as the service stores it.
         const ended = { finishedAt: new Date(), error: { message: 'ended elsewhere', code: terminal } };
         expect(await nodes[1].get(InvocationRepository).transition(runs[1].id, 'running', terminal, ended)).toBe(true);
