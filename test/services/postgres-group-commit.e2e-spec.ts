@@ -8,6 +8,7 @@ import { WebhookStorage, type AcceptOutcome } from '../../src/persistence/webhoo
 import { PostgresWebhookStorage } from '../../src/persistence/sql/sql-webhook-storage.js';
 import { EchoBot } from '../fixtures/bots.js';
 import { sqlExecutorOf } from '../helpers/db.js';
+import { sleep, until } from '../helpers/http.js';
 import { createScratchDatabase, serviceUrl } from '../helpers/services.js';
 
 const baseUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
@@ -304,10 +305,7 @@ if (!baseUrl) {
         await holder.query(`UPDATE webhook_invocations SET finished_at = finished_at WHERE id = $1`, [runs[1].id]);
         const renewed = new Date(at.getTime() + 30_000);
         renewal = repository.renewLeases('owner-l', renewed);
-        const waited = await Promise.race([
-          renewal.then(() => 'renewed'),
-          new Promise<string>((resolve) => setTimeout(() => resolve('still waiting'), 2_000)),
-        ]);
+        const waited = await Promise.race([renewal.then(() => 'renewed'), sleep(2_000).then(() => 'still waiting')]);
         expect(waited).toBe('renewed');
         await holder.query(`UPDATE webhook_invocations SET finished_at = finished_at WHERE id = $1`, [runs[0].id]);
         await holder.query('COMMIT');
@@ -339,7 +337,16 @@ if (!baseUrl) {
         const outcome = { finishedAt: new Date(), outputs: [{ title: 'ok', message: 'stored' }], error: null };
         const stored = Promise.all(runs.map((r) => repository.transition(r.id, 'running', 'succeeded', outcome, { owner: 'owner-d' })));
         stored.catch(() => undefined); // awaited below
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        // The batch has taken runs[0] and waits for runs[1]'s lock.
+        const waitingForLock = async () =>
+          Number(
+            (await sql.query(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`))
+              .rows[0].n,
+          ) > 0;
+        await until(waitingForLock, 5_000, 'the batch to wait for the held row');
+        // A pause on purpose: PostgreSQL looks for a deadlock in the backend whose wait reaches deadlock_timeout (1 s)
+        // first, and aborts it; the batch's wait must begin well before the holder's for the batch to be the one.
+        await sleep(300);
         await holder.query(`UPDATE webhook_invocations SET finished_at = finished_at WHERE id = $1`, [runs[0].id]);
         await holder.query('COMMIT');
         expect(await stored).toEqual([true, true]);
@@ -351,9 +358,7 @@ if (!baseUrl) {
       expect(rows.map((r) => r?.status)).toEqual(['succeeded', 'succeeded']);
       expect(rows[0]?.outputs).toEqual([{ title: 'ok', message: 'stored' }]);
       // The deadlock did happen (PostgreSQL reports its counters within a second or so).
-      const deadline = Date.now() + 5_000;
-      while ((await deadlocks()) === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-      expect(await deadlocks()).toBeGreaterThan(before);
+      await until(async () => (await deadlocks()) > before, 5_000, 'PostgreSQL to count the deadlock');
     });
 
     it.each(['cancelled', 'failed', 'timed_out'] as const)(
