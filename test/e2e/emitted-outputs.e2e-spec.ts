@@ -23,8 +23,10 @@ class EmitForeverBot extends WebhookBotHost {
   async main(_inputs: unknown, ctx: BotContext): Promise<BotOutput[]> {
     for (let i = 1; i <= 20; i++) {
       await sleep(30);
+      // Late: called once the time limit fired (an emit called before, and stored while the signal fired, is not late).
+      const late = ctx.signal.aborted;
       const stored = await ctx.emit({ title: `tick ${i}`, message: String(i) });
-      if (ctx.signal.aborted) EmitForeverBot.lateResults.push(stored);
+      if (late) EmitForeverBot.lateResults.push(stored);
     }
     return [];
   }
