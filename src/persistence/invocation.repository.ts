@@ -59,10 +59,12 @@ export abstract class InvocationRepository {
    */
   abstract appendOutput(id: string, owner: string, output: BotOutput, tx?: WebhookTransaction): Promise<boolean>;
   /**
-   * Extends the lease of every run `owner` is running. A store may leave out a run another statement is
-   * ending or claiming at that moment (rather than wait for it): the next renewal, a third of a lease later, takes it.
+   * Extends the leases of the runs `ids` that `owner` still holds `running`: the runs it has in flight, never
+   * all its rows (a run whose outcome could not be stored is no longer run by anyone, and must expire to be
+   * recovered). A store may leave out a run another statement is ending or claiming at that moment (rather
+   * than wait for it): the next renewal, a third of a lease later, takes it.
    */
-  abstract renewLeases(owner: string, leaseExpiresAt: Date): Promise<void>;
+  abstract renewLeases(owner: string, ids: readonly string[], leaseExpiresAt: Date): Promise<void>;
   /** Runs still `running` whose lease ran out before `now`: their process died or stalled. */
   abstract listExpiredLeases(now: Date, limit: number): Promise<InvocationRecord[]>;
   /**

@@ -336,9 +336,14 @@ export class InvocationExecutor {
     return true;
   }
 
-  /** Extends this process's leases; called by the recovery loop well before they expire. */
+  /**
+   * Extends the leases of the runs in flight here; called by the recovery loop well before they expire. Only
+   * theirs: a run whose outcome could not be stored left `active` but is still `running` under this owner, and
+   * renewing it with the others would keep it from recovery for as long as this process is busy.
+   */
   async renewLeases(): Promise<void> {
-    if (this.active.size > 0) await this.invocations.renewLeases(this.owner, this.leaseFrom(new Date(this.clock.now())));
+    if (this.active.size > 0)
+      await this.invocations.renewLeases(this.owner, [...this.active.keys()], this.leaseFrom(new Date(this.clock.now())));
   }
 
   /**

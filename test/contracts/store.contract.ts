@@ -264,13 +264,24 @@ export function storeContract(open: OpenStorage): void {
       const ids = async (limit = 10) => (await s.invocations.listExpiredLeases(at(100), limit)).map((r) => r.id);
       expect(await ids()).toEqual([a.id, b.id, c.id]);
       expect(await ids(2)).toEqual([a.id, b.id]);
-      await s.invocations.renewLeases('alive', at(200));
+      await s.invocations.renewLeases('alive', [b.id], at(200));
       expect(await ids()).toEqual([a.id, c.id]);
       // A run that finished keeps no lease worth renewing or recovering.
       await s.invocations.transition(a.id, 'running', 'succeeded', { finishedAt: at(50) });
-      await s.invocations.renewLeases('dead', at(200));
+      await s.invocations.renewLeases('dead', [a.id, c.id], at(200));
       expect(await ids()).toEqual([]);
       expect((await s.invocations.listExpiredLeases(at(300), 10)).map((r) => r.id)).toEqual([b.id, c.id]);
+    });
+
+    it('renews only the runs named that the owner still holds: a run its owner no longer runs expires and is recovered', async () => {
+      const inFlight = await running('me', at(10));
+      const forgotten = await running('me', at(10)); // its outcome could not be stored: nobody runs it now
+      const theirs = await running('other', at(10));
+      const expired = async (now: Date) => (await s.invocations.listExpiredLeases(now, 10)).map((r) => r.id).sort();
+      await s.invocations.renewLeases('me', [inFlight.id, theirs.id, 'inv_unknown'], at(200));
+      expect(await expired(at(100))).toEqual([forgotten.id, theirs.id].sort());
+      await s.invocations.renewLeases('me', [], at(300)); // nothing in flight: nothing renewed
+      expect(await expired(at(250))).toEqual([inFlight.id, forgotten.id, theirs.id].sort());
     });
 
     it('recovers a run whose lease is still expired: failed with the given fields, or queued again with no owner', async () => {
@@ -292,7 +303,7 @@ export function storeContract(open: OpenStorage): void {
 
     it('leaves a run alone once its lease is fresh again (its owner renewed it)', async () => {
       const invocation = await running('slow', at(10));
-      await s.invocations.renewLeases('slow', at(500));
+      await s.invocations.renewLeases('slow', [invocation.id], at(500));
       expect(
         await s.invocations.recoverInterrupted(invocation.id, { leaseExpiredBefore: at(100) }, 'failed', { finishedAt: at(100) }),
       ).toBe(false);

@@ -13,6 +13,7 @@ import { BotRunner, WEBHOOK_EVENTS, WebhookBot, WebhookBotHost, WebhookTriggersA
 import { HistoryRetention } from '../../src/lifecycle/history-retention.js';
 import { LeaseRecovery } from '../../src/lifecycle/lease-recovery.js';
 import { InvocationExecutor } from '../../src/runs/invocation.executor.js';
+import { deferred } from '../fakes/webhook-fakes.js';
 import { botMeter, EchoBot, METERED_BOTS, SlowBot } from '../fixtures/bots.js';
 import { botLog, LIFECYCLE_BOTS } from '../fixtures/lifecycle-bots.js';
 import { leasedRows, rowOf, storedCredits, storedInvocations, untilStored, writeDb, type InvocationRow } from '../helpers/db.js';
@@ -448,6 +449,17 @@ class LeaseLongBot extends WebhookBotHost {
   }
 }
 
+/** Released by the test that holds it: a run kept in flight as long as a test needs. */
+let releaseHold = deferred();
+
+@WebhookBot({ id: 'lease-hold', accountId: 'acct', credits: 0 })
+class LeaseHoldBot extends WebhookBotHost {
+  async main(): Promise<BotOutput[]> {
+    await releaseHold.promise;
+    return [{ title: 'ran', message: 'held' }];
+  }
+}
+
 @WebhookBot({ id: 'lease-retry', accountId: 'acct', credits: 0, retryInterrupted: true })
 class LeaseRetryBot extends WebhookBotHost {
   async main(): Promise<BotOutput[]> {
@@ -466,7 +478,7 @@ describe('recovery respects leases (repository level, real SQLite)', () => {
     t = await startWebhookApp(() => undefined, {
       options: { runLeaseMs: 300 },
       onlyProviders: true,
-      providers: [LeasePlainBot, LeaseRetryBot, LeaseLongBot],
+      providers: [LeasePlainBot, LeaseRetryBot, LeaseLongBot, LeaseHoldBot],
     });
     app = t.app;
     file = t.dbFile;
@@ -574,15 +586,22 @@ describe('recovery respects leases (repository level, real SQLite)', () => {
     expect(await recovery.recoverExpired()).toBe(0);
   });
 
-  it('a live owner renews its lease, so its run is never recovered while it runs longer than the lease', async () => {
+  /** A run queued by another process, dispatched here. */
+  async function dispatchQueued(botId: string): Promise<string> {
     const id = `inv_lease${String(++n).padStart(4, '0')}xxxxxxxxxxxxx`;
     await writeDirect(
       `INSERT INTO webhook_invocations (id, trigger_id, bot_id, account_id, status, inputs, outputs, error, credits, idempotency_key, request_hash, created_at, started_at, finished_at, owner, lease_expires_at)
-       VALUES (?, 'trg_other', 'lease-long', 'acct', 'queued', '{}', NULL, NULL, 0, NULL, NULL, ?, NULL, NULL, NULL, NULL)`,
+       VALUES (?, 'trg_other', ?, 'acct', 'queued', '{}', NULL, NULL, 0, NULL, NULL, ?, NULL, NULL, NULL, NULL)`,
       id,
+      botId,
       Date.now(),
     );
     await app.get(BotRunner).dispatch({ id, accountId: 'acct' });
+    return id;
+  }
+
+  it('a live owner renews its lease, so its run is never recovered while it runs longer than the lease', async () => {
+    const id = await dispatchQueued('lease-long');
     const leases = new Set<number>();
     // 1000 ms in main() with a 300 ms lease: only renewal (every 100 ms) keeps it from being recovered.
     const done = await eventually('the long run to finish', 3_000, () => {
@@ -593,5 +612,31 @@ describe('recovery respects leases (repository level, real SQLite)', () => {
     expect(done.status).toBe('succeeded');
     expect(done.owner).toBe(app.get(InvocationExecutor).owner);
     expect(leases.size).toBeGreaterThanOrEqual(3); // renewed while it ran
+  });
+
+  it('a run whose outcome could not be stored is not renewed with the runs still in flight: it expires and is recovered while they run', async () => {
+    // The database refuses this bot's success (a trigger raising, as a full disk or a broken constraint would):
+    // the run stays `running` under this live process, which no longer runs it.
+    await writeDirect(
+      `CREATE TRIGGER refuse_plain_success BEFORE UPDATE OF status ON webhook_invocations ` +
+        `WHEN NEW.bot_id = 'lease-plain' AND NEW.status = 'succeeded' BEGIN SELECT RAISE(ABORT, 'refused by the test'); END`,
+    );
+    releaseHold = deferred();
+    const owner = app.get(InvocationExecutor).owner;
+    try {
+      const held = await dispatchQueued('lease-hold');
+      await eventually('the held run to start', 2_000, () => (row(held).status === 'running' ? true : undefined));
+      const lost = await dispatchQueued('lease-plain');
+      // Renewals every 100 ms for the held run; the lost run's 300 ms lease must still run out.
+      const recovered = await eventually('the lost run to be recovered', 3_000, () =>
+        row(lost).status === 'failed' ? row(lost) : undefined,
+      );
+      expect(JSON.parse(recovered.error!)).toEqual({ code: 'interrupted', message: expect.any(String) });
+      expect(row(held)).toMatchObject({ status: 'running', owner });
+      expect(row(held).lease_expires_at!).toBeGreaterThan(Date.now());
+    } finally {
+      releaseHold.resolve();
+      await writeDirect('DROP TRIGGER IF EXISTS refuse_plain_success');
+    }
   });
 });

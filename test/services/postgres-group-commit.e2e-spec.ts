@@ -292,6 +292,7 @@ if (!baseUrl) {
       const at = new Date();
       const first = new Date(at.getTime() + 15_000);
       const runs = await runningRuns('leases', 3, 'owner-l', first);
+      const ids = runs.map((r) => r.id);
       const repository = nodes[0].get(InvocationRepository);
       const leaseOf = async (id: string) =>
         Number((await sql.query(`SELECT lease_expires_at FROM webhook_invocations WHERE id = $1`, [id])).rows[0].lease_expires_at);
@@ -304,7 +305,7 @@ if (!baseUrl) {
         await holder.query('BEGIN');
         await holder.query(`UPDATE webhook_invocations SET finished_at = finished_at WHERE id = $1`, [runs[1].id]);
         const renewed = new Date(at.getTime() + 30_000);
-        renewal = repository.renewLeases('owner-l', renewed);
+        renewal = repository.renewLeases('owner-l', ids, renewed);
         const waited = await Promise.race([renewal.then(() => 'renewed'), sleep(2_000).then(() => 'still waiting')]);
         expect(waited).toBe('renewed');
         await holder.query(`UPDATE webhook_invocations SET finished_at = finished_at WHERE id = $1`, [runs[0].id]);
@@ -312,7 +313,7 @@ if (!baseUrl) {
         expect(await leaseOf(runs[0].id)).toBe(renewed.getTime());
         expect(await leaseOf(runs[2].id)).toBe(renewed.getTime());
         expect(await leaseOf(runs[1].id)).toBe(first.getTime()); // held meanwhile: left to the next renewal
-        await repository.renewLeases('owner-l', renewed);
+        await repository.renewLeases('owner-l', ids, renewed);
         expect(await leaseOf(runs[1].id)).toBe(renewed.getTime());
       } finally {
         await holder.query('ROLLBACK').catch(() => undefined);

@@ -28,7 +28,7 @@ const oldestFirst = (a: StoredInvocation, b: StoredInvocation) => a.createdAt.ge
  * - every state change is conditional (`status = from`, and `owner = …` when given) and reports whether
  *   it happened; terminal states never change because nothing transitions from them;
  * - `markRunning` claims a queued run with an owner and a lease, counting the attempt; `renewLeases`
- *   extends an owner's leases;
+ *   extends the leases of the runs named that an owner still holds;
  * - `recoverInterrupted` changes a running run only while it is still lost: its lease still expired
  *   (`leaseExpiredBefore`), or still held by the owner the queue declared dead (`owner`);
  * - an idempotency key is unique per trigger: `insert` throws `IdempotencyKeyTakenError`;
@@ -134,10 +134,12 @@ export class InMemoryInvocationRepository extends InvocationRepository {
     });
   }
 
-  renewLeases(owner: string, leaseExpiresAt: Date): Promise<void> {
+  renewLeases(owner: string, ids: readonly string[], leaseExpiresAt: Date): Promise<void> {
     return this.database.write(undefined, () => {
-      for (const row of this.rows.values())
-        if (row.owner === owner && row.status === 'running') row.leaseExpiresAt = new Date(leaseExpiresAt);
+      for (const id of ids) {
+        const row = this.rows.get(id);
+        if (row?.owner === owner && row.status === 'running') row.leaseExpiresAt = new Date(leaseExpiresAt);
+      }
     });
   }
 

@@ -36,7 +36,10 @@ const BOUNDED_SELECT = BOUNDED_COLUMNS.map((c) => {
   );
 }).join(', ');
 
-const RENEW_LEASES = `UPDATE webhook_invocations SET lease_expires_at = ? WHERE owner = ? AND status = 'running'`;
+/** SQLite's lease renewal: the ids come as one JSON array (one statement text whatever their number). */
+const RENEW_LEASES =
+  `UPDATE webhook_invocations SET lease_expires_at = ? WHERE owner = ? AND status = 'running' ` +
+  `AND id IN (SELECT value FROM json_each(?))`;
 /**
  * PostgreSQL's lease renewal leaves out the rows another statement holds (SKIP LOCKED), so it never waits on
  * one: locking a process's running runs in its own order, it deadlocked with this process's grouped outcomes
@@ -46,7 +49,7 @@ const RENEW_LEASES = `UPDATE webhook_invocations SET lease_expires_at = ? WHERE 
  */
 const RENEW_LEASES_SKIP_LOCKED =
   `UPDATE webhook_invocations SET lease_expires_at = ? WHERE id IN ` +
-  `(SELECT id FROM webhook_invocations WHERE owner = ? AND status = 'running' FOR UPDATE SKIP LOCKED)`;
+  `(SELECT id FROM webhook_invocations WHERE owner = ? AND status = 'running' AND id = ANY(?::text[]) FOR UPDATE SKIP LOCKED)`;
 
 /** Triggers per `lastUsedAt` statement. */
 const LAST_USED_BATCH = 64;
@@ -208,8 +211,11 @@ export class SqlInvocationRepository extends InvocationRepository {
     return changes === 1;
   }
 
-  async renewLeases(owner: string, leaseExpiresAt: Date): Promise<void> {
-    await this.db.write(this.grouped ? RENEW_LEASES_SKIP_LOCKED : RENEW_LEASES, [leaseExpiresAt.getTime(), owner]);
+  async renewLeases(owner: string, ids: readonly string[], leaseExpiresAt: Date): Promise<void> {
+    if (ids.length === 0) return;
+    const lease = leaseExpiresAt.getTime();
+    if (this.grouped) await this.db.write(RENEW_LEASES_SKIP_LOCKED, [lease, owner, ids]);
+    else await this.db.write(RENEW_LEASES, [lease, owner, JSON.stringify(ids)]);
   }
 
   async listExpiredLeases(now: Date, limit: number): Promise<InvocationRecord[]> {
