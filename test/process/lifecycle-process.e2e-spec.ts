@@ -5,6 +5,7 @@
  * a fresh lease) is checked in test/e2e/lifecycle.e2e-spec.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request, type ClientRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { verifyWebhookSignature } from '../../src/index.js';
@@ -173,6 +174,73 @@ describe('graceful shutdown of the real process (SIGTERM)', () => {
     expect((await syncInvocation(slow, shortId)).body).toEqual({ success: true, outputs: [{ title: 'slept', message: '300' }] });
     app.child.kill('SIGTERM');
     expect(await within(app.exited, 8_000)).not.toBeNull();
+  });
+});
+
+/** A response's status, Connection header and body, once it ended. */
+interface RawAnswer {
+  status: number;
+  connection: string;
+  body: string;
+}
+
+function answerOf(req: ClientRequest): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, connection: String(res.headers.connection), body }));
+    });
+    req.on('error', reject);
+  });
+}
+
+describe('graceful shutdown with a kept-alive caller (SIGTERM)', () => {
+  const GRACE_MS = 300;
+
+  it("closes the connection of an answer given once shutdown began, so a caller's kept-alive connection does not hold the process for the server's keep-alive timeout", async () => {
+    const app = await startSampleApp({
+      PORT: String(await freePort()),
+      SQLITE_PATH: join(tempDir(), 'kept-alive.sqlite'),
+      ADMIN_TOKEN,
+      WEBHOOK_SHUTDOWN_GRACE_MS: String(GRACE_MS),
+    });
+    const slow = await createTrigger(app, 'slow');
+    // One kept-alive connection (Node's agent keeps an idle socket open as long as the server does).
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const post = () =>
+        request(slow.url, {
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'x-key': slow.key, 'content-length': '8' },
+        });
+      const first = post();
+      first.end('{"ms":1}');
+      expect(await answerOf(first)).toMatchObject({ status: 200, connection: 'keep-alive' });
+      // A trigger whose body is still arriving when SIGTERM comes: in flight while the server closes (Node's
+      // server.close() ends only idle connections, and this one is not).
+      const late = post();
+      const answered = answerOf(late);
+      late.write('{"ms":');
+      await sleep(100);
+      const sigtermAt = Date.now();
+      app.child.kill('SIGTERM');
+      await sleep(GRACE_MS);
+      late.end('1}');
+      const answer = await answered;
+      expect(answer.status).toBe(503);
+      expect(JSON.parse(answer.body)).toMatchObject({ success: false, statusCode: 503 });
+      expect(answer.connection).toBe('close');
+      // Kept alive, the connection held the server's close until its keep-alive timeout (5 s) ran out.
+      const exit = await within(app.exited, 8_000);
+      expect(exit).not.toBeNull();
+      expect(exit!.code === 0 || exit!.signal === 'SIGTERM').toBe(true);
+      expect(app.exitedAt()! - sigtermAt).toBeLessThan(GRACE_MS + 1_500);
+    } finally {
+      agent.destroy();
+    }
   });
 });
 
