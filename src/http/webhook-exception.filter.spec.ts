@@ -4,15 +4,9 @@ import { QueryFailedError } from 'typeorm';
 import { DatabaseConnectionLostError, UnknownTriggerError } from '../errors/webhook-trigger.errors.js';
 import { databaseError, isDatabaseUnavailable } from '../persistence/sql/database-errors.js';
 import { WebhookExceptionFilter } from './webhook-exception.filter.js';
-import { ShutdownState } from '../lifecycle/shutdown.state.js';
-import { SYSTEM_CLOCK } from '../time/clock.js';
-import { ShuttingDownError, SyncTimeoutError } from '../errors/webhook-trigger.errors.js';
 
 /** What the filter answered: status, headers and body, through a fake HTTP adapter. */
-function answer(
-  exception: unknown,
-  shutdown = new ShutdownState(SYSTEM_CLOCK),
-): { status: number; headers: Record<string, string>; body: Record<string, unknown> } {
+function answer(exception: unknown): { status: number; headers: Record<string, string>; body: Record<string, unknown> } {
   const out = { status: 0, headers: {} as Record<string, string>, body: {} as Record<string, unknown> };
   const adapter = {
     setHeader: (_res: unknown, name: string, value: string) => (out.headers[name] = value),
@@ -21,7 +15,7 @@ function answer(
   const host = {
     switchToHttp: () => ({ getResponse: () => ({}), getRequest: () => ({ method: 'GET', url: '/x', complete: true }) }),
   } as unknown as ArgumentsHost;
-  new WebhookExceptionFilter({ httpAdapter: adapter } as unknown as HttpAdapterHost, shutdown).catch(exception, host);
+  new WebhookExceptionFilter({ httpAdapter: adapter } as unknown as HttpAdapterHost).catch(exception, host);
   return out;
 }
 
@@ -65,16 +59,5 @@ describe('WebhookExceptionFilter: a lost database connection', () => {
     } finally {
       logged.mockRestore();
     }
-  });
-});
-
-describe('WebhookExceptionFilter: once shutdown began', () => {
-  it('closes the connection with each answer (a 503 to a trigger, a 408 to a waiting sync), so the retry goes to another node', () => {
-    const shutdown = new ShutdownState(SYSTEM_CLOCK);
-    expect(answer(new UnknownTriggerError('trg_x'), shutdown).headers).toEqual({}); // before: kept alive
-    shutdown.begin();
-    expect(answer(new ShuttingDownError(), shutdown)).toMatchObject({ status: 503, headers: { Connection: 'close', 'Retry-After': '1' } });
-    expect(answer(new SyncTimeoutError('running', 'shutdown'), shutdown)).toMatchObject({ status: 408, headers: { Connection: 'close' } });
-    expect(answer(new UnknownTriggerError('trg_x'), shutdown)).toMatchObject({ status: 404, headers: { Connection: 'close' } });
   });
 });

@@ -5,7 +5,6 @@ import { httpStatusOf, retryAfterOf } from '../errors/error-status.js';
 import { ClientGoneError, DatabaseConnectionLostError, SyncTimeoutError } from '../errors/webhook-trigger.errors.js';
 import { INTERNAL_ERROR, LOG_CLIENT_GONE, LOG_DATABASE_LOST, LOG_UNEXPECTED_ERROR } from '../errors/webhook-trigger.messages.js';
 import { LOG_CONTEXT } from '../options/module.constants.js';
-import { ShutdownState } from '../lifecycle/shutdown.state.js';
 import { rawRequestOf } from './http.types.js';
 
 /** Body of every non-2xx answer of the webhook API. */
@@ -25,18 +24,12 @@ export interface WebhookErrorBody {
  * a terminated backend; DatabaseConnectionLostError from the storage) is a 503 with Retry-After, as a retry may succeed; anything else is a logged 500.
  * A client that went away is not an error (a debug line). An answer given while the request's body has
  * not fully arrived (refused before or while reading it) closes the connection, so the rest is never read.
- * So does every answer once shutdown began (the 503 to a trigger, the 408 to a waiting sync): the client's
- * retry opens a new connection, which a load balancer sends to a node that is not stopping, and no kept-alive
- * connection holds the stopping server's close (Node's `server.close()` ends only the idle ones).
  */
 @Catch()
 export class WebhookExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger(LOG_CONTEXT);
 
-  constructor(
-    private readonly adapterHost: HttpAdapterHost,
-    private readonly shutdown: ShutdownState,
-  ) {}
+  constructor(private readonly adapterHost: HttpAdapterHost) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const { httpAdapter } = this.adapterHost;
@@ -47,7 +40,7 @@ export class WebhookExceptionFilter implements ExceptionFilter {
       return;
     }
     const [status, message] = this.describe(exception);
-    if (!raw.complete || this.shutdown.isShuttingDown) httpAdapter.setHeader(response, 'Connection', 'close');
+    if (!raw.complete) httpAdapter.setHeader(response, 'Connection', 'close');
     const retryAfter = retryAfterOf(exception);
     if (retryAfter !== undefined) httpAdapter.setHeader(response, 'Retry-After', String(retryAfter));
     const body: WebhookErrorBody = { success: false, statusCode: status, error: STATUS_CODES[status] ?? 'Error', message };

@@ -9,6 +9,7 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent, request } from 'node:http';
 import { BotRunner, WEBHOOK_EVENTS, WebhookBot, WebhookBotHost, WebhookTriggersAdmin, type BotOutput } from '../../src/index.js';
 import { HistoryRetention } from '../../src/lifecycle/history-retention.js';
 import { LeaseRecovery } from '../../src/lifecycle/lease-recovery.js';
@@ -26,6 +27,7 @@ import {
   eventually,
   expectError,
   getStatus,
+  rawAnswerOf,
   sleep,
   startRun,
   syncInvocation,
@@ -374,6 +376,48 @@ describeOnEveryAdapter('lifecycle', ({ makeAdapter }) => {
       expect(rowOf(t, echo, id)?.status).toBe('succeeded');
       expect((await getStatus(echo, id)).body.invocation.status).toBe('succeeded');
     });
+  });
+});
+
+describeOnEveryAdapter('shutdown with a kept-alive caller', ({ makeAdapter }) => {
+  it("closes the connection of a trigger answered once shutdown began, so the caller's kept-alive connection does not hold app.close() for the server's keep-alive timeout", async () => {
+    const t = await startWebhookApp(makeAdapter, { options: { shutdownGraceMs: 200 } });
+    let closed: Promise<void> | undefined;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      await t.admin.setCredits(ACCOUNT, 10);
+      const echo = await createTrigger(t, 'echo');
+      const post = () =>
+        request(echo.url, {
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'x-key': echo.key, 'content-length': '7' },
+        });
+      const first = post();
+      const firstAnswer = rawAnswerOf(first);
+      first.end('{"a":1}');
+      expect(await firstAnswer).toMatchObject({ status: 200, connection: 'keep-alive' });
+      // Its body still arriving when the app begins to close: in flight as the HTTP server closes (Node's
+      // server.close() ends only idle connections).
+      const late = post();
+      const lateAnswer = rawAnswerOf(late);
+      late.write('{"a":');
+      await sleep(100);
+      const closeAt = Date.now();
+      closed = t.close();
+      await sleep(300);
+      late.end('2}');
+      const answer = await lateAnswer;
+      expect(answer.status).toBe(503);
+      expect(JSON.parse(answer.body)).toMatchObject({ success: false, statusCode: 503 });
+      expect(answer.connection).toBe('close');
+      await closed;
+      // Kept alive, the connection held the close until the server's keep-alive timeout (5 s on Node's server).
+      expect(Date.now() - closeAt).toBeLessThan(2_000);
+    } finally {
+      agent.destroy();
+      await (closed ?? t.close());
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import { request as httpRequest, STATUS_CODES } from 'node:http';
+import { request as httpRequest, STATUS_CODES, type ClientRequest } from 'node:http';
 import type { TestTrigger } from './webhook-app.js';
 
 export interface HttpResult {
@@ -229,3 +229,23 @@ export const ISO = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}
 export const CANCELLED_ERROR = { message: 'The run was cancelled', code: 'cancelled' };
 /** The `error` of a run stopped at its time limit of `ms`. */
 export const TIMEOUT_ERROR = (ms: number) => ({ message: `The bot did not finish within ${ms} ms`, code: 'timeout' });
+
+/** A raw response's status, Connection header and body, once it ended. */
+export interface RawAnswer {
+  status: number;
+  connection: string;
+  body: string;
+}
+
+/** The answer to a request made with `node:http` (e.g. on a kept-alive agent, its body written in parts). */
+export function rawAnswerOf(req: ClientRequest): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    req.on('response', (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode!, connection: String(res.headers.connection), body }));
+    });
+    req.on('error', reject);
+  });
+}

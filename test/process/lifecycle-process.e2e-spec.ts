@@ -5,13 +5,13 @@
  * a fresh lease) is checked in test/e2e/lifecycle.e2e-spec.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, request, type ClientRequest } from 'node:http';
+import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { verifyWebhookSignature } from '../../src/index.js';
 import { startCallbackReceiver } from '../helpers/callback-receiver.js';
 import { leasedRows } from '../helpers/db.js';
-import { eventually, expectError, getStatus, sleep, syncInvocation, until, triggerBot } from '../helpers/http.js';
+import { eventually, expectError, getStatus, rawAnswerOf, sleep, syncInvocation, until, triggerBot } from '../helpers/http.js';
 import {
   adminApi,
   freePort,
@@ -177,25 +177,6 @@ describe('graceful shutdown of the real process (SIGTERM)', () => {
   });
 });
 
-/** A response's status, Connection header and body, once it ended. */
-interface RawAnswer {
-  status: number;
-  connection: string;
-  body: string;
-}
-
-function answerOf(req: ClientRequest): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    req.on('response', (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, connection: String(res.headers.connection), body }));
-    });
-    req.on('error', reject);
-  });
-}
-
 describe('graceful shutdown with a kept-alive caller (SIGTERM)', () => {
   const GRACE_MS = 300;
 
@@ -218,11 +199,11 @@ describe('graceful shutdown with a kept-alive caller (SIGTERM)', () => {
         });
       const first = post();
       first.end('{"ms":1}');
-      expect(await answerOf(first)).toMatchObject({ status: 200, connection: 'keep-alive' });
+      expect(await rawAnswerOf(first)).toMatchObject({ status: 200, connection: 'keep-alive' });
       // A trigger whose body is still arriving when SIGTERM comes: in flight while the server closes (Node's
       // server.close() ends only idle connections, and this one is not).
       const late = post();
-      const answered = answerOf(late);
+      const answered = rawAnswerOf(late);
       late.write('{"ms":');
       await sleep(100);
       const sigtermAt = Date.now();

@@ -2,7 +2,7 @@ import type { ServerResponse } from 'node:http';
 import { DEFERRED_BODY, type RawRequest } from '../http.types.js';
 import { readsOwnBody } from '../webhook-routes.js';
 import { answerUndecodableId } from './answer-raw.js';
-import type { AnswerCounter } from './count-answers.js';
+import type { AnswerHook } from './answer-hook.js';
 
 type ExpressRequest = RawRequest & { _body?: boolean };
 type Middleware = (req: ExpressRequest, res: ServerResponse, next: (error?: unknown) => void) => void;
@@ -14,11 +14,12 @@ export interface ExpressApp {
 /**
  * Express: a middleware in front of Nest's body parsers (registered before module init). For the
  * trigger and cancel routes it marks the body as handled so the host's parsers skip it, and leaves the
- * bytes unread for the trigger handler, after the guards. Being first, it also counts every webhook answer.
+ * bytes unread for the trigger handler, after the guards. Being first, it also hands every webhook request to
+ * the answer hook (metrics; connections closed once shutdown began).
  */
-export function captureExpressBodies(app: ExpressApp, countAnswer?: AnswerCounter): void {
+export function captureExpressBodies(app: ExpressApp, answerHook: AnswerHook): void {
   const capture: Middleware = (req, res, next) => {
-    countAnswer?.(req, res);
+    answerHook(req, res);
     if (answerUndecodableId(req.url, res)) return;
     if (!readsOwnBody(req.method, req.url)) return next();
     req[DEFERRED_BODY] = { stream: req, contentType: req.headers['content-type'], contentLength: req.headers['content-length'] };

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { DEFERRED_BODY, type RawRequest } from '../http.types.js';
 import { readsOwnBody } from '../webhook-routes.js';
 import { answerUndecodableId } from './answer-raw.js';
-import type { AnswerCounter } from './count-answers.js';
+import type { AnswerHook } from './answer-hook.js';
 
 type PreParsingHook = (request: { raw: RawRequest; method: string; url: string }, reply: unknown, payload: Readable) => Promise<Readable>;
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
@@ -16,9 +16,9 @@ export interface FastifyApp {
  * Fastify: a preParsing hook keeps the trigger and cancel bodies from Fastify's parsers, unread, for the
  * trigger handler (after the guards). Fastify's router answers an undecodable path 400 before any hook,
  * so the server's request listener is wrapped to answer those webhook paths 404 first (and, being in front
- * of everything, to count every webhook answer).
+ * of everything, to hand every webhook request to the answer hook).
  */
-export function captureFastifyBodies(fastify: FastifyApp, countAnswer?: AnswerCounter): void {
+export function captureFastifyBodies(fastify: FastifyApp, answerHook: AnswerHook): void {
   fastify.addHook('preParsing', async (request, _reply, payload) => {
     if (!readsOwnBody(request.method, request.url)) return payload;
     const headers = request.raw.headers;
@@ -35,7 +35,7 @@ export function captureFastifyBodies(fastify: FastifyApp, countAnswer?: AnswerCo
   for (const listener of server.listeners('request') as RequestListener[]) {
     server.removeListener('request', listener);
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      countAnswer?.(req, res);
+      answerHook(req, res);
       if (!answerUndecodableId(req.url, res)) listener(req, res);
     });
   }

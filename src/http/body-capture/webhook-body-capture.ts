@@ -1,7 +1,8 @@
 import { Injectable, type OnModuleInit } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
 import { WebhookMetrics } from '../../telemetry/webhook-metrics.js';
-import { answerCounter } from './count-answers.js';
+import { ShutdownState } from '../../lifecycle/shutdown.state.js';
+import { webhookAnswerHook } from './answer-hook.js';
 import { captureExpressBodies, type ExpressApp } from './express.js';
 import { captureFastifyBodies, type FastifyApp } from './fastify.js';
 
@@ -15,21 +16,23 @@ import { captureFastifyBodies, type FastifyApp } from './fastify.js';
  * (`maxBodyBytes`, `bodyTimeoutMs`, `maxJsonDepth`) and answers in its own JSON error shape. The cancel
  * endpoint takes no body: whatever a client sends is never read (and never judged by the host's parser).
  * Requests to other routes (judged by their path, never the query string; see `webhook-routes.ts`) are
- * not touched, except a webhook path with an undecodable id (`%zz`), answered 404 before the router.
+ * not touched, except a webhook path with an undecodable id (`%zz`), answered 404 before the router. The same
+ * front sees every webhook answer (`webhookAnswerHook`: metrics, and connections closed once shutdown began).
  */
 @Injectable()
 export class WebhookBodyCapture implements OnModuleInit {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
     private readonly metrics: WebhookMetrics,
+    private readonly shutdown: ShutdownState,
   ) {}
 
   onModuleInit(): void {
     const adapter = this.adapterHost?.httpAdapter;
     if (!adapter) return; // not an HTTP application
     const instance: unknown = adapter.getInstance();
-    const countAnswer = answerCounter(this.metrics);
-    if (adapter.getType() === 'fastify') captureFastifyBodies(instance as FastifyApp, countAnswer);
-    else captureExpressBodies(instance as ExpressApp, countAnswer);
+    const answerHook = webhookAnswerHook(this.metrics, this.shutdown);
+    if (adapter.getType() === 'fastify') captureFastifyBodies(instance as FastifyApp, answerHook);
+    else captureExpressBodies(instance as ExpressApp, answerHook);
   }
 }
