@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { BotRunner, WEBHOOK_EVENTS, WebhookBot, WebhookBotHost, WebhookTriggersAdmin, type BotOutput } from '../../src/index.js';
 import { HistoryRetention } from '../../src/lifecycle/history-retention.js';
 import { LeaseRecovery } from '../../src/lifecycle/lease-recovery.js';
@@ -28,6 +28,7 @@ import {
   expectError,
   getStatus,
   rawAnswerOf,
+  triggerOnAgent,
   sleep,
   startRun,
   syncInvocation,
@@ -387,12 +388,7 @@ describeOnEveryAdapter('shutdown with a kept-alive caller', ({ makeAdapter }) =>
     try {
       await t.admin.setCredits(ACCOUNT, 10);
       const echo = await createTrigger(t, 'echo');
-      const post = () =>
-        request(echo.url, {
-          method: 'POST',
-          agent,
-          headers: { 'content-type': 'application/json', 'x-key': echo.key, 'content-length': '7' },
-        });
+      const post = () => triggerOnAgent(agent, echo, 7);
       const first = post();
       const firstAnswer = rawAnswerOf(first);
       first.end('{"a":1}');

@@ -1,4 +1,4 @@
-import { request as httpRequest, STATUS_CODES, type ClientRequest } from 'node:http';
+import { request as httpRequest, STATUS_CODES, type Agent, type ClientRequest } from 'node:http';
 import type { TestTrigger } from './webhook-app.js';
 
 export interface HttpResult {
@@ -247,5 +247,14 @@ export function rawAnswerOf(req: ClientRequest): Promise<RawAnswer> {
       res.on('end', () => resolve({ status: res.statusCode!, connection: String(res.headers.connection), body }));
     });
     req.on('error', reject);
+  });
+}
+
+/** A trigger request on `agent` (e.g. one kept alive) whose body of `bytes` bytes the caller writes, in parts if it likes. */
+export function triggerOnAgent(agent: Agent, t: Pick<TestTrigger, 'url' | 'key'>, bytes: number): ClientRequest {
+  return httpRequest(t.url, {
+    method: 'POST',
+    agent,
+    headers: { 'content-type': 'application/json', 'x-key': t.key, 'content-length': String(bytes) },
   });
 }

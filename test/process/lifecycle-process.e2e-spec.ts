@@ -5,13 +5,23 @@
  * a fresh lease) is checked in test/e2e/lifecycle.e2e-spec.ts.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { verifyWebhookSignature } from '../../src/index.js';
 import { startCallbackReceiver } from '../helpers/callback-receiver.js';
 import { leasedRows } from '../helpers/db.js';
-import { eventually, expectError, getStatus, rawAnswerOf, sleep, syncInvocation, until, triggerBot } from '../helpers/http.js';
+import {
+  eventually,
+  expectError,
+  getStatus,
+  rawAnswerOf,
+  sleep,
+  triggerOnAgent,
+  syncInvocation,
+  until,
+  triggerBot,
+} from '../helpers/http.js';
 import {
   adminApi,
   freePort,
@@ -191,12 +201,7 @@ describe('graceful shutdown with a kept-alive caller (SIGTERM)', () => {
     // One kept-alive connection (Node's agent keeps an idle socket open as long as the server does).
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     try {
-      const post = () =>
-        request(slow.url, {
-          method: 'POST',
-          agent,
-          headers: { 'content-type': 'application/json', 'x-key': slow.key, 'content-length': '8' },
-        });
+      const post = () => triggerOnAgent(agent, slow, 8);
       const first = post();
       first.end('{"ms":1}');
       expect(await rawAnswerOf(first)).toMatchObject({ status: 200, connection: 'keep-alive' });
