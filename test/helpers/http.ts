@@ -144,8 +144,17 @@ export function rawRequest(
     localAddress?: string;
   } = {},
 ): Promise<RawResult> {
+  const req = httpRequest(url, { method: opts.method ?? 'GET', headers: opts.headers, localAddress: opts.localAddress });
+  const result = rawResultOf(req);
+  if (opts.chunks) for (const c of opts.chunks) req.write(c);
+  req.end(opts.body);
+  return result;
+}
+
+/** The answer to a request made with `node:http`, read whole once it ended (its body parsed when it is JSON). */
+function rawResultOf(req: ClientRequest): Promise<RawResult> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest(url, { method: opts.method ?? 'GET', headers: opts.headers, localAddress: opts.localAddress }, (res) => {
+    req.on('response', (res) => {
       const parts: Buffer[] = [];
       res.on('data', (c: Buffer) => parts.push(c));
       res.on('end', () => {
@@ -161,8 +170,6 @@ export function rawRequest(
       res.on('error', reject);
     });
     req.on('error', reject);
-    if (opts.chunks) for (const c of opts.chunks) req.write(c);
-    req.end(opts.body);
   });
 }
 
@@ -238,16 +245,9 @@ export interface RawAnswer {
 }
 
 /** The answer to a request made with `node:http` (e.g. on a kept-alive agent, its body written in parts). */
-export function rawAnswerOf(req: ClientRequest): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    req.on('response', (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => resolve({ status: res.statusCode!, connection: String(res.headers.connection), body }));
-    });
-    req.on('error', reject);
-  });
+export async function rawAnswerOf(req: ClientRequest): Promise<RawAnswer> {
+  const { status, headers, text } = await rawResultOf(req);
+  return { status, connection: String(headers.connection), body: text };
 }
 
 /** A trigger request on `agent` (e.g. one kept alive) whose body of `bytes` bytes the caller writes, in parts if it likes. */
