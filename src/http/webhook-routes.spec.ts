@@ -1,4 +1,7 @@
-import { pathOf, readsOwnBody, undecodableId, webhookOperationOf } from './webhook-routes.js';
+import { pathOf, webhookRequestOf } from './webhook-routes.js';
+
+const readsOwnBody = (method: string, url: string) => webhookRequestOf(method, url)?.readsOwnBody ?? false;
+const undecodableId = (url: string) => webhookRequestOf('GET', url)?.undecodableId;
 
 describe('webhook routes', () => {
   it.each([
@@ -30,9 +33,22 @@ describe('webhook routes', () => {
       kind: 'invocation',
       id: '%E0%A4%A',
     });
-    expect(undecodableId('/webhooks/%41/trigger')).toBeNull(); // valid encoding: left to the route (404 there)
-    expect(undecodableId('/other/%zz')).toBeNull();
-    expect(undecodableId('/webhooks/trg_x/trigger?q=%zz')).toBeNull(); // the query is not ours
+    expect(undecodableId('/webhooks/%41/trigger')).toBeUndefined(); // valid encoding: left to the route (404 there)
+    expect(undecodableId('/other/%zz')).toBeUndefined();
+    expect(undecodableId('/webhooks/trg_x/trigger?q=%zz')).toBeUndefined(); // the query is not ours
+  });
+
+  it("judges a webhook path with another method as the module's (its undecodable id answered 404), with no operation", () => {
+    expect(webhookRequestOf('PUT', '/webhooks/%zz/trigger')).toEqual({
+      operation: undefined,
+      readsOwnBody: false,
+      undecodableId: { kind: 'trigger', id: '%zz' },
+    });
+    expect(webhookRequestOf('POST', '/webhooks/trg_A/trigger/invocation/inv_x')).toEqual({
+      operation: undefined,
+      readsOwnBody: false,
+      undecodableId: undefined,
+    });
   });
 });
 
@@ -47,6 +63,6 @@ describe('webhook operations', () => {
     ['GET', '/webhooks/trg_A/trigger', undefined], // no such route: the host's 404, not the module's answer
     ['GET', '/admin/api/triggers', undefined],
   ])('%s %s is %s', (method, url, operation) => {
-    expect(webhookOperationOf(method, url)).toBe(operation);
+    expect(webhookRequestOf(method, url)?.operation).toBe(operation);
   });
 });

@@ -21,9 +21,15 @@ function pathPattern(route: string): RegExp {
   return new RegExp(`/${segments.join('/')}/?$`, 'i');
 }
 
-const PATTERNS = Object.values(WEBHOOK_ROUTES).map(pathPattern);
-/** POST routes whose body the module keeps from the host's body parser. */
-const OWN_BODY_ROUTES = [pathPattern(WEBHOOK_ROUTES.trigger), pathPattern(WEBHOOK_ROUTES.cancel)];
+/** The table's operations (the requests metric's `operation` label). */
+type Operation = keyof typeof WEBHOOK_ROUTES;
+
+/** Each route's method and path pattern, in the table's order. */
+const ROUTES = (Object.keys(WEBHOOK_ROUTES) as Operation[]).map((operation) => ({
+  operation,
+  method: operation === 'trigger' || operation === 'cancel' ? 'POST' : 'GET',
+  pattern: pathPattern(WEBHOOK_ROUTES[operation]),
+}));
 
 /** The path of a request URL: everything before `?` or `#`. */
 export function pathOf(url: string): string {
@@ -31,44 +37,41 @@ export function pathOf(url: string): string {
   return end === -1 ? url : url.slice(0, end);
 }
 
-/** Each route's method, by its operation (the `operation` label of the requests metric). */
-const OPERATIONS = (['trigger', 'status', 'sync', 'cancel', 'events'] as const).map((operation) => ({
-  operation,
-  method: operation === 'trigger' || operation === 'cancel' ? 'POST' : 'GET',
-  pattern: pathPattern(WEBHOOK_ROUTES[operation]),
-}));
+/** What the module makes of a request to one of its paths, judged once, at the adapter's front. */
+export interface WebhookRequest {
+  /** The route whose path it is, for the route's own method: the requests metric's `operation`; undefined for another method. */
+  operation: Operation | undefined;
+  /** A POST to the trigger or cancel route: its body is kept from the host's body parser. */
+  readsOwnBody: boolean;
+  /**
+   * The id segment that is not valid percent-encoding (`%zz`), whatever the method. Routers answer such paths 400
+   * before any guard runs; an id that cannot be decoded cannot exist, so the module answers 404 like for any other
+   * impossible id.
+   */
+  undecodableId: { kind: 'trigger' | 'invocation'; id: string } | undefined;
+}
 
-/** Which webhook route a request is for (method and path, never the query), or undefined for any other route. */
-export function webhookOperationOf(method: string | undefined, url: string | undefined): keyof typeof WEBHOOK_ROUTES | undefined {
+/** Which webhook route's path a request is for (judged on the path, never the query), or undefined for any other. */
+export function webhookRequestOf(method: string | undefined, url: string | undefined): WebhookRequest | undefined {
   if (url === undefined) return undefined;
   const path = pathOf(url);
-  return OPERATIONS.find((route) => route.method === method && route.pattern.test(path))?.operation;
-}
-
-/** True for a POST to the trigger or cancel route (whatever the prefix), judged on the path only. */
-export function readsOwnBody(method: string | undefined, url: string | undefined): boolean {
-  if (method !== 'POST' || url === undefined) return false;
-  const path = pathOf(url);
-  return OWN_BODY_ROUTES.some((pattern) => pattern.test(path));
-}
-
-/**
- * For a request to one of the webhook routes whose id segment is not valid percent-encoding (`%zz`):
- * which id it is. Routers answer such paths 400 before any guard runs; an id that cannot be decoded
- * cannot exist, so the module answers 404 like for any other impossible id.
- */
-export function undecodableId(url: string | undefined): { kind: 'trigger' | 'invocation'; id: string } | null {
-  if (url === undefined || !url.includes('%')) return null;
-  const path = pathOf(url);
-  for (const pattern of PATTERNS) {
-    const match = pattern.exec(path);
+  for (const route of ROUTES) {
+    const match = route.pattern.exec(path);
     if (!match) continue;
-    const [, triggerId, invocationId] = match;
-    if (!decodes(triggerId)) return { kind: 'trigger', id: triggerId };
-    if (invocationId !== undefined && !decodes(invocationId)) return { kind: 'invocation', id: invocationId };
-    return null;
+    const own = route.method === method;
+    return {
+      operation: own ? route.operation : undefined,
+      readsOwnBody: own && route.method === 'POST',
+      undecodableId: path.includes('%') ? undecodableIdOf(match[1], match[2]) : undefined,
+    };
   }
-  return null;
+  return undefined;
+}
+
+function undecodableIdOf(triggerId: string, invocationId: string | undefined): WebhookRequest['undecodableId'] {
+  if (!decodes(triggerId)) return { kind: 'trigger', id: triggerId };
+  if (invocationId !== undefined && !decodes(invocationId)) return { kind: 'invocation', id: invocationId };
+  return undefined;
 }
 
 function decodes(segment: string): boolean {

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { ShutdownState } from '../../lifecycle/shutdown.state.js';
 import { WebhookMetrics } from '../../telemetry/webhook-metrics.js';
 import { SYSTEM_CLOCK } from '../../time/clock.js';
+import { webhookRequestOf } from '../webhook-routes.js';
 import { webhookAnswerHook } from './answer-hook.js';
 import { until } from '../../../test/helpers/http.js';
 
@@ -14,7 +15,8 @@ async function serverWithHook(shutdown: ShutdownState): Promise<{ server: Server
   const hook = webhookAnswerHook(new WebhookMetrics(undefined), shutdown);
   const held = new Map<string, ServerResponse>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    hook(req, res);
+    const webhook = webhookRequestOf(req.method, req.url);
+    if (webhook) hook(webhook, res);
     const name = String(req.headers['x-name']);
     if (req.headers['x-hold']) held.set(name, res);
     else res.end(name);

@@ -1,10 +1,10 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import type { ShutdownState } from '../../lifecycle/shutdown.state.js';
 import type { WebhookMetrics } from '../../telemetry/webhook-metrics.js';
-import { webhookOperationOf } from '../webhook-routes.js';
+import type { WebhookRequest } from '../webhook-routes.js';
 
-/** Sees each request at the very front of the adapter, with its raw response. */
-export type AnswerHook = (req: Pick<IncomingMessage, 'method' | 'url'>, res: ServerResponse) => void;
+/** Sees each webhook request at the very front of the adapter (as `webhookRequestOf` judged it), with its raw response. */
+export type AnswerHook = (request: WebhookRequest, res: ServerResponse) => void;
 
 /** Asks Node to close the connection after this answer, when its headers are still to be written. */
 function closeAfter(res: ServerResponse): void {
@@ -34,8 +34,7 @@ export function webhookAnswerHook(metrics: WebhookMetrics, shutdown: ShutdownSta
     },
     { once: true },
   );
-  return (req, res) => {
-    const operation = webhookOperationOf(req.method, req.url);
+  return ({ operation }, res) => {
     if (!operation) return;
     if (shutdown.isShuttingDown) closeAfter(res);
     else inFlight.add(res);

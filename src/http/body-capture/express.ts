@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { DEFERRED_BODY, type RawRequest } from '../http.types.js';
-import { readsOwnBody } from '../webhook-routes.js';
+import { webhookRequestOf } from '../webhook-routes.js';
 import { answerUndecodableId } from './answer-raw.js';
 import type { AnswerHook } from './answer-hook.js';
 
@@ -19,9 +19,11 @@ export interface ExpressApp {
  */
 export function captureExpressBodies(app: ExpressApp, answerHook: AnswerHook): void {
   const capture: Middleware = (req, res, next) => {
-    answerHook(req, res);
-    if (answerUndecodableId(req.url, res)) return;
-    if (!readsOwnBody(req.method, req.url)) return next();
+    const webhook = webhookRequestOf(req.method, req.url);
+    if (!webhook) return next();
+    answerHook(webhook, res);
+    if (webhook.undecodableId) return answerUndecodableId(webhook.undecodableId, res);
+    if (!webhook.readsOwnBody) return next();
     req[DEFERRED_BODY] = { stream: req, contentType: req.headers['content-type'], contentLength: req.headers['content-length'] };
     // Body parsers skip a request whose Content-Type they do not handle (body-parser 2 no longer honours
     // `_body`, which body-parser 1 did): the type is kept on the deferred body instead. Set to undefined rather

@@ -1,15 +1,18 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { DEFERRED_BODY, type RawRequest } from '../http.types.js';
-import { readsOwnBody } from '../webhook-routes.js';
+import { webhookRequestOf, type WebhookRequest } from '../webhook-routes.js';
 import { answerUndecodableId } from './answer-raw.js';
 import type { AnswerHook } from './answer-hook.js';
 
-type PreParsingHook = (request: { raw: RawRequest; method: string; url: string }, reply: unknown, payload: Readable) => Promise<Readable>;
+/** The front listener's judgement of a webhook request, with the URL it judged, for the preParsing hook. */
+const JUDGED = Symbol('webhook-trigger:judged');
+type FrontRequest = RawRequest & { [JUDGED]?: { url: string | undefined; webhook: WebhookRequest } };
+type PreParsingHook = (request: { raw: FrontRequest; method: string; url: string }, reply: unknown, payload: Readable) => Promise<Readable>;
 type RequestListener = (req: IncomingMessage, res: ServerResponse) => void;
 export interface FastifyApp {
   addHook: (name: 'preParsing', hook: PreParsingHook) => void;
-  server?: Server;
+  server: Server;
 }
 
 /**
@@ -20,7 +23,11 @@ export interface FastifyApp {
  */
 export function captureFastifyBodies(fastify: FastifyApp, answerHook: AnswerHook): void {
   fastify.addHook('preParsing', async (request, _reply, payload) => {
-    if (!readsOwnBody(request.method, request.url)) return payload;
+    if (request.method !== 'POST') return payload;
+    // Judged in front, by the URL as it arrived; again when that is not the URL routed (a host's `rewriteUrl`).
+    const judged = request.raw[JUDGED];
+    const webhook = judged?.url === request.url ? judged.webhook : webhookRequestOf(request.method, request.url);
+    if (!webhook?.readsOwnBody) return payload;
     const headers = request.raw.headers;
     request.raw[DEFERRED_BODY] = { stream: payload, contentType: headers['content-type'], contentLength: headers['content-length'] };
     // Present an empty body so Fastify's content-type parsers (and their 415/413) stay out of it. Undefined
@@ -31,12 +38,16 @@ export function captureFastifyBodies(fastify: FastifyApp, answerHook: AnswerHook
     return Readable.from([]);
   });
   const server = fastify.server;
-  if (!server) return;
   for (const listener of server.listeners('request') as RequestListener[]) {
     server.removeListener('request', listener);
-    server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-      answerHook(req, res);
-      if (!answerUndecodableId(req.url, res)) listener(req, res);
+    server.on('request', (req: FrontRequest, res: ServerResponse) => {
+      const webhook = webhookRequestOf(req.method, req.url);
+      if (webhook) {
+        answerHook(webhook, res);
+        if (webhook.undecodableId) return answerUndecodableId(webhook.undecodableId, res);
+        req[JUDGED] = { url: req.url, webhook };
+      }
+      listener(req, res);
     });
   }
 }
