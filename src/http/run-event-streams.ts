@@ -8,6 +8,7 @@ import { ShutdownState } from '../lifecycle/shutdown.state.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { TERMINAL_STATUSES, type TriggerRecord } from '../persistence/records.js';
+import { onClientGone } from './client-gone.js';
 import { EventStreamShares } from './event-stream-shares.js';
 import { formatEvent, runEvents } from './run-event-log.js';
 
@@ -143,7 +144,8 @@ export class RunEventStreams implements OnModuleDestroy {
         return finish();
       }
       response.on('error', () => undefined); // a client that drops is not an error
-      response.on('close', finish);
+      onClientGone(response, finish);
+      if (ended) return; // it left while the guards or the read awaited
       response.writeHead(200, STREAM_HEADERS);
       if (send(row)) return finish();
       keepalive = setInterval(() => response.write(': keepalive\n\n'), RUN_STREAM_KEEPALIVE_MS);

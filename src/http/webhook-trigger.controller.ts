@@ -21,6 +21,7 @@ import { INVOCATION_ID_PATTERN } from '../keys/ids.js';
 import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { WEBHOOK_KEY_SCHEME } from './openapi.js';
 import { WEBHOOK_ROUTES, WEBHOOKS_PATH } from './webhook-routes.js';
+import { onClientGone } from './client-gone.js';
 import { InvalidRequestError, SyncTimeoutError, UnknownInvocationError } from '../errors/webhook-trigger.errors.js';
 import { BAD_AFTER, BAD_IDEMPOTENCY_KEY, BAD_TIMEOUT } from '../errors/webhook-trigger.messages.js';
 import { statusBody, syncBody } from './invocation-responses.js';
@@ -158,13 +159,10 @@ export class WebhookTriggerController {
       span.set({ [TRACE_ATTRIBUTES.invocationId]: invocationId });
       const waitMs = this.waitMs(timeout);
       this.checkInvocationId(invocationId);
-      // A client that goes away must not keep its waiter: ServerResponse 'close' fires on a dropped connection.
+      // A client that went away (or goes) must not keep its waiter.
       const rawResponse = ((response as { raw?: ServerResponse }).raw ?? response) as ServerResponse;
       const gone = new AbortController();
-      const onClose = () => {
-        if (!rawResponse.writableEnded) gone.abort();
-      };
-      rawResponse.on('close', onClose);
+      const stopWatching = onClientGone(rawResponse, () => gone.abort());
       try {
         const result = await traceSyncWait(span, () => this.waiter.wait(trigger.id, invocationId, waitMs, gone.signal));
         switch (result.kind) {
@@ -180,7 +178,7 @@ export class WebhookTriggerController {
             return syncBody(result.invocation);
         }
       } finally {
-        rawResponse.off('close', onClose);
+        stopWatching();
       }
     });
   }

@@ -3,14 +3,18 @@
  * trigger, the key and the limits are judged; a body is bounded in size, time and depth; a client that
  * drops is not an error; wrong keys are counted exactly; impossible ids are 404.
  */
-import type { LoggerService } from '@nestjs/common';
+import type { CanActivate, LoggerService } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
 import { connect, type Socket } from 'node:net';
 import { BODY_TOO_DEEP, TOO_MANY_FAILED_KEYS } from '../../src/errors/webhook-trigger.messages.js';
+import { RunEventStreams } from '../../src/http/run-event-streams.js';
+import { InvocationWaiter } from '../../src/invocations/invocation.waiter.js';
 import { expectNothingStored, storedCredits } from '../helpers/db.js';
 import { expectError, rawRequest, request, sleep, startRun, syncUntilFinished, triggerBot, until } from '../helpers/http.js';
 import {
   UNTHROTTLED,
   createTrigger,
+  describeOnEveryAdapter,
   describeOnEveryAdapterAndDatabase,
   startWebhookApp,
   type TestTrigger,
@@ -296,5 +300,48 @@ describeOnEveryAdapterAndDatabase('the failed-key limit', ({ makeAdapter, databa
     // Now even the right key from that IP waits: a guesser learns nothing from a 429.
     expectError(await triggerBot(echo, {}), 429);
     expect(await storedCredits(t.store, ACCOUNT)).toBe(1000);
+  });
+});
+
+/** A host's own global guard that takes its time (a session look-up, say): every request waits in it before ours. */
+class SlowHostGuard implements CanActivate {
+  passed = 0;
+  async canActivate(): Promise<boolean> {
+    await sleep(150);
+    this.passed += 1;
+    return true;
+  }
+}
+
+describeOnEveryAdapter('a client that leaves before its request reaches the handler', ({ makeAdapter, database }) => {
+  const hostGuard = new SlowHostGuard();
+  let t: WebhookTestApp;
+  let slow: TestTrigger;
+  beforeAll(async () => {
+    t = await startWebhookApp(makeAdapter, {
+      database,
+      options: { rateLimits: UNTHROTTLED },
+      events: true,
+      providers: [{ provide: APP_GUARD, useValue: hostGuard }],
+    });
+    slow = await createTrigger(t, 'slow');
+    await t.admin.setCredits(ACCOUNT, 1000);
+  });
+  afterAll(() => t.close());
+
+  // Its connection closed while the guards awaited, before any listener for it existed: once held a sync waiter for
+  // the whole wait (5 minutes) and an event stream's slot until the run ended.
+  it.each(['sync', 'events'])('is held nothing for on the %s route: no waiter, no event stream', async (route) => {
+    const id = await startRun(slow, { ms: 5_000 });
+    const passedBefore = hostGuard.passed;
+    const path = new URL(`${slow.url}/invocation/${id}/${route}`).pathname;
+    const head = `GET ${path} HTTP/1.1\r\nHost: ${new URL(t.baseUrl).host}\r\nX-Key: ${slow.key}\r\n\r\n`;
+    const clients = Array.from({ length: 5 }, () => openRaw(t.baseUrl, head).socket);
+    await sleep(30);
+    for (const socket of clients) socket.destroy();
+    await until(() => hostGuard.passed === passedBefore + 5, 2_000, 'the host guard to let the five requests on');
+    await sleep(300); // the module's guard, the row read and the handler, for requests nobody waits for any more
+    expect(t.app.get(InvocationWaiter).waiting).toBe(0);
+    expect(t.app.get(RunEventStreams).count).toBe(0);
   });
 });
