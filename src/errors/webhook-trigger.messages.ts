@@ -7,6 +7,8 @@ export const MISSING_KEY = 'The X-Key header is required';
 export const INVALID_KEY = 'The X-Key header does not match this trigger';
 export const RATE_LIMITED = (scope: string) => `Too many requests for this ${scope}; retry later`;
 export const TOO_MANY_FAILED_KEYS = 'Too many requests with a wrong X-Key from this address; retry later';
+export const TOO_MANY_UNVERIFIED_BODIES = (limit: number) =>
+  `Too many signed requests from this address are being read at once (at most ${limit}, the failed-key limit); retry once one is answered`;
 // Callers of the webhook API never see internal ids (the account behind a trigger).
 export const NOT_ENOUGH_CREDITS = (cost: number) => `The bot's account has fewer than ${cost} credit(s) left; nothing was run`;
 const OPENS_IT = 'opens it with credits (the "accounts" option or WebhookTriggersAdmin.setCredits)';

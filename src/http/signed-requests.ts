@@ -13,8 +13,9 @@ import {
   SIGNED_REQUEST_SIGNATURE_MISMATCH,
   SIGNED_REQUEST_TIMESTAMP_OUTSIDE_WINDOW,
   TOO_MANY_FAILED_KEYS,
+  TOO_MANY_UNVERIFIED_BODIES,
 } from '../errors/webhook-trigger.messages.js';
-import type { TriggerRecord } from '../persistence/records.js';
+import type { RequestSigning, TriggerRecord } from '../persistence/records.js';
 import { SigningSecretStore } from '../persistence/signing-secret-store.js';
 import { RateLimitStorage, type RateLimitWindow } from '../rate-limits/rate-limit.storage.js';
 import { Clock } from '../time/clock.js';
@@ -41,27 +42,23 @@ interface PendingSignature {
   failures: RateLimitWindow;
   /** Counts the request in its rate limits: only once the signature verified, when it is the only credential. */
   admit: (() => Promise<void>) | null;
+  /** Gives back its place among the client's bodies not verified yet (`instead-of-key`); idempotent. */
+  verified: () => void;
 }
 
 type SignedRawRequest = RawRequest & { [SIGNED_REQUEST]?: PendingSignature };
 
-/** What `TriggerKeyGuard` does next. */
-export interface SignatureDecision {
-  /** False only in `instead-of-key` mode on the trigger route: the signature is the credential. */
-  keyRequired: boolean;
-  /** True when the guard must NOT count the request yet: it is counted after the body's signature verified. */
-  admitsAfterBody: boolean;
-}
-
-/** The decision for a trigger without requestSigning, already settled (answered without making a promise). */
-const KEY_ONLY_DECIDED: Promise<SignatureDecision> = Promise.resolve({ keyRequired: true, admitsAfterBody: false });
+const NOTHING_HELD = () => undefined;
 
 /**
  * Signed trigger requests (a trigger's `requestSigning`, Standard Webhooks): in two steps, because the HMAC
  * covers the raw body, which is read only after every guard passed.
  *
- * 1. `beforeBody` (from `TriggerKeyGuard`, headers only): the three headers present and well-formed, the
- *    timestamp within ±5 minutes of the module's `Clock`. Refused at once, before a byte of the body is read.
+ * 1. `beforeBody` (from `TriggerKeyGuard`, headers only; in `with-key` mode only once the key passed, so a
+ *    stranger learns nothing of the trigger's rules): the three headers present and well-formed, the timestamp
+ *    within ±5 minutes of the module's `Clock`. Refused at once, before a byte of the body is read. In
+ *    `instead-of-key` mode, where nothing authenticated the client yet, at most `failedKeyLimit.limit` bodies of one
+ *    client address are read at once on a node (each may turn out a failure): the next is 429 before its body.
  * 2. `acceptSigned` (from the trigger handler, once the body is read, before it is parsed, stored or charged):
  *    one `v1,` signature matches one usable secret (constant time); in `instead-of-key` mode the request is then
  *    counted in its rate limits; last, the `webhook-id` is remembered (on every node sharing the rate-limit
@@ -80,25 +77,26 @@ export class SignedRequests {
     @Inject(Clock) private readonly clock: Clock,
   ) {}
 
-  beforeBody(
-    trigger: TriggerRecord,
-    raw: RawRequest,
-    handler: object,
-    failures: RateLimitWindow,
-    admit: () => Promise<void>,
-  ): Promise<SignatureDecision> {
+  /** Client addresses' signed bodies being read here, not verified yet (`instead-of-key` only), by failed-key window. */
+  private readonly unverified = new Map<string, number>();
+
+  /** The trigger's signing for this route: `off` for most requests, and on every route but the trigger's. */
+  signingOf(trigger: TriggerRecord, handler: object): RequestSigning {
     const mode = trigger.requestSigning ?? 'off';
-    if (mode === 'off' || Reflect.getMetadata(SIGNED_ROUTE, handler) !== true) return KEY_ONLY_DECIDED; // most requests
-    return this.checkHeaders(trigger, raw, mode === 'instead-of-key', failures, admit);
+    return mode === 'off' || Reflect.getMetadata(SIGNED_ROUTE, handler) !== true ? 'off' : mode;
   }
 
-  private async checkHeaders(
+  /**
+   * The header checks of a signed request (its trigger's signing not `off`). `instead-of-key`: the signature is the
+   * credential, and `admit` counts the request once its body's signature verified.
+   */
+  async beforeBody(
     trigger: TriggerRecord,
     raw: RawRequest,
     insteadOfKey: boolean,
     failures: RateLimitWindow,
     admit: () => Promise<void>,
-  ): Promise<SignatureDecision> {
+  ): Promise<void> {
     // Without a key to check first, a client over its failed-key limit is refused here, before its body is read.
     if (insteadOfKey) await this.checkLockedOut(failures);
     let received: ReceivedWebhookHeaders;
@@ -108,8 +106,30 @@ export class SignedRequests {
       if (!(error instanceof WebhookVerificationError)) throw error;
       return this.refuse(failures, headerMessage(error, raw, this.clock.now()));
     }
-    (raw as SignedRawRequest)[SIGNED_REQUEST] = { trigger, received, failures, admit: insteadOfKey ? admit : null };
-    return { keyRequired: !insteadOfKey, admitsAfterBody: insteadOfKey };
+    const verified = insteadOfKey ? this.holdUnverified(raw, failures) : NOTHING_HELD;
+    (raw as SignedRawRequest)[SIGNED_REQUEST] = { trigger, received, failures, admit: insteadOfKey ? admit : null, verified };
+  }
+
+  /**
+   * Takes a place among the client address's bodies not verified yet, or refuses (429) when `failures.limit` are
+   * being read: no more of them than could each still be judged a failure. Given back once the signature is judged,
+   * or when the exchange ends however it ends (the request's `close`: answered, refused, dropped).
+   */
+  private holdUnverified(raw: RawRequest, failures: RateLimitWindow): () => void {
+    const held = this.unverified.get(failures.key) ?? 0;
+    if (held >= failures.limit) throw new RateLimitedError('client', 1, TOO_MANY_UNVERIFIED_BODIES(failures.limit));
+    this.unverified.set(failures.key, held + 1);
+    let givenBack = false;
+    const giveBack = () => {
+      if (givenBack) return;
+      givenBack = true;
+      const left = this.unverified.get(failures.key)! - 1;
+      if (left > 0) this.unverified.set(failures.key, left);
+      else this.unverified.delete(failures.key);
+    };
+    raw.once('close', giveBack);
+    if (raw.destroyed) giveBack(); // it left while the guards awaited: its close is past
+    return giveBack;
   }
 
   /**
@@ -139,13 +159,15 @@ export class SignedRequests {
   private async verifyBody(raw: RawRequest, body: Buffer): Promise<string | null> {
     const pending = (raw as SignedRawRequest)[SIGNED_REQUEST];
     if (!pending) return null;
-    const { trigger, received, failures, admit } = pending;
+    const { trigger, received, failures, admit, verified } = pending;
     const usable = await this.store.usableSecrets(trigger.id, new Date(this.clock.now()));
     const keys = usable.flatMap((s) => {
       const plain = this.secrets.open(s.secret);
       return plain === null ? [] : webhookSecretKeys(plain);
     });
-    if (!webhookSignatureMatches(keys, received, body)) return this.refuse(failures, SIGNED_REQUEST_SIGNATURE_MISMATCH);
+    const matches = webhookSignatureMatches(keys, received, body);
+    verified();
+    if (!matches) return this.refuse(failures, SIGNED_REQUEST_SIGNATURE_MISMATCH);
     if (admit) await admit();
     const spentId = `signed:${trigger.id}:${received.msgId}`;
     if (!(await this.limits.rememberOnce(spentId, REMEMBERED_MS))) {

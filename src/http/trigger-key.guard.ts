@@ -61,22 +61,28 @@ export class TriggerKeyGuard implements CanActivate {
     const ip = clientIp(request, raw);
     assertIpAllowed(trigger.allowedIps, ip); // 403 before the key, the limits and the body
     const failures = { key: `failed-key:${ip}`, ttl: this.failedKeyLimit.ttlMs, limit: this.failedKeyLimit.limit };
-    // Signed requests (signed-requests.ts): the trigger's requestSigning decides whether X-Key is asked and
-    // whether the request is counted now or once its body's signature verified.
-    const signature = await this.signedRequests.beforeBody(trigger, raw, context.getHandler(), failures, () =>
-      this.admit(failures, trigger),
-    );
-    const presented = raw.headers['x-key']; // Node lower-cases header names: any spelling works
-    const missing = typeof presented !== 'string' || presented === '';
-    const valid = !signature.keyRequired || (!missing && this.keys.check(trigger, presented));
-    if (!valid) {
-      const wait = await this.limits.checkFailures(failures.key, failures.ttl, failures.limit, true);
-      if (wait > 0) throw new RateLimitedError('client', wait, TOO_MANY_FAILED_KEYS);
-      throw new InvalidKeyError(missing);
+    // Signed requests (signed-requests.ts): the trigger's requestSigning decides whether X-Key is asked (not in
+    // `instead-of-key` mode, where the signature is the credential) and whether the request is counted now or once
+    // its body's signature verified. The key is judged first: a wrong key learns nothing of the trigger's signing.
+    const signing = this.signedRequests.signingOf(trigger, context.getHandler());
+    if (signing !== 'instead-of-key') {
+      const presented = raw.headers['x-key']; // Node lower-cases header names: any spelling works
+      const missing = typeof presented !== 'string' || presented === '';
+      if (missing || !this.keys.check(trigger, presented)) await this.refuseKey(failures, missing);
     }
-    if (!signature.admitsAfterBody) await this.admit(failures, trigger);
+    if (signing !== 'off') {
+      await this.signedRequests.beforeBody(trigger, raw, signing === 'instead-of-key', failures, () => this.admit(failures, trigger));
+    }
+    if (signing !== 'instead-of-key') await this.admit(failures, trigger);
     raw[AUTHENTICATED_TRIGGER] = trigger;
     return true;
+  }
+
+  /** A missing or wrong key: counted as a failure for the client IP; 429 once its window is full, else 401. */
+  private async refuseKey(failures: RateLimitWindow, missing: boolean): Promise<never> {
+    const wait = await this.limits.checkFailures(failures.key, failures.ttl, failures.limit, true);
+    if (wait > 0) throw new RateLimitedError('client', wait, TOO_MANY_FAILED_KEYS);
+    throw new InvalidKeyError(missing);
   }
 
   /**

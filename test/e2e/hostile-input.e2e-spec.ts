@@ -6,7 +6,8 @@
 import type { CanActivate, LoggerService } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { connect, type Socket } from 'node:net';
-import { BODY_TOO_DEEP, TOO_MANY_FAILED_KEYS } from '../../src/errors/webhook-trigger.messages.js';
+import { Webhook } from 'standardwebhooks';
+import { BODY_TOO_DEEP, TOO_MANY_FAILED_KEYS, TOO_MANY_UNVERIFIED_BODIES } from '../../src/errors/webhook-trigger.messages.js';
 import { RunEventStreams } from '../../src/http/run-event-streams.js';
 import { InvocationWaiter } from '../../src/invocations/invocation.waiter.js';
 import { expectNothingStored, storedCredits } from '../helpers/db.js';
@@ -343,5 +344,54 @@ describeOnEveryAdapter('a client that leaves before its request reaches the hand
     await sleep(300); // the module's guard, the row read and the handler, for requests nobody waits for any more
     expect(t.app.get(InvocationWaiter).waiting).toBe(0);
     expect(t.app.get(RunEventStreams).count).toBe(0);
+  });
+});
+
+describeOnEveryAdapter('signed bodies not verified yet (a trigger signed instead of a key)', ({ makeAdapter, database }) => {
+  let t: WebhookTestApp;
+  let signed: TestTrigger;
+  let secret: string;
+  beforeAll(async () => {
+    t = await startWebhookApp(makeAdapter, {
+      database,
+      options: { rateLimits: UNTHROTTLED, failedKeyLimit: { limit: 3, ttlMs: 60_000 }, bodyTimeoutMs: 5_000 },
+    });
+    signed = await createTrigger(t, 'echo');
+    await t.admin.setRequestSigning(signed.id, 'instead-of-key');
+    secret = (await t.admin.rotateSigningSecret(signed.id))!.secret;
+    await t.admin.setCredits(ACCOUNT, 1000);
+  });
+  afterAll(() => t.close());
+
+  /** A signed trigger request (no X-Key: the signature is the credential) whose first `sent` bytes go out now. */
+  function signedRequest(body: string, sent: number, signWith = secret): RawExchange {
+    const msgId = `msg_${Math.random().toString(36).slice(2)}`;
+    const at = new Date();
+    const head = postHead(signed, {
+      'Content-Type': 'application/json',
+      'Content-Length': String(Buffer.byteLength(body)),
+      Connection: 'close',
+      'webhook-id': msgId,
+      'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+      'webhook-signature': new Webhook(signWith).sign(msgId, at, body),
+    });
+    return openRaw(t.baseUrl, head, body.slice(0, sent));
+  }
+
+  // Nothing authenticated these clients before their bodies are read: each body read could end a failure, so no more
+  // are read at once from one address than the failed-key limit (once, any number: 1 MB each for bodyTimeoutMs).
+  it('reads at most failedKeyLimit at once from one address: the next gets 429 before its body; one answered frees a place', async () => {
+    const body = JSON.stringify({ pad: 'x'.repeat(200_000) });
+    const reading = [0, 1, 2].map(() => signedRequest(body, 1_000));
+    await sleep(300); // past the guards, their bodies half-sent
+    const refused = await signedRequest(body, 1_000).answer();
+    expect(refused.status).toBe(429);
+    expect(refused.at).toBeLessThan(1_500);
+    expect(JSON.parse(refused.body).message).toBe(TOO_MANY_UNVERIFIED_BODIES(3));
+    for (const exchange of reading) exchange.socket.write(body.slice(1_000));
+    expect((await Promise.all(reading.map((exchange) => exchange.answer()))).map((a) => a.status)).toEqual([200, 200, 200]);
+    const next = signedRequest(body, 1_000);
+    next.socket.write(body.slice(1_000));
+    expect((await next.answer()).status).toBe(200);
   });
 });

@@ -220,6 +220,17 @@ describeOnEveryAdapterAndDatabase('signed requests', ({ makeAdapter, database })
       );
       expect((await sendSigned(trigger, secret, { key: trigger.key })).status).toBe(200);
     });
+
+    it("tells a wrong key nothing of the trigger's signing: the X-Key 401, whatever the signature headers say", async () => {
+      const { trigger } = await signedTrigger('with-key');
+      await expectRefused(await triggerBot(trigger, { a: 1 }, { key: 'whk_wrong' }), trigger, INVALID_KEY);
+      const stale = {
+        'webhook-id': 'msg_1',
+        'webhook-timestamp': String(Math.floor(clock.now() / 1000) - 3600),
+        'webhook-signature': 'v1,x',
+      };
+      await expectRefused(await triggerBot(trigger, { a: 1 }, { key: 'whk_wrong', headers: stale }), trigger, INVALID_KEY);
+    });
   });
 
   describe('off (the default)', () => {
