@@ -12,10 +12,13 @@ const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /**
  * Runs after the host's guards (so a stranger gets the host's 401, not our 403), on every admin route:
  * - `readOnly`: every change is refused (403).
- * - CSRF: a change that carries a credential the browser attaches by itself (a cookie, or HTTP Basic
- *   credentials it remembers), and so would attach to a forged cross-site request too, must carry
- *   `X-Webhook-Admin: 1` and must not come from another site (`Sec-Fetch-Site`, else `Origin` against the
- *   Host). Token clients (`Authorization: Bearer …`, no cookie) are not affected.
+ * - CSRF, deny unless shown otherwise: a change whose only credential is `Authorization: Bearer …` (no cookie)
+ *   passes, from a script or a screen on another origin alike: a page elsewhere cannot hold the token. Any other
+ *   change is refused when the browser says another site sent it (`Sec-Fetch-Site`, else `Origin` against the
+ *   Host), whatever it carries: the browser attaches more than cookies by itself (HTTP Basic, Negotiate, NTLM or
+ *   Digest credentials it remembers, a TLS client certificate) and a host's guard may trust the network alone.
+ *   A change with a credential in a header the browser attaches (a cookie, any `Authorization` but Bearer) must
+ *   also carry `X-Webhook-Admin: 1`, which a cross-site form cannot set.
  */
 @Injectable()
 export class AdminChangeGuard implements CanActivate {
@@ -25,16 +28,23 @@ export class AdminChangeGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<{ method: string; headers: IncomingHttpHeaders }>();
     if (READS.has(request.method)) return true;
     if (this.settings.readOnly) throw new WebhookAdminForbiddenError(ADMIN_READ_ONLY);
-    if (carriesAmbientCredentials(request.headers) && !sameSiteChange(request.headers))
+    const { headers } = request;
+    if (bearerOnly(headers)) return true;
+    if (isCrossSiteRequest(headers) || (carriesAmbientCredentials(headers) && headers[ADMIN_CHANGE_HEADER] !== '1')) {
       throw new WebhookAdminForbiddenError(ADMIN_CROSS_SITE);
+    }
     return true;
   }
 }
 
-function carriesAmbientCredentials(headers: IncomingHttpHeaders): boolean {
-  return headers.cookie !== undefined || /^basic\s/i.test(headers.authorization ?? '');
+const BEARER = /^bearer\s/i;
+
+/** A token in `Authorization: Bearer`, and no cookie: nothing a browser attaches by itself. */
+function bearerOnly(headers: IncomingHttpHeaders): boolean {
+  return headers.cookie === undefined && BEARER.test(headers.authorization ?? '');
 }
 
-function sameSiteChange(headers: IncomingHttpHeaders): boolean {
-  return headers[ADMIN_CHANGE_HEADER] === '1' && !isCrossSiteRequest(headers);
+/** A cookie, or credentials a browser remembers and resends (Basic, Negotiate, NTLM, Digest: any scheme but Bearer). */
+function carriesAmbientCredentials(headers: IncomingHttpHeaders): boolean {
+  return headers.cookie !== undefined || (headers.authorization !== undefined && !BEARER.test(headers.authorization));
 }

@@ -5,6 +5,7 @@
  */
 import { AUDIT_ACTIONS, INVOCATION_STATUSES, WebhookTriggerAdminModule } from '../../src/index.js';
 import { CALLBACK_EVENTS } from '../../src/persistence/records.js';
+import type { CanActivate, ExecutionContext } from '@nestjs/common';
 import { ADMIN_TEST_BASIC, ADMIN_TEST_COOKIE, ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
 import { openStream } from '../helpers/event-stream.js';
 import { expectAdminError, ISO, request, send, startRun, syncUntilFinished, triggerBot, until, type HttpResult } from '../helpers/http.js';
@@ -374,6 +375,16 @@ describeOnEveryAdapter('admin API', ({ makeAdapter }) => {
       expect(res.status).toBe(200);
       expect((await get('/accounts/csrf2', cookie)).body).toEqual({ id: 'csrf2', credits: 5 });
     });
+
+    it('accepts a change whose only credential is a Bearer token, from a screen on another origin too (a page cannot hold it)', async () => {
+      const res = await put(
+        '/accounts/csrf3/credits',
+        { credits: 6 },
+        { ...AUTH, Origin: 'https://console.example', 'Sec-Fetch-Site': 'same-site' },
+      );
+      expect(res.status).toBe(200);
+      expect((await get('/accounts/csrf3')).body).toEqual({ id: 'csrf3', credits: 6 });
+    });
   });
 
   describe('live stream', () => {
@@ -595,4 +606,48 @@ describe('admin module setup', () => {
       streams[0].close();
     },
   );
+});
+
+/** A host's admin guard that trusts the network alone (an admin reachable from inside only): no credential asked. */
+class InsideNetworkGuard implements CanActivate {
+  canActivate(context: ExecutionContext): boolean {
+    const ip = context.switchToHttp().getRequest<{ ip?: string }>().ip ?? '';
+    return ip === '127.0.0.1' || ip === '::1' || ip === '::ffff:127.0.0.1';
+  }
+}
+
+describeOnEveryAdapter('admin API behind a guard that trusts the network', ({ makeAdapter }) => {
+  let t: WebhookTestApp;
+  const setCredits = (account: string, headers: Record<string, string>) =>
+    send('PUT', `${t.baseUrl}/admin/api/accounts/${account}/credits`, { headers, json: { credits: 9 } });
+  const fromElsewhere = { Origin: 'https://evil.example', 'Sec-Fetch-Site': 'cross-site' };
+
+  beforeAll(async () => {
+    t = await startWebhookApp(makeAdapter, {
+      imports: [WebhookTriggerAdminModule.forRoot({ path: 'admin', guards: [InsideNetworkGuard] })],
+    });
+  });
+  afterAll(() => t.close());
+
+  // The browser of an admin inside the network attaches these by itself to a form a page elsewhere posts.
+  it.each([
+    ['no credential at all', {}],
+    ['Negotiate', { Authorization: 'Negotiate YIIGhgYGKwYBBQUCoII=' }],
+    ['NTLM', { Authorization: 'NTLM TlRMTVNTUAABAAAAB4IIog==' }],
+    ['Digest', { Authorization: 'Digest username="admin", realm="admin", nonce="n", uri="/", response="r"' }],
+  ])('refuses a change another site sent, with %s (403), and changes nothing', async (_case, credential) => {
+    const res = await setCredits('forged', { ...credential, ...fromElsewhere, 'X-Webhook-Admin': '1' });
+    expectAdminError(res, 403);
+    expect(res.body.message).toContain('Cross-site');
+    expect((await setCredits('forged', { ...credential, Origin: 'https://evil.example' })).status).toBe(403); // an older browser: Origin only
+    expect(await t.admin.getCredits('forged')).toBeNull();
+  });
+
+  it('asks the admin header of a change with a credential the browser attaches; a script without one passes', async () => {
+    const negotiate = { Authorization: 'Negotiate YIIGhgYGKwYBBQUCoII=' };
+    expectAdminError(await setCredits('inside', negotiate), 403);
+    expect((await setCredits('inside', { ...negotiate, 'X-Webhook-Admin': '1', 'Sec-Fetch-Site': 'same-origin' })).status).toBe(200);
+    expect((await setCredits('script', {})).status).toBe(200);
+    expect((await t.admin.getCredits('script'))?.credits).toBe(9);
+  });
 });
