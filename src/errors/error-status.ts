@@ -15,6 +15,8 @@ import {
   ShuttingDownError,
   SyncTimeoutError,
   TooManyEventStreamsError,
+  TooManySyncWaitersError,
+  TooManySyncWaitersOfError,
   TooManyEventStreamsOfError,
   UnknownInvocationError,
   UnknownTriggerError,
@@ -49,10 +51,12 @@ const HTTP_STATUS = new Map<abstract new (...args: never[]) => WebhookTriggerErr
   [IdempotencyKeyReusedError, 422],
   [RateLimitedError, 429],
   [TooManyEventStreamsOfError, 429],
+  [TooManySyncWaitersOfError, 429],
   [ShuttingDownError, 503],
   [BacklogFullError, 503],
   [WebhookAdminUnavailableError, 503],
   [TooManyEventStreamsError, 503],
+  [TooManySyncWaitersError, 503],
   [DatabaseConnectionLostError, 503],
 ]);
 

@@ -17,6 +17,8 @@ import {
   RATE_LIMITED,
   SHUTTING_DOWN,
   TOO_MANY_EVENT_STREAMS,
+  TOO_MANY_SYNC_WAITERS,
+  TOO_MANY_SYNC_WAITERS_OF,
   TOO_MANY_EVENT_STREAMS_OF,
   SYNC_SHUTDOWN,
   SYNC_TIMEOUT,
@@ -172,6 +174,26 @@ export class SyncTimeoutError extends WebhookTriggerError {
     waited: { waitMs: number } | 'shutdown',
   ) {
     super(waited === 'shutdown' ? SYNC_SHUTDOWN(invocationStatus) : SYNC_TIMEOUT(waited.waitMs, invocationStatus));
+  }
+}
+
+/** This process already holds `maxSyncWaiters` waiting sync requests. */
+export class TooManySyncWaitersError extends WebhookTriggerError {
+  readonly retryAfterSeconds = 1;
+  constructor(max: number) {
+    super(TOO_MANY_SYNC_WAITERS(max));
+  }
+}
+
+/**
+ * 429 with Retry-After: the trigger (or its account) already holds its share of this process's waiting sync
+ * requests (`maxSyncWaitersPerTrigger`, `maxSyncWaitersPerAccount`); the others' are unaffected.
+ */
+export class TooManySyncWaitersOfError extends WebhookTriggerError {
+  /** A wait lasts until its run ends (or the wait's end): a few seconds is the least worth waiting. */
+  readonly retryAfterSeconds = 5;
+  constructor(whose: 'trigger' | 'account', max: number) {
+    super(TOO_MANY_SYNC_WAITERS_OF(whose, max, whose === 'trigger' ? 'maxSyncWaitersPerTrigger' : 'maxSyncWaitersPerAccount'));
   }
 }
 

@@ -60,6 +60,9 @@ export const BAD_ADMIN_FIELD = (field: string, expected: string) => `${field} mu
 export const REPLAY_TRIGGER_DELETED = (triggerId: string) => `Trigger "${triggerId}" was deleted; its runs cannot be replayed`;
 export const ADMIN_READ_ONLY = 'The admin is read-only: changes are refused';
 export const ADMIN_CROSS_SITE = 'Cross-site request refused: send changes from the admin screens (header X-Webhook-Admin: 1, same origin)';
+export const TOO_MANY_SYNC_WAITERS = (max: number) => `Too many sync requests are waiting on this server (${max}); retry later`;
+export const TOO_MANY_SYNC_WAITERS_OF = (whose: 'trigger' | 'account', max: number, option: string) =>
+  `This ${whose} already has ${max} sync requests waiting on this server (${option}); retry when one is answered`;
 export const TOO_MANY_EVENT_STREAMS = (max: number) => `Too many run event streams are open on this server (${max}); retry later`;
 export const TOO_MANY_EVENT_STREAMS_OF = (whose: 'trigger' | 'account', max: number, option: string) =>
   `This ${whose} already has ${max} run event streams open on this server (${option}); close one or retry later`;

@@ -1,6 +1,12 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
-import { ShuttingDownError, UnknownInvocationError } from '../errors/webhook-trigger.errors.js';
+import {
+  ShuttingDownError,
+  TooManyEventStreamsError,
+  TooManyEventStreamsOfError,
+  UnknownInvocationError,
+} from '../errors/webhook-trigger.errors.js';
+import { HeldShares } from '../rate-limits/held-shares.js';
 import { LOG_EVENT_STREAM_READ_FAILED } from '../errors/webhook-trigger.messages.js';
 import { InvocationChanges, type RunWatch } from '../invocations/invocation-changes.js';
 import { InvocationService } from '../invocations/invocation.service.js';
@@ -9,7 +15,6 @@ import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { TERMINAL_STATUSES, type TriggerRecord } from '../persistence/records.js';
 import { onClientGone } from './client-gone.js';
-import { EventStreamShares } from './event-stream-shares.js';
 import { formatEvent, runEvents } from './run-event-log.js';
 
 /** How often an open stream gets a `: keepalive` comment, so proxies and clients see it alive. */
@@ -37,14 +42,14 @@ interface OpenStream {
  * The run event streams of this process (`GET …/invocation/{id}/events`): each one replays the run's
  * history after the client's last event id, then sends what is new each time the run changes, read
  * from the row when the cluster bus says it changed (no polling), and ends after `done`. Bounded by
- * `maxEventStreams`, and per trigger and per account below it (EventStreamShares); all ended when shutdown
+ * `maxEventStreams`, and per trigger and per account below it (HeldShares); all ended when shutdown
  * begins, so a client reconnects to another node.
  */
 @Injectable()
 export class RunEventStreams implements OnModuleDestroy {
   private readonly logger = new Logger(LOG_CONTEXT);
   private readonly open = new Set<OpenStream>();
-  private readonly shares: EventStreamShares;
+  private readonly shares: HeldShares;
 
   constructor(
     private readonly invocations: InvocationService,
@@ -52,7 +57,14 @@ export class RunEventStreams implements OnModuleDestroy {
     @Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions,
     private readonly shutdown: ShutdownState,
   ) {
-    this.shares = new EventStreamShares(options);
+    this.shares = new HeldShares(
+      { total: options.maxEventStreams, perTrigger: options.maxEventStreamsPerTrigger, perAccount: options.maxEventStreamsPerAccount },
+      {
+        ofTrigger: () => new TooManyEventStreamsOfError('trigger', options.maxEventStreamsPerTrigger),
+        ofAccount: () => new TooManyEventStreamsOfError('account', options.maxEventStreamsPerAccount),
+        ofProcess: () => new TooManyEventStreamsError(options.maxEventStreams),
+      },
+    );
     shutdown?.signal.addEventListener('abort', () => this.endAll(), { once: true });
   }
 

@@ -148,6 +148,7 @@ export class WebhookTriggerController {
   @ApiResponse({ status: 200, type: SyncResponseDto, description: 'The run finished; success tells whether the bot succeeded.' })
   @ApiResponse({ status: 400, type: WebhookErrorDto, description: 'timeout is not a whole number from 1 to 300, or not given once.' })
   @ApiResponse({ status: 408, type: WebhookErrorDto, description: 'The run did not finish in time (the body gives its status); retry.' })
+  @ApiResponse({ status: 503, type: WebhookErrorDto, description: 'maxSyncWaiters syncs already wait in this process; see Retry-After.' })
   sync(
     @CurrentTrigger() trigger: TriggerRecord,
     @Param('invocationId') invocationId: string,
@@ -164,7 +165,7 @@ export class WebhookTriggerController {
       const gone = new AbortController();
       const stopWatching = onClientGone(rawResponse, () => gone.abort());
       try {
-        const result = await traceSyncWait(span, () => this.waiter.wait(trigger.id, invocationId, waitMs, gone.signal));
+        const result = await traceSyncWait(span, () => this.waiter.wait(trigger, invocationId, waitMs, gone.signal));
         switch (result.kind) {
           case 'not-found':
             throw new UnknownInvocationError(invocationId);

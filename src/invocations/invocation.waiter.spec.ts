@@ -4,6 +4,8 @@ import { InvocationRepository } from '../persistence/invocation.repository.js';
 import type { InvocationRecord, InvocationStatus, InvocationTransition, NewInvocation } from '../persistence/records.js';
 import { InvocationWaiter } from './invocation.waiter.js';
 import { SYSTEM_CLOCK } from '../time/clock.js';
+import { TooManySyncWaitersError, TooManySyncWaitersOfError } from '../errors/webhook-trigger.errors.js';
+import { resolveWebhookTriggerOptions } from '../options/resolve-options.js';
 
 /** An in-memory InvocationRepository that counts reads and can run a hook inside a read. */
 class FakeInvocationRepository extends InvocationRepository {
@@ -65,7 +67,7 @@ class FakeInvocationRepository extends InvocationRepository {
 }
 
 const ID = 'inv_AAAAAAAAAAAAAAAAAAAAAA';
-const TRIGGER = 'trg_AAAAAAAAAAAAAAAA';
+const TRIGGER = { id: 'trg_AAAAAAAAAAAAAAAA', accountId: 'acct' };
 
 describe('InvocationWaiter', () => {
   let repo: FakeInvocationRepository;
@@ -81,10 +83,16 @@ describe('InvocationWaiter', () => {
   beforeEach(async () => {
     repo = new FakeInvocationRepository();
     bus = new InMemoryClusterBus();
-    waiter = new InvocationWaiter(repo, bus, new ShutdownState(SYSTEM_CLOCK), SYSTEM_CLOCK);
+    waiter = new InvocationWaiter(
+      repo,
+      bus,
+      new ShutdownState(SYSTEM_CLOCK),
+      SYSTEM_CLOCK,
+      resolveWebhookTriggerOptions({ maxSyncWaiters: 3, maxSyncWaitersPerTrigger: 2, maxSyncWaitersPerAccount: 3 }),
+    );
     await repo.insert({
       id: ID,
-      triggerId: TRIGGER,
+      triggerId: TRIGGER.id,
       botId: 'echo',
       accountId: 'acct',
       inputs: {},
@@ -105,7 +113,7 @@ describe('InvocationWaiter', () => {
 
   it('answers not-found for an unknown id or a run of another trigger', async () => {
     expect(await waiter.wait(TRIGGER, 'inv_BBBBBBBBBBBBBBBBBBBBBB', 10_000)).toEqual({ kind: 'not-found' });
-    expect(await waiter.wait('trg_BBBBBBBBBBBBBBBB', ID, 10_000)).toEqual({ kind: 'not-found' });
+    expect(await waiter.wait({ id: 'trg_BBBBBBBBBBBBBBBB', accountId: 'acct' }, ID, 10_000)).toEqual({ kind: 'not-found' });
     expect(bus.waitingIds).toBe(0);
   });
 
@@ -160,5 +168,42 @@ describe('InvocationWaiter', () => {
     gone.abort();
     expect(await waiter.wait(TRIGGER, ID, 10_000, gone.signal)).toEqual({ kind: 'aborted' });
     expect(bus.waitingIds).toBe(0);
+  });
+
+  it('holds a place only while it waits for an unfinished run: a trigger at its share gets 429, the process at its cap 503', async () => {
+    const gone = new AbortController();
+    const waits = [waiter.wait(TRIGGER, ID, 10_000, gone.signal), waiter.wait(TRIGGER, ID, 10_000, gone.signal)];
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(waiter.held).toBe(2);
+    await expect(waiter.wait(TRIGGER, ID, 10_000)).rejects.toThrow(TooManySyncWaitersOfError);
+    expect(bus.waitingIds).toBe(1); // the refused one let go of the bus
+    // Another trigger of another account still waits, up to the process's cap.
+    const queuedRunOf = async (trigger: typeof TRIGGER, id: string) => {
+      await repo.insert({
+        id,
+        triggerId: trigger.id,
+        botId: 'echo',
+        accountId: trigger.accountId,
+        inputs: {},
+        credits: 1,
+        idempotencyKey: null,
+        requestHash: null,
+        createdAt: new Date(),
+      });
+      return id;
+    };
+    const other = { id: 'trg_BBBBBBBBBBBBBBBB', accountId: 'other' };
+    waits.push(waiter.wait(other, await queuedRunOf(other, 'inv_BBBBBBBBBBBBBBBBBBBBBB'), 10_000, gone.signal));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const third = { id: 'trg_CCCCCCCCCCCCCCCC', accountId: 'third' };
+    await expect(waiter.wait(third, await queuedRunOf(third, 'inv_CCCCCCCCCCCCCCCCCCCCCC'), 10_000)).rejects.toThrow(
+      TooManySyncWaitersError,
+    );
+    // A finished run answers at once, whatever is held.
+    await finish();
+    expect(await waiter.wait(TRIGGER, ID, 10_000)).toMatchObject({ kind: 'finished' });
+    gone.abort();
+    await Promise.all(waits);
+    expect(waiter.held).toBe(0);
   });
 });

@@ -283,6 +283,17 @@ export function resolveWebhookTriggerOptions(
       o.maxEventStreamsPerAccount ?? DEFAULTS.maxEventStreamsPerAccount,
       1_000_000,
     ),
+    maxSyncWaiters: positiveInt('maxSyncWaiters', o.maxSyncWaiters ?? DEFAULTS.maxSyncWaiters, 1_000_000),
+    maxSyncWaitersPerTrigger: positiveInt(
+      'maxSyncWaitersPerTrigger',
+      o.maxSyncWaitersPerTrigger ?? DEFAULTS.maxSyncWaitersPerTrigger,
+      1_000_000,
+    ),
+    maxSyncWaitersPerAccount: positiveInt(
+      'maxSyncWaitersPerAccount',
+      o.maxSyncWaitersPerAccount ?? DEFAULTS.maxSyncWaitersPerAccount,
+      1_000_000,
+    ),
     keySecret: o.keySecret,
     database: database(o.database),
     migrationsRun: boolean('migrationsRun', o.migrationsRun ?? DEFAULTS.migrationsRun),

@@ -70,6 +70,21 @@ export interface WebhookTriggerModuleOptions {
    */
   maxEventStreamsPerAccount?: number;
   /**
+   * Most sync requests (`GET …/invocation/{id}/sync`) waiting at once in this process for an unfinished run; one
+   * more is answered 503. @default 10000
+   */
+  maxSyncWaiters?: number;
+  /**
+   * Most sync requests waiting at once in this process on one trigger (one key holder); one more is answered 429
+   * with Retry-After, so one key cannot take the process's `maxSyncWaiters` from the others. @default 1000
+   */
+  maxSyncWaitersPerTrigger?: number;
+  /**
+   * Most sync requests waiting at once in this process on the triggers of one account; one more is answered 429
+   * with Retry-After. @default 2500
+   */
+  maxSyncWaitersPerAccount?: number;
+  /**
    * Secret used to encrypt trigger keys at rest (AES-256-GCM) so that `view` can show a key again.
    * Any string of at least 16 characters; without it keys are stored as hashes only and can be shown
    * once, at creation or rotation.

@@ -4,6 +4,7 @@
  */
 import { ClusterBus } from '../../src/index.js';
 import { InMemoryClusterBus } from '../../src/cluster/in-memory-cluster.bus.js';
+import { InvocationWaiter } from '../../src/invocations/invocation.waiter.js';
 import { BAD_TIMEOUT, QUERY_NOT_SINGLE, INVALID_OUTPUTS, MISSING_KEY } from '../../src/errors/webhook-trigger.messages.js';
 import { historyEntry } from '../helpers/events.js';
 import {
@@ -254,5 +255,31 @@ describeOnEveryAdapter('sync', ({ makeAdapter }) => {
       expect((await cancelRun(occupier, busy)).status).toBe(200);
       expect((await syncUntilFinished(quick, queued)).body.success).toBe(true);
     });
+  });
+});
+
+describeOnEveryAdapter('sync waiters, a share per trigger', ({ makeAdapter, database }) => {
+  let t: WebhookTestApp;
+  beforeAll(async () => {
+    t = await startWebhookApp(makeAdapter, { database, options: { rateLimits: UNTHROTTLED, maxSyncWaitersPerTrigger: 2 } });
+    await t.admin.setCredits(ACCOUNT, 1000);
+  });
+  afterAll(() => t.close());
+
+  it("refuses a trigger's next sync past its share (429, Retry-After) while another trigger's still waits; a finished run answers", async () => {
+    const [busy, other] = [await createTrigger(t, 'slow', 'busy'), await createTrigger(t, 'slow', 'other')];
+    const waiter = t.app.get(InvocationWaiter);
+    const id = await startRun(busy, { ms: 1_500 });
+    const held = [syncInvocation(busy, id), syncInvocation(busy, id)];
+    await until(() => waiter.held === 2, 2_000, 'two syncs to wait');
+    const refused = await syncInvocation(busy, id);
+    expectError(refused, 429);
+    expect(refused.body.message).toContain('maxSyncWaitersPerTrigger');
+    expect(refused.headers.get('retry-after')).toBe('5');
+    const otherId = await startRun(other, { ms: 50 });
+    expect((await syncInvocation(other, otherId)).body).toEqual({ success: true, outputs: [{ title: 'slept', message: '50' }] });
+    expect((await syncInvocation(other, otherId)).status).toBe(200); // finished: answered at once, holding nothing
+    for (const res of await Promise.all(held)) expect(res.body).toEqual({ success: true, outputs: [{ title: 'slept', message: '1500' }] });
+    expect(waiter.held).toBe(0);
   });
 });

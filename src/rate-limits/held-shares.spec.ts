@@ -1,15 +1,20 @@
 import { TooManyEventStreamsError, TooManyEventStreamsOfError } from '../errors/webhook-trigger.errors.js';
-import { EventStreamShares } from './event-stream-shares.js';
+import { HeldShares } from './held-shares.js';
 
-const caps = { maxEventStreams: 5, maxEventStreamsPerTrigger: 2, maxEventStreamsPerAccount: 3 };
+const caps = { total: 5, perTrigger: 2, perAccount: 3 };
+const refusals = {
+  ofTrigger: () => new TooManyEventStreamsOfError('trigger', 2),
+  ofAccount: () => new TooManyEventStreamsOfError('account', 3),
+  ofProcess: () => new TooManyEventStreamsError(5),
+};
 const a1 = { id: 'trg_a1', accountId: 'a' };
 const a2 = { id: 'trg_a2', accountId: 'a' };
 const b1 = { id: 'trg_b1', accountId: 'b' };
 const c1 = { id: 'trg_c1', accountId: 'c' };
 
-describe('EventStreamShares', () => {
+describe('HeldShares', () => {
   it('refuses a trigger at its cap, an account at its cap and the process at its cap, each apart', () => {
-    const shares = new EventStreamShares(caps);
+    const shares = new HeldShares(caps, refusals);
     shares.take(a1);
     shares.take(a1);
     expect(() => shares.take(a1)).toThrow(TooManyEventStreamsOfError);
@@ -23,7 +28,7 @@ describe('EventStreamShares', () => {
   });
 
   it('gives a slot back once, however often its release is called', () => {
-    const shares = new EventStreamShares(caps);
+    const shares = new HeldShares(caps, refusals);
     const release = shares.take(a1);
     shares.take(a1);
     release();
