@@ -16,10 +16,6 @@ import {
   NOT_ENOUGH_CREDITS,
   RATE_LIMITED,
   SHUTTING_DOWN,
-  TOO_MANY_EVENT_STREAMS,
-  TOO_MANY_SYNC_WAITERS,
-  TOO_MANY_SYNC_WAITERS_OF,
-  TOO_MANY_EVENT_STREAMS_OF,
   SYNC_SHUTDOWN,
   SYNC_TIMEOUT,
   UNKNOWN_INVOCATION,
@@ -177,44 +173,21 @@ export class SyncTimeoutError extends WebhookTriggerError {
   }
 }
 
-/** This process already holds `maxSyncWaiters` waiting sync requests. */
-export class TooManySyncWaitersError extends WebhookTriggerError {
+/**
+ * 503 with Retry-After: this process already holds all it may of something requests hold for as long as they last
+ * (`maxEventStreams` run event streams, `maxSyncWaiters` waiting syncs): another node may have room.
+ */
+export class ProcessFullError extends WebhookTriggerError {
   readonly retryAfterSeconds = 1;
-  constructor(max: number) {
-    super(TOO_MANY_SYNC_WAITERS(max));
-  }
 }
 
 /**
- * 429 with Retry-After: the trigger (or its account) already holds its share of this process's waiting sync
- * requests (`maxSyncWaitersPerTrigger`, `maxSyncWaitersPerAccount`); the others' are unaffected.
+ * 429 with Retry-After: the trigger (or its account) already holds its share of it (`maxEventStreamsPerTrigger`,
+ * `maxSyncWaitersPerAccount`…); the others' are unaffected.
  */
-export class TooManySyncWaitersOfError extends WebhookTriggerError {
-  /** A wait lasts until its run ends (or the wait's end): a few seconds is the least worth waiting. */
+export class ShareHeldError extends WebhookTriggerError {
+  /** A stream or a wait lasts as long as its run: a few seconds is the least worth waiting. */
   readonly retryAfterSeconds = 5;
-  constructor(whose: 'trigger' | 'account', max: number) {
-    super(TOO_MANY_SYNC_WAITERS_OF(whose, max, whose === 'trigger' ? 'maxSyncWaitersPerTrigger' : 'maxSyncWaitersPerAccount'));
-  }
-}
-
-/** This process already holds `maxEventStreams` run event streams. */
-export class TooManyEventStreamsError extends WebhookTriggerError {
-  readonly retryAfterSeconds = 1;
-  constructor(max: number) {
-    super(TOO_MANY_EVENT_STREAMS(max));
-  }
-}
-
-/**
- * 429 with Retry-After: the trigger (or its account) already holds its share of this process's run event
- * streams (`maxEventStreamsPerTrigger`, `maxEventStreamsPerAccount`); the others' streams are unaffected.
- */
-export class TooManyEventStreamsOfError extends WebhookTriggerError {
-  /** A stream lasts as long as its run: a few seconds is the least worth waiting. */
-  readonly retryAfterSeconds = 5;
-  constructor(whose: 'trigger' | 'account', max: number) {
-    super(TOO_MANY_EVENT_STREAMS_OF(whose, max, whose === 'trigger' ? 'maxEventStreamsPerTrigger' : 'maxEventStreamsPerAccount'));
-  }
 }
 
 /**

@@ -1,13 +1,8 @@
 import { Inject, Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { ServerResponse } from 'node:http';
-import {
-  ShuttingDownError,
-  TooManyEventStreamsError,
-  TooManyEventStreamsOfError,
-  UnknownInvocationError,
-} from '../errors/webhook-trigger.errors.js';
+import { ShuttingDownError, UnknownInvocationError } from '../errors/webhook-trigger.errors.js';
 import { HeldShares } from '../rate-limits/held-shares.js';
-import { LOG_EVENT_STREAM_READ_FAILED } from '../errors/webhook-trigger.messages.js';
+import { LOG_EVENT_STREAM_READ_FAILED, TOO_MANY_EVENT_STREAMS, TOO_MANY_EVENT_STREAMS_OF } from '../errors/webhook-trigger.messages.js';
 import { InvocationChanges, type RunWatch } from '../invocations/invocation-changes.js';
 import { InvocationService } from '../invocations/invocation.service.js';
 import { ShutdownState } from '../lifecycle/shutdown.state.js';
@@ -60,9 +55,9 @@ export class RunEventStreams implements OnModuleDestroy {
     this.shares = new HeldShares(
       { total: options.maxEventStreams, perTrigger: options.maxEventStreamsPerTrigger, perAccount: options.maxEventStreamsPerAccount },
       {
-        ofTrigger: () => new TooManyEventStreamsOfError('trigger', options.maxEventStreamsPerTrigger),
-        ofAccount: () => new TooManyEventStreamsOfError('account', options.maxEventStreamsPerAccount),
-        ofProcess: () => new TooManyEventStreamsError(options.maxEventStreams),
+        ofTrigger: TOO_MANY_EVENT_STREAMS_OF('trigger', options.maxEventStreamsPerTrigger, 'maxEventStreamsPerTrigger'),
+        ofAccount: TOO_MANY_EVENT_STREAMS_OF('account', options.maxEventStreamsPerAccount, 'maxEventStreamsPerAccount'),
+        ofProcess: TOO_MANY_EVENT_STREAMS(options.maxEventStreams),
       },
     );
     shutdown?.signal.addEventListener('abort', () => this.endAll(), { once: true });

@@ -4,7 +4,7 @@ import { InvocationRepository } from '../persistence/invocation.repository.js';
 import type { InvocationRecord, InvocationStatus, InvocationTransition, NewInvocation } from '../persistence/records.js';
 import { InvocationWaiter } from './invocation.waiter.js';
 import { SYSTEM_CLOCK } from '../time/clock.js';
-import { TooManySyncWaitersError, TooManySyncWaitersOfError } from '../errors/webhook-trigger.errors.js';
+import { ProcessFullError, ShareHeldError } from '../errors/webhook-trigger.errors.js';
 import { resolveWebhookTriggerOptions } from '../options/resolve-options.js';
 
 /** An in-memory InvocationRepository that counts reads and can run a hook inside a read. */
@@ -175,7 +175,7 @@ describe('InvocationWaiter', () => {
     const waits = [waiter.wait(TRIGGER, ID, 10_000, gone.signal), waiter.wait(TRIGGER, ID, 10_000, gone.signal)];
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect(waiter.held).toBe(2);
-    await expect(waiter.wait(TRIGGER, ID, 10_000)).rejects.toThrow(TooManySyncWaitersOfError);
+    await expect(waiter.wait(TRIGGER, ID, 10_000)).rejects.toThrow(ShareHeldError);
     expect(bus.waitingIds).toBe(1); // the refused one let go of the bus
     // Another trigger of another account still waits, up to the process's cap.
     const queuedRunOf = async (trigger: typeof TRIGGER, id: string) => {
@@ -196,9 +196,7 @@ describe('InvocationWaiter', () => {
     waits.push(waiter.wait(other, await queuedRunOf(other, 'inv_BBBBBBBBBBBBBBBBBBBBBB'), 10_000, gone.signal));
     await new Promise((resolve) => setTimeout(resolve, 20));
     const third = { id: 'trg_CCCCCCCCCCCCCCCC', accountId: 'third' };
-    await expect(waiter.wait(third, await queuedRunOf(third, 'inv_CCCCCCCCCCCCCCCCCCCCCC'), 10_000)).rejects.toThrow(
-      TooManySyncWaitersError,
-    );
+    await expect(waiter.wait(third, await queuedRunOf(third, 'inv_CCCCCCCCCCCCCCCCCCCCCC'), 10_000)).rejects.toThrow(ProcessFullError);
     // A finished run answers at once, whatever is held.
     await finish();
     expect(await waiter.wait(TRIGGER, ID, 10_000)).toMatchObject({ kind: 'finished' });

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { ClusterBus } from '../cluster/cluster-bus.js';
-import { TooManySyncWaitersError, TooManySyncWaitersOfError } from '../errors/webhook-trigger.errors.js';
+import { TOO_MANY_SYNC_WAITERS, TOO_MANY_SYNC_WAITERS_OF } from '../errors/webhook-trigger.messages.js';
 import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { InvocationRepository } from '../persistence/invocation.repository.js';
@@ -41,9 +41,9 @@ export class InvocationWaiter {
     this.shares = new HeldShares(
       { total: options.maxSyncWaiters, perTrigger: options.maxSyncWaitersPerTrigger, perAccount: options.maxSyncWaitersPerAccount },
       {
-        ofTrigger: () => new TooManySyncWaitersOfError('trigger', options.maxSyncWaitersPerTrigger),
-        ofAccount: () => new TooManySyncWaitersOfError('account', options.maxSyncWaitersPerAccount),
-        ofProcess: () => new TooManySyncWaitersError(options.maxSyncWaiters),
+        ofTrigger: TOO_MANY_SYNC_WAITERS_OF('trigger', options.maxSyncWaitersPerTrigger, 'maxSyncWaitersPerTrigger'),
+        ofAccount: TOO_MANY_SYNC_WAITERS_OF('account', options.maxSyncWaitersPerAccount, 'maxSyncWaitersPerAccount'),
+        ofProcess: TOO_MANY_SYNC_WAITERS(options.maxSyncWaiters),
       },
     );
     shutdown.signal.addEventListener('abort', () => this.onShutdown.forEach((wake) => wake()), { once: true });

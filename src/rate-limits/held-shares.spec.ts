@@ -1,12 +1,8 @@
-import { TooManyEventStreamsError, TooManyEventStreamsOfError } from '../errors/webhook-trigger.errors.js';
+import { ProcessFullError, ShareHeldError } from '../errors/webhook-trigger.errors.js';
 import { HeldShares } from './held-shares.js';
 
 const caps = { total: 5, perTrigger: 2, perAccount: 3 };
-const refusals = {
-  ofTrigger: () => new TooManyEventStreamsOfError('trigger', 2),
-  ofAccount: () => new TooManyEventStreamsOfError('account', 3),
-  ofProcess: () => new TooManyEventStreamsError(5),
-};
+const refusals = { ofTrigger: 'the trigger holds 2', ofAccount: 'the account holds 3', ofProcess: 'the process holds 5' };
 const a1 = { id: 'trg_a1', accountId: 'a' };
 const a2 = { id: 'trg_a2', accountId: 'a' };
 const b1 = { id: 'trg_b1', accountId: 'b' };
@@ -17,14 +13,14 @@ describe('HeldShares', () => {
     const shares = new HeldShares(caps, refusals);
     shares.take(a1);
     shares.take(a1);
-    expect(() => shares.take(a1)).toThrow(TooManyEventStreamsOfError);
+    expect(() => shares.take(a1)).toThrow(ShareHeldError);
     shares.take(a2);
     // The account holds 3: its other trigger is refused too, another account is not.
-    expect(() => shares.take(a2)).toThrow(/account/);
+    expect(() => shares.take(a2)).toThrow(new ShareHeldError('the account holds 3'));
     shares.take(b1);
     shares.take(c1);
     expect(shares.count).toBe(5);
-    expect(() => shares.take({ id: 'trg_d1', accountId: 'd' })).toThrow(TooManyEventStreamsError);
+    expect(() => shares.take({ id: 'trg_d1', accountId: 'd' })).toThrow(new ProcessFullError('the process holds 5'));
   });
 
   it('gives a slot back once, however often its release is called', () => {
@@ -35,6 +31,6 @@ describe('HeldShares', () => {
     release();
     expect(shares.count).toBe(1);
     shares.take(a1);
-    expect(() => shares.take(a1)).toThrow(TooManyEventStreamsOfError);
+    expect(() => shares.take(a1)).toThrow(ShareHeldError);
   });
 });

@@ -1,3 +1,4 @@
+import { ProcessFullError, ShareHeldError } from '../errors/webhook-trigger.errors.js';
 import type { TriggerRecord } from '../persistence/records.js';
 
 /** How many a process may hold at once: in all, of one trigger (one key holder), of one account's triggers. */
@@ -7,11 +8,11 @@ export interface ShareCaps {
   perAccount: number;
 }
 
-/** The errors each cap answers with: 429 for a trigger's or an account's share, 503 for the process. */
+/** The words of each cap's refusal: 429 (`ShareHeldError`) for a trigger's or an account's share, 503 (`ProcessFullError`) for the process. */
 export interface ShareRefusals {
-  ofTrigger: () => Error;
-  ofAccount: () => Error;
-  ofProcess: () => Error;
+  ofTrigger: string;
+  ofAccount: string;
+  ofProcess: string;
 }
 
 /**
@@ -38,9 +39,9 @@ export class HeldShares {
   /** Takes a place for `trigger`, or throws the refusal; returns what gives it back (once). */
   take(trigger: Pick<TriggerRecord, 'id' | 'accountId'>): () => void {
     // The key holder's own share first: its refusal (429) tells it that it is the one to wait.
-    if ((this.perTrigger.get(trigger.id) ?? 0) >= this.caps.perTrigger) throw this.refusals.ofTrigger();
-    if ((this.perAccount.get(trigger.accountId) ?? 0) >= this.caps.perAccount) throw this.refusals.ofAccount();
-    if (this.total >= this.caps.total) throw this.refusals.ofProcess();
+    if ((this.perTrigger.get(trigger.id) ?? 0) >= this.caps.perTrigger) throw new ShareHeldError(this.refusals.ofTrigger);
+    if ((this.perAccount.get(trigger.accountId) ?? 0) >= this.caps.perAccount) throw new ShareHeldError(this.refusals.ofAccount);
+    if (this.total >= this.caps.total) throw new ProcessFullError(this.refusals.ofProcess);
     this.total++;
     add(this.perTrigger, trigger.id, 1);
     add(this.perAccount, trigger.accountId, 1);
