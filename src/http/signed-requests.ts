@@ -70,15 +70,15 @@ const NOTHING_HELD = () => undefined;
  */
 @Injectable()
 export class SignedRequests {
+  /** Client addresses' signed bodies being read here, not verified yet (`instead-of-key` only), by failed-key window. */
+  private readonly unverified = new Map<string, number>();
+
   constructor(
     private readonly store: SigningSecretStore,
     private readonly secrets: CallbackSecrets,
     private readonly limits: RateLimitStorage,
     @Inject(Clock) private readonly clock: Clock,
   ) {}
-
-  /** Client addresses' signed bodies being read here, not verified yet (`instead-of-key` only), by failed-key window. */
-  private readonly unverified = new Map<string, number>();
 
   /** The trigger's signing for this route: `off` for most requests, and on every route but the trigger's. */
   signingOf(trigger: TriggerRecord, handler: object): RequestSigning {

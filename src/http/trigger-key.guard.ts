@@ -20,9 +20,9 @@ function clientIp(request: unknown, raw: RawRequest): string {
 }
 
 /**
- * `:triggerId` → the trigger (404); its IP allow-list (403, `ip-allow-list.ts`); a signed trigger's headers
- * (401, `signed-requests.ts`); `X-Key` → any of its usable keys, checked in constant time (401, `TriggerKeyCheck`);
- * then the rate limits (429). Leaves the trigger on the request. Decided from the path and headers alone: the trigger's body is read
+ * `:triggerId` → the trigger (404); its IP allow-list (403, `ip-allow-list.ts`); `X-Key` → any of its usable keys,
+ * checked in constant time (401, `TriggerKeyCheck`; not asked when the trigger is signed `instead-of-key`); a signed
+ * trigger's headers (401, `signed-requests.ts`); then the rate limits (429). Leaves the trigger on the request. Decided from the path and headers alone: the trigger's body is read
  * only after every guard passed. Once the client IP has `failedKeyLimit` failures in the window, every
  * request from it gets 429, whether its key is right or wrong, so a guesser learns nothing from it. A wrong
  * key is one atomic step (`RateLimitStorage.checkFailures`), so N concurrent wrong keys get exactly `limit`
