@@ -27,6 +27,7 @@ import { AdminScreensPaths } from './lifecycle/admin-screens-paths.js';
 import { HistoryRetention } from './lifecycle/history-retention.js';
 import { InterruptedRuns } from './lifecycle/interrupted-runs.js';
 import { LeaseRecovery } from './lifecycle/lease-recovery.js';
+import { DispatchRetries } from './runs/dispatch-retries.js';
 import { OpenAccounts } from './lifecycle/open-accounts.js';
 import { ShutdownState } from './lifecycle/shutdown.state.js';
 import { WebhookTriggerProbes } from './lifecycle/webhook-trigger-probes.js';
@@ -78,6 +79,7 @@ const processGaugesProvider: FactoryProvider<void> = {
     InvocationEvents,
     hostEventEmitterProvider(),
     InvocationExecutor,
+    DispatchRetries,
     InvocationService,
     InvocationWaiter,
     InvocationChanges,

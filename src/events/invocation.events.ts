@@ -1,4 +1,5 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { LOG_CONTEXT } from '../options/module.constants.js';
 import { HOST_EVENT_EMITTER, type HostEventEmitter } from './host-event-emitter.js';
 import type { InvocationRecord, InvocationStatus } from '../persistence/records.js';
 import { ClusterBus } from '../cluster/cluster-bus.js';
@@ -47,6 +48,8 @@ export interface InvocationEvent {
  */
 @Injectable()
 export class InvocationEvents {
+  private readonly logger = new Logger(LOG_CONTEXT);
+
   constructor(
     private readonly bus: ClusterBus,
     // Always provided by the module (null when the host has no EventEmitter2): hostEventEmitterProvider.
@@ -67,7 +70,7 @@ export class InvocationEvents {
 
   /** A trigger's callback was disabled: emitted through the host's EventEmitter2 (when it has one). */
   callbackDisabled(event: CallbackDisabledEvent): void {
-    this.emitter?.emit(CALLBACK_DISABLED_EVENT, event);
+    this.send(CALLBACK_DISABLED_EVENT, event);
   }
 
   /** A run entered `status`: announced, counted in the metrics (credits charged, queue wait, finished runs) and emitted. */
@@ -83,7 +86,19 @@ export class InvocationEvents {
       status,
     };
     if (durationMs !== undefined) event.durationMs = durationMs;
-    const name = status === 'running' ? WEBHOOK_EVENTS.started : WEBHOOK_EVENTS[status];
-    this.emitter.emit(name, event);
+    this.send(status === 'running' ? WEBHOOK_EVENTS.started : WEBHOOK_EVENTS[status], event);
+  }
+
+  /**
+   * Emits through the host's emitter. A host's plain `emitter.on()` listener runs inside this call (`@OnEvent`
+   * handlers are guarded by Nest), so what it throws is logged here: a run goes on whatever a listener does
+   * (it would otherwise end the trigger request with a 500 after the charge, or a run before its outcome).
+   */
+  private send(name: string, event: InvocationEvent | CallbackDisabledEvent): void {
+    try {
+      this.emitter?.emit(name, event);
+    } catch (error) {
+      this.logger.error(`A listener of ${name} threw; ignored`, error instanceof Error ? error.stack : String(error));
+    }
   }
 }

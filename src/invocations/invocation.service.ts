@@ -9,6 +9,7 @@ import { WebhookStorage, type AcceptOutcome } from '../persistence/webhook-stora
 import { acceptedRecord, type InvocationRecord, type NewInvocation, type TriggerRecord } from '../persistence/records.js';
 import type { WebhookTransaction } from '../persistence/unit-of-work.js';
 import { BotRunner, dispatchedRun } from '../runs/bot-runner.js';
+import { DispatchRetries } from '../runs/dispatch-retries.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import {
   BacklogFullError,
@@ -67,6 +68,7 @@ export class InvocationService {
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
     private readonly finisher: RunFinisher,
     private readonly clock: Clock,
+    private readonly retries: DispatchRetries,
   ) {
     this.invocations = storage.invocations;
   }
@@ -178,7 +180,8 @@ export class InvocationService {
     if (reservation && claim) {
       reservation.start(acceptedRecord(record));
     } else {
-      await this.runner.dispatch(dispatchedRun(record));
+      // Committed and charged: the caller gets its id even if the runner throws (it is dispatched again later).
+      await this.retries.dispatchTo(this.runner, dispatchedRun(record));
     }
     return { id: record.id, replayed: false, credits: record.credits };
   }

@@ -24,7 +24,7 @@ describe('LeaseRecovery', () => {
   function setUp(options: WebhookTriggerModuleOptions = {}, runner?: BotRunner, extras: ChosenExtras = {}): void {
     f = createWebhookFakes(options, extras);
     const interrupted = new InterruptedRuns(f.invocations, f.registry, f.finisher, f.options, f.clock);
-    recovery = new LeaseRecovery(f.invocations, runner ?? f.runner, f.executor, interrupted, f.shutdown, f.options, f.clock);
+    recovery = new LeaseRecovery(f.invocations, runner ?? f.runner, f.executor, interrupted, f.shutdown, f.options, f.clock, f.retries);
     f.addBot({ id: 'once' });
     f.addBot({ id: 'again', retryInterrupted: true });
   }

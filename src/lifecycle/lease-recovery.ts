@@ -6,6 +6,7 @@ import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { InterruptedRuns } from './interrupted-runs.js';
 import { InvocationExecutor } from '../runs/invocation.executor.js';
 import { ShutdownState } from './shutdown.state.js';
+import { DispatchRetries } from '../runs/dispatch-retries.js';
 import { Clock } from '../time/clock.js';
 
 /** Ids and accounts only, so even a large backlog is one cheap query. */
@@ -33,6 +34,7 @@ export class LeaseRecovery implements OnApplicationBootstrap {
     private readonly shutdown: ShutdownState,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
     private readonly clock: Clock,
+    private readonly retries: DispatchRetries,
   ) {}
 
   async onApplicationBootstrap(): Promise<void> {
@@ -65,7 +67,7 @@ export class LeaseRecovery implements OnApplicationBootstrap {
     let recovered = 0;
     for (const run of await this.invocations.listExpiredLeases(now, 1000)) {
       const settled = await this.interrupted.settle(run, { leaseExpiredBefore: now });
-      if (settled === 'requeued') await this.runner.dispatch(dispatchedRun(run));
+      if (settled === 'requeued') await this.retries.dispatchTo(this.runner, dispatchedRun(run));
       if (settled) recovered++;
     }
     return recovered;

@@ -1,4 +1,6 @@
 import { resolveWebhookTriggerOptions } from '../options/resolve-options.js';
+import { SYSTEM_CLOCK } from '../time/clock.js';
+import { DispatchRetries } from './dispatch-retries.js';
 import { InProcessBotRunner } from './in-process.runner.js';
 import type { InvocationExecutor } from './invocation.executor.js';
 
@@ -49,7 +51,10 @@ class HeldExecutor {
 function setUp(maxConcurrentRuns: number, maxConcurrentRunsPerAccount?: number) {
   const executor = new HeldExecutor();
   const options = resolveWebhookTriggerOptions({ maxConcurrentRuns, maxConcurrentRunsPerAccount });
-  return { executor, runner: new InProcessBotRunner(executor as unknown as InvocationExecutor, options) };
+  return {
+    executor,
+    runner: new InProcessBotRunner(executor as unknown as InvocationExecutor, options, new DispatchRetries(options, SYSTEM_CLOCK)),
+  };
 }
 
 const runsOf = (account: string, n: number, from = 0) =>

@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import { BotRunner, type DispatchedRun, type RunReservation } from './bot-runner.js';
+import { DispatchRetries } from './dispatch-retries.js';
 import { InvocationExecutor } from './invocation.executor.js';
 
 /** A first-in first-out queue with O(1) push and shift: an array read from a moving head, compacted as it drains. */
@@ -88,6 +89,7 @@ export class InProcessBotRunner extends BotRunner {
   constructor(
     private readonly executor: InvocationExecutor,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+    private readonly retries: DispatchRetries,
   ) {
     super();
   }
@@ -118,7 +120,12 @@ export class InProcessBotRunner extends BotRunner {
       start: (run) => {
         if (used) return;
         used = true;
-        this.launch(slot, run.id, (botDone) => this.executor.runAccepted(run, botDone));
+        this.launch(
+          slot,
+          run.id,
+          (botDone) => this.executor.runAccepted(run, botDone),
+          (error) => this.unfinished(run.id, error),
+        );
       },
       release: () => {
         if (used) return;
@@ -182,7 +189,9 @@ export class InProcessBotRunner extends BotRunner {
       if (!account) return;
       const id = account.waiting.shift()!;
       this.waiting--;
-      this.launch(this.take(account), id, (botDone) => this.executor.execute(id, botDone));
+      // A claim that failed (a database error) leaves the run queued: it is dispatched here again, later.
+      const retry = (error: unknown) => this.retries.later({ id, accountId: account.id }, (run) => this.dispatch(run), error);
+      this.launch(this.take(account), id, (botDone) => this.executor.execute(id, botDone), retry);
     }
   }
 
@@ -211,14 +220,34 @@ export class InProcessBotRunner extends BotRunner {
     };
   }
 
-  private launch(slot: { release(): void; ended(): void }, id: string, run: (botDone: () => void) => Promise<void>): void {
+  /**
+   * Runs `run` in `slot`; what it throws (its claim, or storing its start or outcome, met a database error)
+   * goes to `failed` once the slot is free.
+   */
+  private launch(
+    slot: { release(): void; ended(): void },
+    id: string,
+    run: (botDone: () => void) => Promise<void>,
+    failed: (error: unknown) => void,
+  ): void {
     const ended = () => {
       slot.release();
       slot.ended();
     };
-    run(() => slot.release()).then(ended, (error: unknown) => {
-      this.logger.error(`Run ${id} could not be executed`, error instanceof Error ? error.stack : String(error));
-      ended();
-    });
+    run(() => slot.release()).then(
+      () => {
+        this.retries.started(id);
+        ended();
+      },
+      (error: unknown) => {
+        ended();
+        failed(error);
+      },
+    );
+  }
+
+  /** A run stored running here whose start or outcome could not be stored: its lease runs out, and recovery settles it. */
+  private unfinished(id: string, error: unknown): void {
+    this.logger.error(`Run ${id} could not be executed`, error instanceof Error ? error.stack : String(error));
   }
 }

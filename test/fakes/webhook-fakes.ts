@@ -13,6 +13,7 @@ import type { WebhookTriggerModuleOptions } from '../../src/options/webhook-trig
 import type { ChosenExtras } from '../../src/options/resolve-options.js';
 import type { TriggerRecord } from '../../src/persistence/records.js';
 import { InvocationExecutor } from '../../src/runs/invocation.executor.js';
+import { DispatchRetries } from '../../src/runs/dispatch-retries.js';
 import { InvocationService } from '../../src/invocations/invocation.service.js';
 import { InMemoryWebhookStorage } from '../../src/persistence/memory/in-memory-webhook-storage.js';
 import { CallbackOutbox } from '../../src/deliveries/callback-outbox.js';
@@ -73,7 +74,19 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
   const finisher = new RunFinisher(outbox, bus, invocationEvents);
   const executor = new InvocationExecutor(invocations, registry, bus, invocationEvents, resolved, outbox, finisher, clock);
   const runner = new RecordingBotRunner(executor);
-  const service = new InvocationService(storage, registry, runner, invocationEvents, executor, shutdown, resolved, finisher, clock);
+  const retries = new DispatchRetries(resolved, clock);
+  const service = new InvocationService(
+    storage,
+    registry,
+    runner,
+    invocationEvents,
+    executor,
+    shutdown,
+    resolved,
+    finisher,
+    clock,
+    retries,
+  );
 
   /** Registers a bot with the module's defaults for what it leaves out. */
   function addBot(bot: Partial<Omit<RegisteredBot, 'instance'>> & { id: string; main?: BotMain }): RegisteredBot {
@@ -129,6 +142,7 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
     shutdown,
     executor,
     runner,
+    retries,
     service,
     addBot,
     addTrigger,

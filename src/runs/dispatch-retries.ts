@@ -1,0 +1,73 @@
+import { Inject, Injectable, Logger, type OnApplicationShutdown } from '@nestjs/common';
+import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
+import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
+import { Clock, type ClockTimer } from '../time/clock.js';
+import type { BotRunner, DispatchedRun } from './bot-runner.js';
+
+/** The wait before a run's first retry; it doubles with each failure, up to `runLeaseMs`. */
+export const FIRST_RETRY_MS = 500;
+
+/**
+ * Runs accepted and charged whose start failed in this process (the runner's `dispatch` threw, or the in-process
+ * runner's claim met a database error) are dispatched again, after a wait that doubles with each failure of the
+ * run (0.5 s, 1 s, 2 s … up to `runLeaseMs`), until the start takes. Safe whatever happened: `dispatch` may be
+ * called twice for a run, and its claim is conditional on the run still being `queued`. Shutdown drops the waits:
+ * the runs are still `queued` in the database, and the next start dispatches them.
+ */
+@Injectable()
+export class DispatchRetries implements OnApplicationShutdown {
+  private readonly logger = new Logger(LOG_CONTEXT);
+  /** Failures so far of the runs being retried (forgotten once a start takes). */
+  private readonly failures = new Map<string, number>();
+  private readonly timers = new Set<ClockTimer>();
+  private stopped = false;
+
+  constructor(
+    @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Hands a run that is committed and charged to `runner`; never rejects: when the runner throws (a host's runner
+   * whose service is down), the run is dispatched again later, and the caller goes on as if it had taken.
+   */
+  async dispatchTo(runner: BotRunner, run: DispatchedRun): Promise<void> {
+    try {
+      await runner.dispatch(run);
+    } catch (error) {
+      this.later(run, (again) => runner.dispatch(again).then(() => this.started(again.id)), error);
+    }
+  }
+
+  /** `run`'s start failed with `error`: `dispatch` is called again after the run's next wait (and again if it rejects). */
+  later(run: DispatchedRun, dispatch: (run: DispatchedRun) => Promise<void>, error: unknown): void {
+    if (this.stopped) return;
+    const failures = (this.failures.get(run.id) ?? 0) + 1;
+    this.failures.set(run.id, failures);
+    const waitMs = Math.min(FIRST_RETRY_MS * 2 ** Math.min(failures - 1, 30), this.options.runLeaseMs);
+    const reason = error instanceof Error ? error.message : String(error);
+    this.logger.warn(`Run ${run.id} could not be started (${reason}); dispatching it again in ${waitMs} ms (a no-op if it started)`);
+    const timer = this.clock.setTimer(
+      () => {
+        this.timers.delete(timer);
+        if (this.stopped) return;
+        dispatch(run).catch((again: unknown) => this.later(run, dispatch, again));
+      },
+      waitMs,
+      { unref: true },
+    );
+    this.timers.add(timer);
+  }
+
+  /** A start of `runId` took (it ran, or was found started elsewhere): its failures are forgotten. */
+  started(runId: string): void {
+    if (this.failures.size > 0) this.failures.delete(runId);
+  }
+
+  onApplicationShutdown(): void {
+    this.stopped = true;
+    for (const timer of this.timers) timer.clear();
+    this.timers.clear();
+    this.failures.clear();
+  }
+}
