@@ -17,6 +17,7 @@ import {
 } from '../errors/webhook-trigger.messages.js';
 import type { RequestSigning, TriggerRecord } from '../persistence/records.js';
 import { SigningSecretStore } from '../persistence/signing-secret-store.js';
+import { KeyedCounts } from '../rate-limits/held-shares.js';
 import { RateLimitStorage, type RateLimitWindow } from '../rate-limits/rate-limit.storage.js';
 import { Clock } from '../time/clock.js';
 import type { RawRequest } from './http.types.js';
@@ -71,7 +72,7 @@ const NOTHING_HELD = () => undefined;
 @Injectable()
 export class SignedRequests {
   /** Client addresses' signed bodies being read here, not verified yet (`instead-of-key` only), by failed-key window. */
-  private readonly unverified = new Map<string, number>();
+  private readonly unverified = new KeyedCounts();
 
   constructor(
     private readonly store: SigningSecretStore,
@@ -116,16 +117,14 @@ export class SignedRequests {
    * or when the exchange ends however it ends (the request's `close`: answered, refused, dropped).
    */
   private holdUnverified(raw: RawRequest, failures: RateLimitWindow): () => void {
-    const held = this.unverified.get(failures.key) ?? 0;
-    if (held >= failures.limit) throw new RateLimitedError('client', 1, TOO_MANY_UNVERIFIED_BODIES(failures.limit));
-    this.unverified.set(failures.key, held + 1);
+    if (this.unverified.of(failures.key) >= failures.limit)
+      throw new RateLimitedError('client', 1, TOO_MANY_UNVERIFIED_BODIES(failures.limit));
+    this.unverified.add(failures.key, 1);
     let givenBack = false;
     const giveBack = () => {
       if (givenBack) return;
       givenBack = true;
-      const left = this.unverified.get(failures.key)! - 1;
-      if (left > 0) this.unverified.set(failures.key, left);
-      else this.unverified.delete(failures.key);
+      this.unverified.add(failures.key, -1);
     };
     raw.once('close', giveBack);
     if (raw.destroyed) giveBack(); // it left while the guards awaited: its close is past

@@ -24,8 +24,8 @@ export interface ShareRefusals {
  */
 export class HeldShares {
   private total = 0;
-  private readonly perTrigger = new Map<string, number>();
-  private readonly perAccount = new Map<string, number>();
+  private readonly perTrigger = new KeyedCounts();
+  private readonly perAccount = new KeyedCounts();
 
   constructor(
     private readonly caps: ShareCaps,
@@ -39,26 +39,34 @@ export class HeldShares {
   /** Takes a place for `trigger`, or throws the refusal; returns what gives it back (once). */
   take(trigger: Pick<TriggerRecord, 'id' | 'accountId'>): () => void {
     // The key holder's own share first: its refusal (429) tells it that it is the one to wait.
-    if ((this.perTrigger.get(trigger.id) ?? 0) >= this.caps.perTrigger) throw new ShareHeldError(this.refusals.ofTrigger);
-    if ((this.perAccount.get(trigger.accountId) ?? 0) >= this.caps.perAccount) throw new ShareHeldError(this.refusals.ofAccount);
+    if (this.perTrigger.of(trigger.id) >= this.caps.perTrigger) throw new ShareHeldError(this.refusals.ofTrigger);
+    if (this.perAccount.of(trigger.accountId) >= this.caps.perAccount) throw new ShareHeldError(this.refusals.ofAccount);
     if (this.total >= this.caps.total) throw new ProcessFullError(this.refusals.ofProcess);
     this.total++;
-    add(this.perTrigger, trigger.id, 1);
-    add(this.perAccount, trigger.accountId, 1);
+    this.perTrigger.add(trigger.id, 1);
+    this.perAccount.add(trigger.accountId, 1);
     let given = false;
     return () => {
       if (given) return;
       given = true;
       this.total--;
-      add(this.perTrigger, trigger.id, -1);
-      add(this.perAccount, trigger.accountId, -1);
+      this.perTrigger.add(trigger.id, -1);
+      this.perAccount.add(trigger.accountId, -1);
     };
   }
 }
 
-/** Adds to a count, dropping it at zero (the maps hold only triggers and accounts holding places). */
-function add(counts: Map<string, number>, key: string, n: number): void {
-  const next = (counts.get(key) ?? 0) + n;
-  if (next > 0) counts.set(key, next);
-  else counts.delete(key);
+/** Counts by key (trigger, account, client address), holding only the keys whose count is above zero. */
+export class KeyedCounts {
+  private readonly counts = new Map<string, number>();
+
+  of(key: string): number {
+    return this.counts.get(key) ?? 0;
+  }
+
+  add(key: string, n: number): void {
+    const next = this.of(key) + n;
+    if (next > 0) this.counts.set(key, next);
+    else this.counts.delete(key);
+  }
 }
