@@ -1,6 +1,7 @@
 import type { LookupAddress } from 'node:dns';
 import type { LookupOptions } from 'node:dns';
-import { checkResolvedAddresses, parseRetryAfter, pinnedLookup, sendCallback } from './callback-sender.js';
+import { createSocket } from 'node:dgram';
+import { checkResolvedAddresses, parseRetryAfter, pinnedLookup, resolvePublicName, sendCallback } from './callback-sender.js';
 
 type Looked = { error: NodeJS.ErrnoException | null; address: string | LookupAddress[]; family?: number };
 
@@ -101,5 +102,65 @@ describe('sendCallback refusals (nothing is sent)', () => {
     });
     expect(result).toMatchObject({ ok: false, outcome: 'failed' });
     expect(result.error).toMatch(/ENOTFOUND/);
+  });
+});
+
+/**
+ * A DNS server on a local UDP port: answers A queries with `a` (AAAA with no record), or never answers when `a` is
+ * null. Counts the queries it got.
+ */
+async function dnsServer(a: string | null): Promise<{ server: string; queries: () => number; close(): Promise<void> }> {
+  const socket = createSocket('udp4');
+  let queries = 0;
+  socket.on('message', (query, from) => {
+    queries++;
+    if (a === null) return;
+    let end = 12; // the question's name: labels up to a zero byte, then its type and class
+    while (query[end] !== 0) end += query[end] + 1;
+    const question = query.subarray(12, end + 5);
+    const isA = query.readUInt16BE(end + 1) === 1;
+    const header = Buffer.alloc(12);
+    query.copy(header, 0, 0, 2); // the query's id
+    header.writeUInt16BE(0x8180, 2); // a response, recursion available, no error
+    header.writeUInt16BE(1, 4);
+    header.writeUInt16BE(isA ? 1 : 0, 6);
+    const answer = Buffer.from([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, ...a.split('.').map(Number)]);
+    socket.send(Buffer.concat([header, question, ...(isA ? [answer] : [])]), from.port, from.address);
+  });
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', resolve));
+  return {
+    server: `127.0.0.1:${socket.address().port}`,
+    queries: () => queries,
+    close: () => new Promise<void>((resolve) => socket.close(() => resolve())),
+  };
+}
+
+describe('resolvePublicName (a name a tenant chose)', () => {
+  it('asks DNS for the addresses of both families', async () => {
+    const dns = await dnsServer('93.184.215.14');
+    try {
+      const addresses = await resolvePublicName('hooks.example.com', new AbortController().signal, [dns.server]);
+      expect(addresses).toEqual([{ address: '93.184.215.14', family: 4 }]);
+      expect(dns.queries()).toBe(2); // A and AAAA
+    } finally {
+      await dns.close();
+    }
+  });
+
+  it('gives up at once when the attempt is over, however long its DNS would take: nothing is left waiting', async () => {
+    const dns = await dnsServer(null);
+    try {
+      const over = new AbortController();
+      const started = performance.now();
+      const resolved = resolvePublicName('never.example.com', over.signal, [dns.server]);
+      setTimeout(() => over.abort(), 100);
+      await expect(resolved).rejects.toMatchObject({ code: 'ECANCELLED' });
+      expect(performance.now() - started).toBeLessThan(1_000); // its own retries would take 2 s and more
+      const asked = dns.queries();
+      await new Promise((r) => setTimeout(r, 2_500));
+      expect(dns.queries()).toBe(asked); // no query was tried again once it was cancelled
+    } finally {
+      await dns.close();
+    }
   });
 });

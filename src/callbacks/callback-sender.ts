@@ -1,4 +1,5 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { Resolver } from 'node:dns/promises';
 import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
@@ -27,7 +28,7 @@ export interface CallbackRequest {
   timeoutMs?: number;
   /** Hosts called even when private (exact host names or IPs, as written in the URL). @default [] */
   allowedHosts?: readonly string[];
-  /** How host names are resolved. @default dns.lookup, all addresses */
+  /** How host names are resolved. @default DNS (c-ares, cancelled at the time-out); `dns.lookup` for `allowedHosts` */
   resolve?: CallbackResolver;
 }
 
@@ -54,8 +55,38 @@ const DEFAULT_TIMEOUT_MS = 15_000;
 const MAX_RESPONSE_BYTES = 64 * 1024;
 const RETRY_AFTER_STATUSES = new Set([429, 502, 503, 504]);
 
-const systemResolver: CallbackResolver = (hostname) =>
+/**
+ * How a host name the operator allowed (`allowedHosts`) is resolved: the system's resolver (`dns.lookup`: /etc/hosts,
+ * nsswitch), like the host's other connections.
+ */
+const lookupAll: CallbackResolver = (hostname) =>
   new Promise((resolve, reject) => dnsLookup(hostname, { all: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))));
+
+/**
+ * How any other host name (one a tenant chose) is resolved: by DNS itself (c-ares, on the event loop), its queries
+ * cancelled when `signal` fires (the attempt's time-out). `dns.lookup` runs getaddrinfo on one of libuv's four pool
+ * threads and cannot be cancelled: a few names whose DNS never answers would hold them for as long as the system
+ * resolver retries, long after their attempts gave up, and stall every file, crypto and lookup call of the process
+ * (the database's and Redis's reconnects by name among them). `servers`: the DNS servers to ask (a test's).
+ */
+export async function resolvePublicName(hostname: string, signal: AbortSignal, servers?: string[]): Promise<LookupAddress[]> {
+  const resolver = new Resolver({ timeout: 2_000, tries: 2 });
+  if (servers) resolver.setServers(servers);
+  const cancel = () => resolver.cancel();
+  signal.addEventListener('abort', cancel, { once: true });
+  try {
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
+    const addresses: LookupAddress[] = [
+      ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+      ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+    ];
+    // A name with addresses of one family only: the other's ENODATA is no failure.
+    if (addresses.length === 0 && v4.status === 'rejected') throw v4.reason;
+    return addresses;
+  } finally {
+    signal.removeEventListener('abort', cancel);
+  }
+}
 
 /** A refusal: carries its own message, never retried into a connection. */
 class RefusedError extends Error {}
@@ -143,7 +174,8 @@ export async function sendCallback(request: CallbackRequest): Promise<CallbackRe
     let lookup: LookupFunction | undefined;
     if (!isIP(host)) {
       // An IP literal is connected to as it is (checked by checkCallbackUrl); a name is resolved once, here.
-      const addresses = await raceAbort((request.resolve ?? systemResolver)(host), controller.signal);
+      const resolve = request.resolve ?? (allowed ? lookupAll : (name: string) => resolvePublicName(name, controller.signal));
+      const addresses = await raceAbort(resolve(host), controller.signal);
       lookup = pinnedLookup(host, checkResolvedAddresses(host, addresses, allowed), allowed);
     }
     const response = await post(url, request, lookup, controller.signal);
