@@ -52,15 +52,11 @@ describe('webhookAnswerHook: connections once shutdown began', () => {
       expect(await inFlight).toBe('close');
       expect(await connectionOf(agent, url + STATUS, 'after')).toBe('close');
       expect(await connectionOf(agent, url + '/health', 'host route')).toBe('keep-alive');
-      // Nothing kept alive by a webhook answer: the server closes at once (the host route's idle socket is closed by it).
-      const closing = once(server, 'close');
-      const began = Date.now();
-      server.close();
-      await closing;
-      expect(Date.now() - began).toBeLessThan(1_000);
+      // (How long a close takes is the e2e tests' to show: here Node's server.close() drops idle sockets by itself.)
     } finally {
       agent.destroy();
       server.closeAllConnections();
+      server.close();
     }
   });
 });
