@@ -29,10 +29,13 @@ export interface CallbackInvocation {
   finishedAt: Date | null;
   /** The run's trace context, stored with each delivery so every attempt is sent in the run's trace. */
   traceContext?: string | null;
+  /** An `invocation.output` body's `data.output`: the place of its one output among the run's outputs (0-based). */
+  output?: { index: number };
 }
 
 /**
- * The body of one delivery, fixed when it is stored: `{ type, timestamp, data: { invocation } }` (docs/callbacks.md).
+ * The body of one delivery, fixed when it is stored: `{ type, timestamp, data: { invocation } }` (docs/callbacks.md);
+ * an `invocation.output` body holds that output only (`outputs: [it]`) and `data.output: { index }`.
  */
 export function callbackBody(event: CallbackEvent, run: CallbackInvocation, at: Date): string {
   const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -51,6 +54,7 @@ export function callbackBody(event: CallbackEvent, run: CallbackInvocation, at: 
         startedAt: iso(run.startedAt),
         finishedAt: iso(run.finishedAt),
       },
+      ...(run.output ? { output: { index: run.output.index } } : {}),
     },
   });
 }

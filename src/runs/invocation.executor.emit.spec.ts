@@ -3,6 +3,11 @@ import { deferred } from '../../test/fakes/webhook-fakes.js';
 import { executorHarness } from '../../test/fakes/executor-harness.js';
 import { until } from '../../test/helpers/http.js';
 
+/** An `invocation.output` delivery's body, as much of it as the specs read. */
+interface OutputBody {
+  data: { invocation: { outputs: unknown[] }; output?: { index: number } };
+}
+
 describe('InvocationExecutor: ctx.emit', () => {
   const h = executorHarness();
 
@@ -127,5 +132,37 @@ describe('InvocationExecutor: ctx.emit', () => {
     await h.f.invocations.recoverInterrupted(id, { owner: 'dead' }, 'queued', {});
     await h.executor.execute(id);
     expect(await h.row(id)).toMatchObject({ status: 'succeeded', outputs: [out(1), out(2), out(3)] });
+  });
+
+  it("gives each invocation.output delivery its output alone and its place: after a retried attempt's, past one not stored", async () => {
+    const triggerId = 'trg_AAAAAAAAAAAAAAAA';
+    await h.f.callbacks.saveCallback(
+      { triggerId, url: 'https://receiver.example.com/runs', events: ['invocation.output'], secret: 'whsec_AAAA' },
+      new Date(),
+    );
+    h.bot(async (_inputs, ctx) => {
+      // Emitted together: step 4 is accepted before step 3's append fails.
+      await Promise.all([2, 3, 4].map((i) => ctx.emit(out(i))));
+      return [];
+    });
+    const id = await h.queued();
+    await h.f.invocations.markRunning(id, new Date(), 'dead', new Date(0));
+    await h.f.invocations.appendOutput(id, 'dead', out(1));
+    await h.f.invocations.recoverInterrupted(id, { owner: 'dead' }, 'queued', {});
+    // The storage fails the append of step 3 once: it is not stored, and the next output takes its place.
+    const append = h.f.invocations.appendOutput.bind(h.f.invocations);
+    jest
+      .spyOn(h.f.invocations, 'appendOutput')
+      .mockImplementation((...args) => (args[2].title === 'step 3' ? Promise.reject(new Error('connection lost')) : append(...args)));
+    await h.executor.execute(id);
+    expect(await h.row(id)).toMatchObject({ status: 'succeeded', outputs: [out(1), out(2), out(4)] });
+    const outputDeliveries = (await h.f.callbacks.listByInvocation(id)).filter((d) => d.event === 'invocation.output');
+    const bodies = await Promise.all(
+      outputDeliveries.map(async (d) => JSON.parse((await h.f.callbacks.findDelivery(d.id))!.body) as OutputBody),
+    );
+    expect(bodies.map((b) => [b.data.invocation.outputs, b.data.output])).toEqual([
+      [[out(2)], { index: 1 }],
+      [[out(4)], { index: 2 }],
+    ]);
   });
 });

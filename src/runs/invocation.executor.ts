@@ -82,8 +82,6 @@ export class InvocationExecutor {
   private readonly logger = new Logger(LOG_CONTEXT);
   private readonly active = new Map<string, ActiveRun>();
   private readonly claims = new Set<Promise<unknown>>();
-  /** The emitted outputs of runs in flight here (for their `invocation.output` callbacks). */
-  private readonly emitted = new Map<string, RunOutputs>();
   /** Identifies this process as the owner of the runs it claims. */
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private drainStarted = false;
@@ -173,7 +171,6 @@ export class InvocationExecutor {
     const emit = (output: BotOutput): Promise<boolean> => {
       if (!emitted) {
         emitted = this.runOutputs(claimed, controller, callbackEvents.has('invocation.output'));
-        this.emitted.set(claimed.id, emitted);
       }
       return emitted.emit(output);
     };
@@ -199,7 +196,6 @@ export class InvocationExecutor {
     } finally {
       span.end(ended?.status ?? 'failed', ended ? ended.error : RunStop.interrupted().error);
       this.active.delete(invocationId);
-      this.emitted.delete(invocationId);
       run.finished?.();
     }
   }
@@ -209,15 +205,12 @@ export class InvocationExecutor {
       invocation.outputs ?? [],
       this.options.maxOutputBytes,
       controller.signal,
-      async (output) => {
+      async (output, index) => {
         const append = (tx?: WebhookTransaction) => this.invocations.appendOutput(invocation.id, this.owner, output, tx);
-        // The run's outputs up to this one: the body of its `invocation.output` callback.
-        const upToThis = (): CallbackInvocation => {
-          const list = this.emitted.get(invocation.id)?.list ?? [output];
-          const upTo = list.indexOf(output);
-          return { ...invocation, outputs: upTo >= 0 ? list.slice(0, upTo + 1) : [...list] };
-        };
-        const stored = callback ? await this.outbox.along('invocation.output', append, (ok) => (ok ? upToThis() : null)) : await append();
+        // The body of its `invocation.output` callback: this output alone and its place, never the list so far
+        // (a run of N outputs would store and send N²).
+        const thisOne = (): CallbackInvocation => ({ ...invocation, outputs: [output], output: { index } });
+        const stored = callback ? await this.outbox.along('invocation.output', append, (ok) => (ok ? thisOne() : null)) : await append();
         if (stored) this.events.output(invocation);
         return stored;
       },

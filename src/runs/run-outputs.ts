@@ -17,6 +17,8 @@ const arrayBytes = (count: number, elementBytes: number) => 2 + elementBytes + M
 export class RunOutputs {
   /** The run's outputs so far, in order: those stored before this claim (a retried run's), then the accepted ones. */
   readonly list: BotOutput[];
+  /** How many of `list` are settled (stored before, or their write done and kept): the place of the next to store. */
+  private settled: number;
   private elementBytes: number;
   private writes: Promise<unknown> = Promise.resolve();
   private ended = false;
@@ -25,11 +27,13 @@ export class RunOutputs {
     before: BotOutput[],
     private readonly maxBytes: number,
     private readonly signal: AbortSignal,
-    private readonly store: (output: BotOutput) => Promise<boolean>,
+    /** Stores one output; `index` is its place among the run's outputs (0-based, earlier attempts' included). */
+    private readonly store: (output: BotOutput, index: number) => Promise<boolean>,
     private readonly fail: (error: InvocationError) => void,
     private readonly onStoreError: (error: unknown) => void,
   ) {
     this.list = [...before];
+    this.settled = before.length;
     this.elementBytes = before.reduce((sum, o) => sum + Buffer.byteLength(JSON.stringify(o)), 0);
   }
 
@@ -48,17 +52,24 @@ export class RunOutputs {
     }
     this.list.push(clean);
     this.elementBytes += bytes;
-    const stored = this.writes.then(() =>
-      this.store(clean).catch((error: unknown) => {
-        // Not stored: take it out again, so the list stays what the row holds (and the positions the
-        // run's event stream numbers by stay exact).
-        const at = this.list.indexOf(clean);
-        if (at >= 0) this.list.splice(at, 1);
-        this.elementBytes -= bytes;
-        this.onStoreError(error);
-        return false;
-      }),
-    );
+    const stored = this.writes.then(() => {
+      // Every earlier write has settled (they are chained): this output is at list[index], without a search.
+      const index = this.settled;
+      return this.store(clean, index).then(
+        (ok) => {
+          this.settled++;
+          return ok;
+        },
+        (error: unknown) => {
+          // Not stored: take it out again, so the list stays what the row holds (and the positions the
+          // run's event stream numbers by stay exact).
+          this.list.splice(index, 1);
+          this.elementBytes -= bytes;
+          this.onStoreError(error);
+          return false;
+        },
+      );
+    });
     this.writes = stored;
     return stored;
   }

@@ -33,8 +33,8 @@ export interface TestCallback {
   url: string;
   /** `invocation.completed`, `invocation.started` or `invocation.output`. */
   type: CallbackEvent;
-  /** The parsed body: `{ type, timestamp, data: { invocation } }`. */
-  body: { type: CallbackEvent; timestamp: string; data: { invocation: Record<string, unknown> } };
+  /** The parsed body: `{ type, timestamp, data: { invocation } }`; an `invocation.output` one also has `data.output: { index }`. */
+  body: { type: CallbackEvent; timestamp: string; data: { invocation: Record<string, unknown>; output?: { index: number } } };
   headers: Record<string, string>;
   /** The signature verified against the trigger's callback secret, within the timestamp window, on the test's clock. */
   verified: boolean;

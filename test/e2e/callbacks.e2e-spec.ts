@@ -43,7 +43,7 @@ const SCHEDULE = [0, 300, 300];
 interface Body {
   type: string;
   timestamp: string;
-  data: { invocation: Record<string, unknown> };
+  data: { invocation: Record<string, unknown>; output?: { index: number } };
 }
 
 describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
@@ -267,12 +267,8 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
       const byType = (type: string) => bodies.filter((b) => b.type === type);
       expect(byType('invocation.started')).toHaveLength(1);
       expect(byType('invocation.started')[0].data.invocation).toMatchObject({ id, status: 'running', finishedAt: null });
-      expect(
-        byType('invocation.output')
-          .map((b) => (b.data.invocation.outputs as unknown[]).length)
-          .sort(),
-      ).toEqual([1, 2]);
-      expect(byType('invocation.completed')[0].data.invocation).toMatchObject({
+      const completed = byType('invocation.completed')[0].data.invocation;
+      expect(completed).toMatchObject({
         status: 'succeeded',
         outputs: [
           { title: 'step 1', message: '1' },
@@ -280,7 +276,39 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
           { title: 'returned', message: '2' },
         ],
       });
+      // Each output event holds its one output and its place; deliveries are not ordered, the index orders them.
+      const outputEvents = byType('invocation.output').sort((a, b) => a.data.output!.index - b.data.output!.index);
+      expect(outputEvents.map((b) => [b.data.output, b.data.invocation.outputs])).toEqual([
+        [{ index: 0 }, [{ title: 'step 1', message: '1' }]],
+        [{ index: 1 }, [{ title: 'step 2', message: '2' }]],
+      ]);
+      const rebuilt: unknown[] = [];
+      for (const b of outputEvents) rebuilt[b.data.output!.index] = (b.data.invocation.outputs as unknown[])[0];
+      expect(rebuilt).toEqual((completed.outputs as unknown[]).slice(0, 2));
       expect(new Set(receiver.received.map((c) => c.headers['webhook-id'])).size).toBe(4);
+    });
+
+    it('stores output deliveries that grow with the output count, not its square (500 emits)', async () => {
+      const { trigger } = await withCallback('emit', ['invocation.output']);
+      const n = 500;
+      const id = await startRun(trigger, { n, ms: 0, returns: false });
+      expect((await syncUntilFinished(trigger, id)).body).toMatchObject({ success: true });
+      // The run's final state is stored after its outputs' deliveries (each in its append's transaction).
+      const store = t.app.get(CallbackStore);
+      const listed = (await store.listByInvocation(id)).filter((d) => d.event === 'invocation.output');
+      expect(listed).toHaveLength(n);
+      const bodies = await Promise.all(listed.map(async (d) => (await store.findDelivery(d.id))!.body));
+      // One body is the run's fixed fields and one output: the last differs from the first by a few digits, and
+      // they add up to n of them (500 emits: ~190 KB; with the list so far in each, 4.7 MB).
+      const sizes = bodies.map((b) => Buffer.byteLength(b));
+      const first = sizes[0];
+      expect(Math.max(...sizes)).toBeLessThan(first + 16);
+      expect(sizes.reduce((sum, size) => sum + size, 0)).toBeLessThan(n * (first + 16));
+      const parsed = bodies.map((b) => JSON.parse(b) as Body);
+      expect(parsed.map((b) => b.data.output!.index).sort((a, b) => a - b)).toEqual([...Array(n).keys()]);
+      expect(parsed.every((b) => (b.data.invocation.outputs as unknown[]).length === 1)).toBe(true);
+      // Let the sender deliver them all before the receiver closes.
+      await until(() => receiver.received.length >= n, 20_000, `${n} output callbacks`);
     });
 
     it('stores a started delivery lost to a crash (after the claim, before its delivery) with the completion at recovery', async () => {
