@@ -108,7 +108,7 @@ export { WebhookUnitOfWork } from './persistence/unit-of-work.js';
 export { CallbackStore } from './persistence/callback-store.js';
 export { RunOverview, FINISHED_STATUSES } from './persistence/run-overview.js';
 export type { FinishedStatus, OverviewBucketRecord, OverviewQuery, Percentiles, RunOverviewRecord } from './persistence/run-overview.js';
-export type { NewCallback } from './persistence/callback-store.js';
+export type { DueDelivery, NewCallback } from './persistence/callback-store.js';
 export { SigningSecretStore } from './persistence/signing-secret-store.js';
 export type { WebhookTransaction } from './persistence/unit-of-work.js';
 export { INVOCATION_STATUSES, TERMINAL_STATUSES, REQUEST_SIGNING_MODES } from './persistence/records.js';

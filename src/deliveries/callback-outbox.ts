@@ -101,7 +101,7 @@ export class CallbackOutbox implements OnModuleDestroy {
    * every node when a callback is saved, deleted or disabled (each announces its trigger changed).
    */
   private readonly wanted: TriggerChangeCache<ReadonlySet<CallbackEvent>>;
-  private readonly listeners = new Set<(deliveryId: string) => void>();
+  private readonly listeners = new Set<(deliveryId: string, triggerId: string) => void>();
 
   constructor(
     private readonly store: CallbackStore,
@@ -120,17 +120,17 @@ export class CallbackOutbox implements OnModuleDestroy {
     this.wanted.close();
   }
 
-  /** Calls `listener` with each delivery stored by this process, once committed; returns the stop function. */
-  onStored(listener: (deliveryId: string) => void): () => void {
+  /** Calls `listener` with each delivery stored by this process (and its trigger), once committed; returns the stop function. */
+  onStored(listener: (deliveryId: string, triggerId: string) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
-  /** Wakes this process's sender for a delivery made due (stored, or redelivered). */
-  wake(deliveryId: string): void {
+  /** Wakes this process's sender for a delivery of `triggerId`'s callback made due (stored, or redelivered). */
+  wake(deliveryId: string, triggerId: string): void {
     for (const listener of this.listeners) {
       try {
-        listener(deliveryId);
+        listener(deliveryId, triggerId);
       } catch (error) {
         this.logger.error(`A callback sender failed to take delivery ${deliveryId}: ${String(error)}`);
       }
@@ -166,8 +166,8 @@ export class CallbackOutbox implements OnModuleDestroy {
       stored = await this.insert('invocation.completed', run(), tx);
       return true;
     });
-    if (started) this.wake(started);
-    if (stored) this.wake(stored);
+    if (started) this.wake(started, triggerId);
+    if (stored) this.wake(stored, triggerId);
     return changed;
   }
 
@@ -182,13 +182,17 @@ export class CallbackOutbox implements OnModuleDestroy {
     run: (result: T) => CallbackInvocation | null,
   ): Promise<T> {
     let stored: string | null = null;
+    let triggerId = '';
     const result = await this.unitOfWork.run(async (tx) => {
       const changed = await change(tx);
       const reported = run(changed);
-      if (reported) stored = await this.insert(event, reported, tx);
+      if (reported) {
+        stored = await this.insert(event, reported, tx);
+        triggerId = reported.triggerId;
+      }
       return changed;
     });
-    if (stored) this.wake(stored);
+    if (stored) this.wake(stored, triggerId);
     return result;
   }
 
@@ -198,7 +202,7 @@ export class CallbackOutbox implements OnModuleDestroy {
    */
   async record(event: CallbackEvent, run: CallbackInvocation): Promise<void> {
     const stored = await this.insert(event, run).catch((error: unknown) => this.lost(run.id, error));
-    if (stored) this.wake(stored);
+    if (stored) this.wake(stored, run.triggerId);
   }
 
   private lost(invocationId: string, error: unknown): null {

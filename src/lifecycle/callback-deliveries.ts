@@ -20,6 +20,11 @@ import { traceDelivery } from '../telemetry/run-tracing.js';
 export const CALLBACK_SWEEP_MS = 5_000;
 /** Attempts in flight at once in this process; more wait for the next sweep. */
 const MAX_IN_FLIGHT = 32;
+/**
+ * Attempts in flight at once in this process for one trigger's callback: a receiver that hangs up to
+ * `callbackTimeoutMs` with a backlog due holds these, never the places of other triggers' callbacks.
+ */
+export const MAX_IN_FLIGHT_PER_TRIGGER = 4;
 /** Deliveries taken per sweep. */
 const SWEEP_BATCH = 200;
 
@@ -29,13 +34,17 @@ const SWEEP_BATCH = 200;
  * retry schedule (`callbackRetryScheduleMs`, ±20% jitter, `Retry-After` honoured); and a sweep at startup and every
  * `CALLBACK_SWEEP_MS` takes every due delivery nobody holds: those stored by API nodes, redelivered elsewhere, or
  * held by a sender that died (its lease ran out). Each attempt is claimed first (owner + a lease longer than the
- * timeout), so two processes never send the same attempt at once; delivery is at least once.
+ * timeout), so two processes never send the same attempt at once; delivery is at least once. One trigger's callback
+ * has at most `MAX_IN_FLIGHT_PER_TRIGGER` attempts in flight here: its other due deliveries wait (oldest due first)
+ * while other triggers' go, so a slow receiver with a backlog cannot delay every other tenant's callbacks.
  */
 @Injectable()
 export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger(LOG_CONTEXT);
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly inFlight = new Map<string, Promise<void>>();
+  /** Attempts in flight per trigger (only triggers with one or more). */
+  private readonly triggerInFlight = new Map<string, number>();
   private readonly timers = new Map<string, ClockTimer>();
   private started = false;
   private sweeping: Promise<void> | null = null;
@@ -61,7 +70,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     this.started = true;
     // A first attempt delayed by the schedule gets its timer; the usual 0 is sent at once.
     const first = this.options.callbackRetryScheduleMs[0] ?? 0;
-    this.outbox.onStored((id) => (first > 0 ? this.later(id, first) : this.deliver(id)));
+    this.outbox.onStored((id, triggerId) => (first > 0 ? this.later(id, triggerId, first) : this.deliver(id, triggerId)));
     await this.sweep();
     this.shutdown.every(CALLBACK_SWEEP_MS, () => this.sweep());
   }
@@ -89,21 +98,40 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private async sweepOnce(): Promise<void> {
-    const room = Math.min(MAX_IN_FLIGHT - this.inFlight.size, SWEEP_BATCH);
-    if (room <= 0) return;
-    const due = await this.store.listDue(new Date(this.clock.now()), room);
-    // A full batch means more may be due (a backlog after an outage): each attempt that ends sweeps again, so the
-    // backlog drains at MAX_IN_FLIGHT attempts at a time rather than one batch per sweep interval.
-    this.backlog = due.length === room;
-    for (const id of due) this.deliver(id);
+    // At most one page per place (a bound for safety: each page after the first leaves out one more trigger).
+    for (let page = 0; page < MAX_IN_FLIGHT; page++) {
+      const room = Math.min(MAX_IN_FLIGHT - this.inFlight.size, SWEEP_BATCH);
+      if (room <= 0) return;
+      // Triggers at their cap are left out of the listing, so their backlog cannot fill the page.
+      const atCap = [...this.triggerInFlight.keys()].filter((triggerId) => this.atCap(triggerId));
+      const due = await this.store.listDue(new Date(this.clock.now()), room, atCap);
+      // A full batch means more may be due (a backlog after an outage), and so may a trigger left out: each attempt
+      // that ends sweeps again, so the backlog drains at MAX_IN_FLIGHT attempts at a time (MAX_IN_FLIGHT_PER_TRIGGER
+      // for one callback) rather than one batch per sweep interval.
+      const full = due.length === room;
+      const more = full || atCap.length > 0;
+      this.backlog = page === 0 ? more : this.backlog || more;
+      let capped = false;
+      for (const { id, triggerId } of due) if (!this.deliver(id, triggerId) && this.atCap(triggerId)) capped = true;
+      // A full page whose trigger reached its cap while it was taken may have hidden other triggers' deliveries:
+      // list again without it.
+      if (!full || !capped) return;
+    }
   }
 
-  /** One attempt of a delivery, if it is due and nobody else holds it; never throws. */
-  deliver(id: string): void {
-    if (!this.started || this.shutdown.isShuttingDown || this.inFlight.has(id)) return;
-    if (this.inFlight.size >= MAX_IN_FLIGHT) {
+  private atCap(triggerId: string): boolean {
+    return (this.triggerInFlight.get(triggerId) ?? 0) >= MAX_IN_FLIGHT_PER_TRIGGER;
+  }
+
+  /**
+   * One attempt of a delivery of `triggerId`'s callback, if it is due and nobody else holds it; never throws.
+   * False when it was not started here (held already, or no place free: the process's, or its trigger's).
+   */
+  deliver(id: string, triggerId: string): boolean {
+    if (!this.started || this.shutdown.isShuttingDown || this.inFlight.has(id)) return false;
+    if (this.inFlight.size >= MAX_IN_FLIGHT || this.atCap(triggerId)) {
       this.backlog = true; // taken by the sweep that the next attempt to end starts
-      return;
+      return false;
     }
     const timer = this.timers.get(id);
     if (timer) {
@@ -117,9 +145,14 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
       })
       .finally(() => {
         this.inFlight.delete(id);
+        const left = (this.triggerInFlight.get(triggerId) ?? 1) - 1;
+        if (left > 0) this.triggerInFlight.set(triggerId, left);
+        else this.triggerInFlight.delete(triggerId);
         if (this.backlog) void this.sweep();
       });
     this.inFlight.set(id, attempt);
+    this.triggerInFlight.set(triggerId, (this.triggerInFlight.get(triggerId) ?? 0) + 1);
+    return true;
   }
 
   private async attempt(id: string): Promise<void> {
@@ -190,7 +223,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     if (gone) {
       await this.disable(delivery, 'The receiver answered 410 Gone', 0);
     } else if (nextAttemptAt) {
-      this.later(id, delay!);
+      this.later(id, delivery.triggerId, delay!);
     } else {
       const failures = await this.store.countFailure(delivery.triggerId);
       if (failures !== null && failures >= this.options.callbackDisableAfterFailures) {
@@ -207,13 +240,13 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   }
 
   /** The next attempt of a delivery this process just tried, at its time (the sweep is the safety net). */
-  private later(id: string, delayMs: number): void {
+  private later(id: string, triggerId: string, delayMs: number): void {
     if (!this.started) return;
     // A few ms late on purpose: a timer may fire a little before the clock reaches the stored due time.
     const timer = this.clock.setTimer(
       () => {
         this.timers.delete(id);
-        this.deliver(id);
+        this.deliver(id, triggerId);
       },
       delayMs + 10,
       { unref: true },

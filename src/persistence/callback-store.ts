@@ -4,6 +4,12 @@ import type { WebhookTransaction } from './unit-of-work.js';
 /** A callback as the admin saves it: the store sets it enabled, with no failures. */
 export type NewCallback = Omit<CallbackRecord, 'createdAt' | 'updatedAt' | 'consecutiveFailures' | 'disabledReason' | 'enabled'>;
 
+/** A due delivery as the sender lists it: its id, and its trigger (whose callback it goes to). */
+export interface DueDelivery {
+  id: string;
+  triggerId: string;
+}
+
 /**
  * Triggers' callbacks (the admin's settings) and their deliveries (the outbox). Deliveries join a unit of
  * work's transaction (`tx`), so a run's change and the delivery that reports it commit together.
@@ -36,8 +42,11 @@ export abstract class CallbackStore {
   abstract abandon(id: string, owner: string, error: string): Promise<void>;
   /** Makes a delivery due again now, whatever its status (the admin's redeliver); false when unknown. */
   abstract redeliver(id: string, now: Date): Promise<boolean>;
-  /** Ids of pending deliveries due by `now` and not held by a live sender, oldest due first. */
-  abstract listDue(now: Date, limit: number): Promise<string[]>;
+  /**
+   * Pending deliveries due by `now` and not held by a live sender, oldest due first, none of `skipTriggers` (the
+   * triggers whose callbacks already have their attempts in flight in the sender: their backlog cannot fill the page).
+   */
+  abstract listDue(now: Date, limit: number, skipTriggers?: readonly string[]): Promise<DueDelivery[]>;
   /** Deletes delivered and failed deliveries created before `before` (retention); returns how many. */
   abstract deleteFinishedBefore(before: Date): Promise<number>;
   /** A trigger's deliveries, newest first (without their bodies). */

@@ -5,6 +5,7 @@ import { at, eachFreshStorage, type OpenStorage } from './storages.js';
 
 const TRIGGER_A = 'trg_CALLBACKAAAAAAAAA';
 const TRIGGER_B = 'trg_CALLBACKBBBBBBBBB';
+const TRIGGER_C = 'trg_CALLBACKCCCCCCCCC';
 const RUN_A = 'inv_callback_run_aaaaaaaaaa';
 const RUN_B = 'inv_callback_run_bbbbbbbbbb';
 
@@ -60,6 +61,10 @@ export function callbackStoreContract(open: OpenStorage): void {
     await s.callbacks.insertDelivery(delivery);
     return delivery;
   }
+
+  /** The ids `listDue` answers, in its order. */
+  const dueIds = async (now: Date, limit: number, skipTriggers?: string[]) =>
+    (await s.callbacks.listDue(now, limit, skipTriggers)).map((d) => d.id);
 
   /** A delivery brought to `status` the way the sender does: claimed, then its attempt recorded. */
   async function finished(status: 'delivered' | 'failed', fields: Partial<DeliveryRecord> = {}): Promise<DeliveryRecord> {
@@ -209,7 +214,7 @@ export function callbackStoreContract(open: OpenStorage): void {
       ).rejects.toThrow('the run change failed');
       expect(await s.callbacks.findDelivery(dropped.id)).toBeNull();
       expect((await s.callbacks.listByInvocation(RUN_A)).map((d) => d.id)).toEqual([kept.id]);
-      expect(await s.callbacks.listDue(at(10), 10)).toEqual([kept.id]);
+      expect(await dueIds(at(10), 10)).toEqual([kept.id]);
     });
 
     it('claims a pending, due delivery once; a second sender gets null while the lease is live, and it once the lease ran out', async () => {
@@ -232,7 +237,7 @@ export function callbackStoreContract(open: OpenStorage): void {
       const failed = await finished('failed');
       const unscheduled = await stored({ nextAttemptAt: null });
       for (const d of [delivered, failed, unscheduled]) expect(await s.callbacks.claim(d.id, 'other', at(1000), at(1030))).toBeNull();
-      expect(await s.callbacks.listDue(at(1000), 10)).toEqual([]);
+      expect(await dueIds(at(1000), 10)).toEqual([]);
     });
 
     it('lets one of several concurrent senders claim a delivery', async () => {
@@ -266,10 +271,10 @@ export function callbackStoreContract(open: OpenStorage): void {
       });
       // Released: the same owner cannot record a second attempt on it, and it is not due before its time.
       expect(await s.callbacks.recordAttempt(delivery.id, 'sender', retry)).toBe(false);
-      expect(await s.callbacks.listDue(at(69), 10)).toEqual([]);
+      expect(await dueIds(at(69), 10)).toEqual([]);
       expect(await s.callbacks.claim(delivery.id, 'other', at(69), at(99))).toBeNull();
       // Due again, any sender claims it (the lease of the first is gone with its attempt).
-      expect(await s.callbacks.listDue(at(70), 10)).toEqual([delivery.id]);
+      expect(await dueIds(at(70), 10)).toEqual([delivery.id]);
       expect(await s.callbacks.claim(delivery.id, 'other', at(70), at(100))).toMatchObject({ attempts: 1 });
       expect(await s.callbacks.recordAttempt(delivery.id, 'other', attempt({ attemptedAt: at(71) }))).toBe(true);
       expect(await s.callbacks.findDelivery(delivery.id)).toMatchObject({
@@ -310,7 +315,7 @@ export function callbackStoreContract(open: OpenStorage): void {
       expect(await s.callbacks.redeliver(delivered.id, at(600))).toBe(true);
       expect(await s.callbacks.redeliver(failed.id, at(601))).toBe(true);
       expect(await s.callbacks.findDelivery(delivered.id)).toMatchObject({ status: 'pending', nextAttemptAt: at(600), attempts: 1 });
-      expect(await s.callbacks.listDue(at(601), 10)).toEqual([delivered.id, failed.id]);
+      expect(await dueIds(at(601), 10)).toEqual([delivered.id, failed.id]);
       expect(await s.callbacks.claim(failed.id, 'sender', at(601), at(631))).toMatchObject({ status: 'pending', attempts: 1 });
       expect(await s.callbacks.redeliver('dlv_unknown', at(600))).toBe(false);
     });
@@ -319,7 +324,7 @@ export function callbackStoreContract(open: OpenStorage): void {
       const delivery = await stored();
       await s.callbacks.claim(delivery.id, 'sender', at(10), at(100));
       expect(await s.callbacks.redeliver(delivery.id, at(50))).toBe(true);
-      expect(await s.callbacks.listDue(at(60), 10)).toEqual([]);
+      expect(await dueIds(at(60), 10)).toEqual([]);
       expect(await s.callbacks.claim(delivery.id, 'other', at(60), at(90))).toBeNull();
       expect(await s.callbacks.recordAttempt(delivery.id, 'sender', attempt({ attemptedAt: at(61) }))).toBe(true);
       expect(await s.callbacks.findDelivery(delivery.id)).toMatchObject({ status: 'delivered', attempts: 1 });
@@ -335,10 +340,32 @@ export function callbackStoreContract(open: OpenStorage): void {
       await finished('delivered', { nextAttemptAt: at(1) });
       await s.callbacks.claim(held.id, 'live', at(5), at(100));
       await s.callbacks.claim(expired.id, 'dead', at(25), at(39));
-      expect(await s.callbacks.listDue(at(40), 10)).toEqual([early.id, middle.id, expired.id, late.id]);
-      expect(await s.callbacks.listDue(at(40), 2)).toEqual([early.id, middle.id]);
-      expect(await s.callbacks.listDue(at(20), 10)).toEqual([early.id, middle.id]);
-      expect(await s.callbacks.listDue(at(9), 10)).toEqual([]);
+      expect(await dueIds(at(40), 10)).toEqual([early.id, middle.id, expired.id, late.id]);
+      expect(await dueIds(at(40), 2)).toEqual([early.id, middle.id]);
+      expect(await dueIds(at(20), 10)).toEqual([early.id, middle.id]);
+      expect(await dueIds(at(9), 10)).toEqual([]);
+    });
+
+    it('lists each due delivery with its trigger, and none of the triggers it is told to skip, oldest due first', async () => {
+      const a1 = await stored({ triggerId: TRIGGER_A, nextAttemptAt: at(10) });
+      const a2 = await stored({ triggerId: TRIGGER_A, nextAttemptAt: at(11) });
+      const b1 = await stored({ triggerId: TRIGGER_B, nextAttemptAt: at(12) });
+      const a3 = await stored({ triggerId: TRIGGER_A, nextAttemptAt: at(13) });
+      const c1 = await stored({ triggerId: TRIGGER_C, nextAttemptAt: at(14) });
+      expect(await s.callbacks.listDue(at(40), 10)).toEqual([
+        { id: a1.id, triggerId: TRIGGER_A },
+        { id: a2.id, triggerId: TRIGGER_A },
+        { id: b1.id, triggerId: TRIGGER_B },
+        { id: a3.id, triggerId: TRIGGER_A },
+        { id: c1.id, triggerId: TRIGGER_C },
+      ]);
+      // A busy trigger's backlog, older than every other due delivery, does not fill the page when it is skipped.
+      expect(await dueIds(at(40), 2)).toEqual([a1.id, a2.id]);
+      expect(await dueIds(at(40), 2, [TRIGGER_A])).toEqual([b1.id, c1.id]);
+      expect(await dueIds(at(40), 10, [TRIGGER_A, TRIGGER_C])).toEqual([b1.id]);
+      expect(await dueIds(at(40), 10, [TRIGGER_A, TRIGGER_B, TRIGGER_C])).toEqual([]);
+      expect(await dueIds(at(40), 10, [])).toEqual([a1.id, a2.id, b1.id, a3.id, c1.id]);
+      expect(await dueIds(at(12), 10, [TRIGGER_B])).toEqual([a1.id, a2.id]);
     });
 
     it('deletes delivered and failed deliveries created before a date, never pending ones, and says how many', async () => {

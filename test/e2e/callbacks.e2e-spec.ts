@@ -17,6 +17,9 @@ import {
   type WebhookTriggerModuleExtras,
   type WebhookTriggerModuleOptions,
 } from '../../src/index.js';
+import { newDeliveryId } from '../../src/deliveries/callback-outbox.js';
+import { generateMessageId } from '../../src/callbacks/standard-webhooks.js';
+import { CallbackDeliveries, MAX_IN_FLIGHT_PER_TRIGGER } from '../../src/lifecycle/callback-deliveries.js';
 import { HistoryRetention } from '../../src/lifecycle/history-retention.js';
 import { LeaseRecovery } from '../../src/lifecycle/lease-recovery.js';
 import { newInvocationId } from '../../src/keys/ids.js';
@@ -416,14 +419,17 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
       expect(disabled).toContainEqual(expect.objectContaining({ triggerId: trigger.id, consecutiveFailures: 2 }));
     });
 
-    it('keeps sending past its in-flight bound: 40 slow deliveries arrive without waiting for the sweep', async () => {
-      const { trigger } = await withCallback('echo');
+    it('keeps sending past its in-flight bounds: 50 slow deliveries of 10 triggers arrive without waiting for the sweep', async () => {
+      const triggers = await Promise.all(Array.from({ length: 10 }, async () => (await withCallback('echo')).trigger));
       receiver.respond((res) => setTimeout(() => res.writeHead(200).end(), 300));
       const started = Date.now();
-      await Promise.all(Array.from({ length: 40 }, (_, i) => startRun(trigger, { i: String(i) })));
-      await until(() => receiver.received.length === 40, 4_000, '40 callbacks');
-      expect(Date.now() - started).toBeLessThan(2_500); // 32 at a time, 300 ms each; the sweep runs only every 5 s
-      await until(async () => (await deliveries(trigger.id)).every((d) => d.status === 'delivered'), 2_000, 'all delivered');
+      // 5 runs of each: over the process's 32 places in all, and over each trigger's MAX_IN_FLIGHT_PER_TRIGGER.
+      await Promise.all(triggers.flatMap((trigger) => Array.from({ length: 5 }, (_, i) => startRun(trigger, { i: String(i) }))));
+      await until(() => receiver.received.length === 50, 4_000, '50 callbacks');
+      expect(Date.now() - started).toBeLessThan(2_500); // 32 at a time, 4 a trigger, 300 ms each; the sweep runs only every 5 s
+      for (const trigger of triggers) {
+        await until(async () => (await deliveries(trigger.id)).every((d) => d.status === 'delivered'), 2_000, 'all delivered');
+      }
     });
 
     it('redelivers a delivery with the same webhook-id and body (202), and 404 for an unknown one', async () => {
@@ -442,6 +448,98 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
       expectAdminError(await post('/deliveries/dlv_AAAAAAAAAAAAAAAAAAAAAA/redeliver'), 404);
       expectAdminError(await post('/deliveries/nope/redeliver'), 404);
     });
+  });
+});
+
+describeOnEveryAdapterAndDatabase('callbacks of several triggers', ({ makeAdapter, database }) => {
+  let t: WebhookTestApp;
+  /** Never answers: each attempt holds its place until the callback time-out (15 s) or the receiver closes. */
+  let hanging: CallbackReceiver;
+  let fast: CallbackReceiver;
+
+  beforeAll(async () => {
+    t = await startWebhookApp(makeAdapter, {
+      database,
+      options: {
+        accounts: { acct: { credits: 10_000 } },
+        rateLimits: UNTHROTTLED,
+        callbackAllowedHosts: ['127.0.0.1'],
+        callbackRetryScheduleMs: [0, 60_000],
+      },
+    });
+  });
+  afterAll(() => t.close());
+
+  beforeEach(async () => {
+    hanging = await startCallbackReceiver();
+    hanging.respond(() => undefined);
+    fast = await startCallbackReceiver();
+  });
+  afterEach(async () => {
+    // The hanging attempts fail when the receiver goes; deleting the callbacks first ends their deliveries.
+    for (const trigger of await t.admin.listTriggers('echo')) await t.admin.deleteCallback(trigger.id);
+    await hanging.close();
+    await fast.close();
+  });
+
+  async function withCallbackTo(receiver: CallbackReceiver): Promise<TestTrigger> {
+    const trigger = await createTrigger(t, 'echo');
+    await t.admin.setCallback(trigger.id, { url: `${receiver.origin}/hooks` });
+    return trigger;
+  }
+
+  it("holds a hanging receiver to its trigger's places: another trigger's callback is delivered at once", async () => {
+    const busy = await withCallbackTo(hanging);
+    const quiet = await withCallbackTo(fast);
+    await Promise.all(Array.from({ length: 40 }, (_, i) => startRun(busy, { i: String(i) })));
+    // Every run finished, so its delivery is stored (and was handed to the sender); the first ones hang.
+    await until(async () => (await t.admin.listDeliveries(busy.id))?.length === 40, 5_000, "the busy trigger's 40 deliveries");
+    await until(() => hanging.received.length >= MAX_IN_FLIGHT_PER_TRIGGER, 2_000, "the busy trigger's attempts");
+    const started = Date.now();
+    const id = await startRun(quiet, { from: 'quiet' });
+    await until(() => fast.received.length === 1, 2_000, "the quiet trigger's callback");
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(fast.received[0].body.toString()).toContain(id);
+    // The busy trigger still holds its attempts, no more: its other deliveries wait.
+    expect(hanging.received).toHaveLength(MAX_IN_FLIGHT_PER_TRIGGER);
+    const pending = (await t.admin.listDeliveries(busy.id))!.filter((d) => d.status === 'pending');
+    expect(pending).toHaveLength(40);
+  });
+
+  it("lists past a busy trigger's backlog: another trigger's due delivery is taken by the same sweep", async () => {
+    const busy = await withCallbackTo(hanging);
+    const quiet = await withCallbackTo(fast);
+    const store = t.app.get(CallbackStore);
+    // Stored elsewhere (an API node, a sender that died): no wake-up here, only a sweep finds them. The busy
+    // trigger's 60 are all older than the quiet one's, more than a page of the process's places.
+    const due = (triggerId: string, ageMs: number) => {
+      const at = new Date(Date.now() - ageMs);
+      return store.insertDelivery({
+        id: newDeliveryId(),
+        triggerId,
+        invocationId: 'inv_AAAAAAAAAAAAAAAAAAAAAA',
+        event: 'invocation.completed',
+        msgId: generateMessageId(),
+        body: JSON.stringify({ type: 'invocation.completed', triggerId }),
+        status: 'pending',
+        attempts: 0,
+        nextAttemptAt: at,
+        lastAttemptAt: null,
+        responseStatus: null,
+        latencyMs: null,
+        lastError: null,
+        createdAt: at,
+      });
+    };
+    for (let i = 0; i < 60; i++) await due(busy.id, 60_000 - i);
+    await due(quiet.id, 1_000);
+    const started = Date.now();
+    await t.app.get(CallbackDeliveries).sweep();
+    await until(() => fast.received.length === 1, 2_000, "the quiet trigger's delivery");
+    expect(Date.now() - started).toBeLessThan(2_000); // the next sweep would come only after 5 s
+    expect(fast.received[0].body.toString()).toContain(quiet.id);
+    await until(() => hanging.received.length === MAX_IN_FLIGHT_PER_TRIGGER, 2_000, "the busy trigger's attempts");
+    expect(hanging.received).toHaveLength(MAX_IN_FLIGHT_PER_TRIGGER);
   });
 });
 

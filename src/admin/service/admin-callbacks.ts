@@ -86,7 +86,8 @@ export class AdminCallbacks {
   async redeliver(deliveryId: string): Promise<boolean> {
     if (typeof deliveryId !== 'string' || !DELIVERY_ID_PATTERN.test(deliveryId)) return false;
     if (!(await this.store.redeliver(deliveryId, new Date()))) return false;
-    this.outbox.wake(deliveryId);
+    const delivery = await this.store.findDelivery(deliveryId); // its trigger: the sender's places are counted per callback
+    if (delivery) this.outbox.wake(deliveryId, delivery.triggerId);
     await this.audit.redelivered(deliveryId);
     return true;
   }

@@ -1,4 +1,4 @@
-import { CallbackStore, type NewCallback } from '../callback-store.js';
+import { CallbackStore, type DueDelivery, type NewCallback } from '../callback-store.js';
 import type { AttemptResult, CallbackRecord, DeliveryRecord } from '../records.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
 import { copyOf, type InMemoryWebhookDatabase, type StoredDelivery } from './in-memory-database.js';
@@ -174,13 +174,14 @@ export class InMemoryCallbackStore extends CallbackStore {
     });
   }
 
-  listDue(now: Date, limit: number): Promise<string[]> {
+  listDue(now: Date, limit: number, skipTriggers: readonly string[] = []): Promise<DueDelivery[]> {
+    const skip = new Set(skipTriggers);
     return this.database.read(undefined, () =>
       [...this.deliveries.values()]
-        .filter((d) => claimable(d, now))
+        .filter((d) => claimable(d, now) && !skip.has(d.triggerId))
         .sort((a, b) => a.nextAttemptAt!.getTime() - b.nextAttemptAt!.getTime())
         .slice(0, limit)
-        .map((d) => d.id),
+        .map((d) => ({ id: d.id, triggerId: d.triggerId })),
     );
   }
 

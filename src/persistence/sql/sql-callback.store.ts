@@ -1,5 +1,5 @@
 import type { AttemptResult, CallbackEvent, CallbackRecord, DeliveryRecord, DeliveryStatus } from '../records.js';
-import { CallbackStore, type NewCallback } from '../callback-store.js';
+import { CallbackStore, type DueDelivery, type NewCallback } from '../callback-store.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
 import { SqlExecutor } from './sql-executor.js';
 import { nullableText, text } from './sql-rows.js';
@@ -195,14 +195,18 @@ export class SqlCallbackStore extends CallbackStore {
     return changes === 1;
   }
 
-  /** Ids of pending deliveries due by `now` and not held by a live sender, oldest due first. */
-  async listDue(now: Date, limit: number): Promise<string[]> {
+  /**
+   * Pending deliveries due by `now` and not held by a live sender, oldest due first, none of `skipTriggers` (the
+   * triggers whose callbacks already have their attempts in flight in the sender: their backlog cannot fill the page).
+   */
+  async listDue(now: Date, limit: number, skipTriggers: readonly string[] = []): Promise<DueDelivery[]> {
+    const skip = skipTriggers.length > 0 ? `AND trigger_id NOT IN (${skipTriggers.map(() => '?').join(', ')}) ` : '';
     const { rows } = await this.db.read(
-      `SELECT id FROM webhook_callback_deliveries WHERE status = 'pending' AND next_attempt_at <= ? AND (owner IS NULL OR lease_expires_at < ?) ` +
-        `ORDER BY next_attempt_at LIMIT ?`,
-      [now.getTime(), now.getTime(), limit],
+      `SELECT id, trigger_id FROM webhook_callback_deliveries WHERE status = 'pending' AND next_attempt_at <= ? AND (owner IS NULL OR lease_expires_at < ?) ` +
+        `${skip}ORDER BY next_attempt_at LIMIT ?`,
+      [now.getTime(), now.getTime(), ...skipTriggers, limit],
     );
-    return rows.map((r) => String(r.id as string));
+    return rows.map((r) => ({ id: text(r.id), triggerId: text(r.trigger_id) }));
   }
 
   /** Deletes delivered and failed deliveries created before `before` (retention); returns how many. */
