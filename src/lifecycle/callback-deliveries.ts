@@ -1,3 +1,4 @@
+import { KeyedCounts } from '../rate-limits/held-shares.js';
 import { Inject, Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { ClusterBus } from '../cluster/cluster-bus.js';
 import { randomBytes } from 'node:crypto';
@@ -44,7 +45,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly inFlight = new Map<string, Promise<void>>();
   /** Attempts in flight per trigger (only triggers with one or more). */
-  private readonly triggerInFlight = new Map<string, number>();
+  private readonly triggerInFlight = new KeyedCounts();
   private readonly timers = new Map<string, ClockTimer>();
   private started = false;
   private sweeping: Promise<void> | null = null;
@@ -103,7 +104,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
       const room = Math.min(MAX_IN_FLIGHT - this.inFlight.size, SWEEP_BATCH);
       if (room <= 0) return;
       // Triggers at their cap are left out of the listing, so their backlog cannot fill the page.
-      const atCap = [...this.triggerInFlight.keys()].filter((triggerId) => this.atCap(triggerId));
+      const atCap = this.triggerInFlight.keysAtLeast(MAX_IN_FLIGHT_PER_TRIGGER);
       const due = await this.store.listDue(new Date(this.clock.now()), room, atCap);
       // A full batch means more may be due (a backlog after an outage), and so may a trigger left out: each attempt
       // that ends sweeps again, so the backlog drains at MAX_IN_FLIGHT attempts at a time (MAX_IN_FLIGHT_PER_TRIGGER
@@ -120,7 +121,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   }
 
   private atCap(triggerId: string): boolean {
-    return (this.triggerInFlight.get(triggerId) ?? 0) >= MAX_IN_FLIGHT_PER_TRIGGER;
+    return this.triggerInFlight.of(triggerId) >= MAX_IN_FLIGHT_PER_TRIGGER;
   }
 
   /**
@@ -145,13 +146,11 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
       })
       .finally(() => {
         this.inFlight.delete(id);
-        const left = (this.triggerInFlight.get(triggerId) ?? 1) - 1;
-        if (left > 0) this.triggerInFlight.set(triggerId, left);
-        else this.triggerInFlight.delete(triggerId);
+        this.triggerInFlight.add(triggerId, -1);
         if (this.backlog) void this.sweep();
       });
     this.inFlight.set(id, attempt);
-    this.triggerInFlight.set(triggerId, (this.triggerInFlight.get(triggerId) ?? 0) + 1);
+    this.triggerInFlight.add(triggerId, 1);
     return true;
   }
 

@@ -64,6 +64,13 @@ export class KeyedCounts {
     return this.counts.get(key) ?? 0;
   }
 
+  /** The keys counted `n` or more. */
+  keysAtLeast(n: number): string[] {
+    const keys: string[] = [];
+    for (const [key, count] of this.counts) if (count >= n) keys.push(key);
+    return keys;
+  }
+
   add(key: string, n: number): void {
     const next = this.of(key) + n;
     if (next > 0) this.counts.set(key, next);
