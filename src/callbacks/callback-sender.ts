@@ -70,6 +70,7 @@ const lookupAll: CallbackResolver = (hostname) =>
  * (the database's and Redis's reconnects by name among them). `servers`: the DNS servers to ask (a test's).
  */
 export async function resolvePublicName(hostname: string, signal: AbortSignal, servers?: string[]): Promise<LookupAddress[]> {
+  signal.throwIfAborted();
   const resolver = new Resolver({ timeout: 2_000, tries: 2 });
   if (servers) resolver.setServers(servers);
   const cancel = () => resolver.cancel();

@@ -193,7 +193,7 @@ export class InvocationService {
    */
   private refuseOverBacklog(): void {
     const max = this.options.maxQueuedRuns;
-    if (max === 0 || this.runner.backlog() < max) return;
+    if (max === 0 || this.runner.backlog() + this.retries.pending < max) return;
     this.backlogRefusals++;
     const now = performance.now();
     if (now - this.backlogLoggedAt >= BACKLOG_LOG_EVERY_MS) {

@@ -26,6 +26,8 @@ const MAX_IN_FLIGHT = 32;
  * `callbackTimeoutMs` with a backlog due holds these, never the places of other triggers' callbacks.
  */
 export const MAX_IN_FLIGHT_PER_TRIGGER = 4;
+/** How often at most a sweep an attempt's end asked for lists a page past the triggers at their cap (it scans their backlog). */
+const SKIP_PAGE_EVERY_MS = 1_000;
 /** Deliveries taken per sweep. */
 const SWEEP_BATCH = 200;
 
@@ -49,6 +51,11 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   private readonly timers = new Map<string, ClockTimer>();
   private started = false;
   private sweeping: Promise<void> | null = null;
+  /** A sweep was asked for while one was in progress (and whether one that lists past the triggers at their cap). */
+  private sweepAgain = false;
+  private againPastCapped = false;
+  /** When a page that skips the triggers at their cap was last listed (clock ms). */
+  private skippedAt = -Infinity;
   /** More may be due than this process took: the last sweep's batch was full, or a delivery was turned away. */
   private backlog = false;
 
@@ -89,34 +96,58 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     clearTimeout(timer);
   }
 
-  /** Takes every due delivery nobody holds; one sweep at a time. */
-  sweep(): Promise<void> {
+  /**
+   * Takes every due delivery nobody holds; one sweep at a time (one asked for meanwhile runs once it ends).
+   * `pastCapped`: list a page past the triggers at their cap whenever the first page was theirs (the periodic and
+   * startup sweeps); a sweep that an attempt's end asks for does so once a second at most, since skipping a
+   * backlog scans it (the index orders by due time only).
+   */
+  sweep(pastCapped = true): Promise<void> {
     if (!this.started || this.shutdown.isShuttingDown) return Promise.resolve();
-    this.sweeping ??= this.sweepOnce()
-      .catch((error: unknown) => this.logger.error(`Looking for due callback deliveries failed: ${String(error)}`))
-      .finally(() => (this.sweeping = null));
+    if (this.sweeping) {
+      // The sweep in progress listed before places were freed since: look again once it is done.
+      this.sweepAgain = true;
+      this.againPastCapped ||= pastCapped;
+      return this.sweeping;
+    }
+    this.sweeping = this.sweepWhileAsked(pastCapped).finally(() => (this.sweeping = null));
     return this.sweeping;
   }
 
-  private async sweepOnce(): Promise<void> {
+  private async sweepWhileAsked(pastCapped: boolean): Promise<void> {
+    for (let past = pastCapped; ;) {
+      this.sweepAgain = false;
+      this.againPastCapped = false;
+      await this.sweepOnce(past).catch((error: unknown) =>
+        this.logger.error(`Looking for due callback deliveries failed: ${String(error)}`),
+      );
+      if (!this.sweepAgain || this.shutdown.isShuttingDown) return;
+      past = this.againPastCapped;
+    }
+  }
+
+  private async sweepOnce(pastCapped: boolean): Promise<void> {
     // At most one page per place (a bound for safety: each page after the first leaves out one more trigger).
     for (let page = 0; page < MAX_IN_FLIGHT; page++) {
       const room = Math.min(MAX_IN_FLIGHT - this.inFlight.size, SWEEP_BATCH);
       if (room <= 0) return;
-      // Triggers at their cap are left out of the listing, so their backlog cannot fill the page.
+      // Triggers at their cap are left out of the listing, so their backlog cannot fill the page (deliveries
+      // stored here are taken at once by their wake-up, whatever the sweep does).
+      const now = this.clock.now();
+      if (page > 0 && !pastCapped && now - this.skippedAt < SKIP_PAGE_EVERY_MS) return;
       const atCap = this.triggerInFlight.keysAtLeast(MAX_IN_FLIGHT_PER_TRIGGER);
-      const due = await this.store.listDue(new Date(this.clock.now()), room, atCap);
-      // A full batch means more may be due (a backlog after an outage), and so may a trigger left out: each attempt
-      // that ends sweeps again, so the backlog drains at MAX_IN_FLIGHT attempts at a time (MAX_IN_FLIGHT_PER_TRIGGER
-      // for one callback) rather than one batch per sweep interval.
+      if (page > 0) this.skippedAt = now;
+      const due = await this.store.listDue(new Date(now), room, atCap);
+      // A full page means more may be due (a backlog after an outage): each attempt that ends sweeps again, so the
+      // backlog drains at MAX_IN_FLIGHT attempts at a time rather than one page per sweep interval. (A trigger at
+      // its cap sweeps when one of its attempts ends: see deliver.)
       const full = due.length === room;
-      const more = full || atCap.length > 0;
-      this.backlog = page === 0 ? more : this.backlog || more;
+      this.backlog = page === 0 ? full : this.backlog || full;
       let capped = false;
       for (const { id, triggerId } of due) if (!this.deliver(id, triggerId) && this.atCap(triggerId)) capped = true;
       // A full page whose trigger reached its cap while it was taken may have hidden other triggers' deliveries:
-      // list again without it.
-      if (!full || !capped) return;
+      // list again without it. (A store that answered a trigger it was told to skip would answer it again: stop.)
+      if (!full || !capped || due.some((d) => atCap.includes(d.triggerId))) return;
     }
   }
 
@@ -145,9 +176,11 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
         if (!this.shutdown.isShuttingDown) this.logger.error(`Callback delivery ${id} failed unexpectedly: ${String(error)}`);
       })
       .finally(() => {
+        // A trigger at its cap was left out of the listings: it may have more due, taken now that it has a place.
+        const wasAtCap = this.atCap(triggerId);
         this.inFlight.delete(id);
         this.triggerInFlight.add(triggerId, -1);
-        if (this.backlog) void this.sweep();
+        if (this.backlog || wasAtCap) void this.sweep(false);
       });
     this.inFlight.set(id, attempt);
     this.triggerInFlight.add(triggerId, 1);

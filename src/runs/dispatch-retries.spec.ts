@@ -28,9 +28,11 @@ describe('DispatchRetries', () => {
     const { clock, retries } = setUp(4_000);
     const { runner, calls } = failingRunner(clock, 6);
     await retries.dispatchTo(runner, RUN); // resolves although the runner threw
+    expect(retries.pending).toBe(1); // counted in the backlog while it waits
     for (let i = 0; i < 60; i++) await clock.tick(500);
     // The first call, then 0.5, 1, 2, 4, 4 and 4 s (runLeaseMs) after each failure; the seventh takes, and no more come.
     expect(calls).toEqual([0, 500, 1_500, 3_500, 7_500, 11_500, 15_500]);
+    expect(retries.pending).toBe(0);
   });
 
   it('forgets a run once a start took, so its next failure waits 0.5 s again', async () => {

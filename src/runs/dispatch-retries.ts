@@ -45,8 +45,11 @@ export class DispatchRetries implements OnApplicationShutdown {
     const failures = (this.failures.get(run.id) ?? 0) + 1;
     this.failures.set(run.id, failures);
     const waitMs = Math.min(FIRST_RETRY_MS * 2 ** Math.min(failures - 1, 30), this.options.runLeaseMs);
-    const reason = error instanceof Error ? error.message : String(error);
-    this.logger.warn(`Run ${run.id} could not be started (${reason}); dispatching it again in ${waitMs} ms (a no-op if it started)`);
+    // Logged at its 1st, 2nd, 4th, 8th … failure: a runner down for long does not write a line per run per wait.
+    if ((failures & (failures - 1)) === 0) {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.logger.warn(`Run ${run.id} could not be started (${reason}, failure ${failures}); dispatching it again in ${waitMs} ms`);
+    }
     const timer = this.clock.setTimer(
       () => {
         this.timers.delete(timer);
@@ -57,6 +60,11 @@ export class DispatchRetries implements OnApplicationShutdown {
       { unref: true },
     );
     this.timers.add(timer);
+  }
+
+  /** Runs waiting here for their next dispatch: counted in the backlog `maxQueuedRuns` bounds. */
+  get pending(): number {
+    return this.timers.size;
   }
 
   /** A start of `runId` took (it ran, or was found started elsewhere): its failures are forgotten. */

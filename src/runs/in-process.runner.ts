@@ -4,6 +4,7 @@ import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-o
 import { BotRunner, type DispatchedRun, type RunReservation } from './bot-runner.js';
 import { DispatchRetries } from './dispatch-retries.js';
 import { InvocationExecutor } from './invocation.executor.js';
+import { RunClaimError } from './run-error.js';
 
 /** A first-in first-out queue with O(1) push and shift: an array read from a moving head, compacted as it drains. */
 class Fifo<T> {
@@ -190,8 +191,11 @@ export class InProcessBotRunner extends BotRunner {
       const id = account.waiting.shift()!;
       this.waiting--;
       // A claim that failed (a database error) leaves the run queued: it is dispatched here again, later.
-      const retry = (error: unknown) => this.retries.later({ id, accountId: account.id }, (run) => this.dispatch(run), error);
-      this.launch(this.take(account), id, (botDone) => this.executor.execute(id, botDone), retry);
+      const failed = (error: unknown) =>
+        error instanceof RunClaimError
+          ? this.retries.later({ id, accountId: account.id }, (run) => this.dispatch(run), error.cause)
+          : this.unfinished(id, error);
+      this.launch(this.take(account), id, (botDone) => this.executor.execute(id, botDone), failed);
     }
   }
 
@@ -246,7 +250,7 @@ export class InProcessBotRunner extends BotRunner {
     );
   }
 
-  /** A run stored running here whose start or outcome could not be stored: its lease runs out, and recovery settles it. */
+  /** A run claimed here whose start or outcome could not be stored: its lease runs out, and recovery settles it. */
   private unfinished(id: string, error: unknown): void {
     this.logger.error(`Run ${id} could not be executed`, error instanceof Error ? error.stack : String(error));
   }

@@ -160,6 +160,8 @@ describe('InvocationExecutor: ctx.emit', () => {
     const bodies = await Promise.all(
       outputDeliveries.map(async (d) => JSON.parse((await h.f.callbacks.findDelivery(d.id))!.body) as OutputBody),
     );
+    // Listed in no set order (stored in the same ms): by their index.
+    bodies.sort((a, b) => (a.data.output?.index ?? -1) - (b.data.output?.index ?? -1));
     expect(bodies.map((b) => [b.data.invocation.outputs, b.data.output])).toEqual([
       [[out(2)], { index: 1 }],
       [[out(4)], { index: 2 }],

@@ -22,7 +22,7 @@ import { CallbackOutbox, type CallbackInvocation } from '../deliveries/callback-
 import { RunFinisher } from '../deliveries/run-finisher.js';
 import { cleanOutputs, isValidOutputs, RunOutputs } from './run-outputs.js';
 import { Clock, type ClockTimer } from '../time/clock.js';
-import { boundedErrorMessage } from './run-error.js';
+import { boundedErrorMessage, RunClaimError } from './run-error.js';
 import { startRunSpan, type RunSpan } from '../telemetry/run-tracing.js';
 
 interface Outcome {
@@ -116,7 +116,8 @@ export class InvocationExecutor {
   /**
    * Claims and runs one invocation, and stores its outcome. `botDone` is called once the bot's `main()` is
    * over (returned, threw, or was ended by its signal), before the outcome is stored: what lets a runner
-   * free the run's slot without waiting for that write. It is not called when the run was not claimed.
+   * free the run's slot without waiting for that write. It is not called when the run was not claimed. A claim
+   * that met an error rejects with `RunClaimError` (the run may still be queued); later errors as they are.
    */
   async execute(invocationId: string, botDone: () => void = () => undefined): Promise<void> {
     if (this.drainStarted) return; // stays queued for another process or the next start
@@ -128,6 +129,8 @@ export class InvocationExecutor {
     let invocation: InvocationRecord | null;
     try {
       invocation = await claim;
+    } catch (error) {
+      throw new RunClaimError(invocationId, error);
     } finally {
       this.claims.delete(claim);
     }

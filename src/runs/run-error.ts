@@ -22,3 +22,13 @@ export function boundedErrorMessage(thrown: unknown): string {
   if (last >= 0xd800 && last <= 0xdbff) end -= 1; // a high surrogate whose pair would be cut off
   return message.slice(0, end) + CUT_MARK;
 }
+
+/** A run's claim (`queued → running`) met an error (a database's): the run may still be queued, to be dispatched again. */
+export class RunClaimError extends Error {
+  constructor(
+    readonly invocationId: string,
+    override readonly cause: unknown,
+  ) {
+    super(`Run ${invocationId} could not be claimed: ${cause instanceof Error ? cause.message : String(cause)}`);
+  }
+}

@@ -25,6 +25,7 @@ import { LeaseRecovery } from '../../src/lifecycle/lease-recovery.js';
 import { newInvocationId } from '../../src/keys/ids.js';
 import { CallbackStore } from '../../src/persistence/callback-store.js';
 import { WebhookStorage } from '../../src/persistence/webhook-storage.js';
+import { WebhookUnitOfWork, type WebhookTransaction } from '../../src/persistence/unit-of-work.js';
 import { EmitBot } from '../fixtures/bots.js';
 import { InMemoryWebhookStorage } from '../../src/persistence/memory/in-memory-webhook-storage.js';
 import { ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
@@ -511,28 +512,34 @@ describeOnEveryAdapterAndDatabase('callbacks of several triggers', ({ makeAdapte
     const quiet = await withCallbackTo(fast);
     const store = t.app.get(CallbackStore);
     // Stored elsewhere (an API node, a sender that died): no wake-up here, only a sweep finds them. The busy
-    // trigger's 60 are all older than the quiet one's, more than a page of the process's places.
-    const due = (triggerId: string, ageMs: number) => {
+    // trigger's 60 are all older than the quiet one's, more than a page of the process's places; all committed
+    // at once, so no periodic sweep sees some of them and fills the busy trigger's places first.
+    const due = (triggerId: string, ageMs: number, tx: WebhookTransaction) => {
       const at = new Date(Date.now() - ageMs);
-      return store.insertDelivery({
-        id: newDeliveryId(),
-        triggerId,
-        invocationId: 'inv_AAAAAAAAAAAAAAAAAAAAAA',
-        event: 'invocation.completed',
-        msgId: generateMessageId(),
-        body: JSON.stringify({ type: 'invocation.completed', triggerId }),
-        status: 'pending',
-        attempts: 0,
-        nextAttemptAt: at,
-        lastAttemptAt: null,
-        responseStatus: null,
-        latencyMs: null,
-        lastError: null,
-        createdAt: at,
-      });
+      return store.insertDelivery(
+        {
+          id: newDeliveryId(),
+          triggerId,
+          invocationId: 'inv_AAAAAAAAAAAAAAAAAAAAAA',
+          event: 'invocation.completed',
+          msgId: generateMessageId(),
+          body: JSON.stringify({ type: 'invocation.completed', triggerId }),
+          status: 'pending',
+          attempts: 0,
+          nextAttemptAt: at,
+          lastAttemptAt: null,
+          responseStatus: null,
+          latencyMs: null,
+          lastError: null,
+          createdAt: at,
+        },
+        tx,
+      );
     };
-    for (let i = 0; i < 60; i++) await due(busy.id, 60_000 - i);
-    await due(quiet.id, 1_000);
+    await t.app.get(WebhookUnitOfWork).run(async (tx) => {
+      for (let i = 0; i < 60; i++) await due(busy.id, 60_000 - i, tx);
+      await due(quiet.id, 1_000, tx);
+    });
     const started = Date.now();
     await t.app.get(CallbackDeliveries).sweep();
     await until(() => fast.received.length === 1, 2_000, "the quiet trigger's delivery");

@@ -10,7 +10,7 @@ import { BotRunner, InvocationRepository, WEBHOOK_EVENTS } from '../../src/index
 import type { DispatchedRun } from '../../src/runs/bot-runner.js';
 import { InProcessBotRunner } from '../../src/runs/in-process.runner.js';
 import { storedCredits, storedInvocations } from '../helpers/db.js';
-import { getStatus, startRun, triggerBot, until } from '../helpers/http.js';
+import { cancelRun, getStatus, startRun, triggerBot, until } from '../helpers/http.js';
 import { UNTHROTTLED, createTrigger, describeOnEveryAdapterAndDatabase, startWebhookApp } from '../helpers/webhook-app.js';
 
 /** Remembers what the module logs as warnings and errors. */
@@ -59,9 +59,13 @@ describeOnEveryAdapterAndDatabase('runs that fail to start', ({ makeAdapter, dat
       invocations.markRunning = (...args) =>
         ++claims === 1 ? Promise.reject(new Error('Connection terminated unexpectedly')) : claim(...args);
 
-      // The slow run holds the only slot (stored running at its accept); the echo run waits queued, then is claimed.
-      const holder = await startRun(slow, { ms: 200 });
+      // The slow run holds the only slot (stored running at its accept); the echo run waits queued, and is claimed
+      // once the slow one is cancelled.
+      const holder = await startRun(slow, { ms: 60_000 });
       const id = await startRun(echo, { n: 1 });
+      expect((await getStatus(echo, id)).body.invocation.status).toBe('queued');
+      expect(claims).toBe(0);
+      expect((await cancelRun(slow, holder)).status).toBe(200);
       await until(
         async () => (await getStatus(echo, id)).body.invocation.status === 'succeeded',
         5_000,
@@ -69,11 +73,11 @@ describeOnEveryAdapterAndDatabase('runs that fail to start', ({ makeAdapter, dat
       );
 
       expect(claims).toBe(2); // the failed claim, then the one that took
-      expect((await getStatus(slow, holder)).body.invocation.status).toBe('succeeded');
+      expect((await getStatus(slow, holder)).body.invocation.status).toBe('cancelled');
       expect(await storedCredits(t.store, 'acct')).toBe(8);
       expect((await storedInvocations(t.store, echo.id)).map((r) => r.status)).toEqual(['succeeded']);
       expect(logger.lines.filter((l) => l.includes(id))).toEqual([
-        `warn Run ${id} could not be started (Connection terminated unexpectedly); dispatching it again in 500 ms (a no-op if it started)`,
+        `warn Run ${id} could not be started (Connection terminated unexpectedly, failure 1); dispatching it again in 500 ms`,
       ]);
     } finally {
       await t.close();
@@ -98,7 +102,7 @@ describeOnEveryAdapterAndDatabase('runs that fail to start', ({ makeAdapter, dat
       expect(t.app.get<BotRunner, RunnerThatThrowsOnce>(BotRunner).dispatches).toBe(2);
       expect(await storedCredits(t.store, 'acct')).toBe(9);
       expect(logger.lines.filter((l) => l.includes(id))).toEqual([
-        `warn Run ${id} could not be started (the queue is unreachable); dispatching it again in 500 ms (a no-op if it started)`,
+        `warn Run ${id} could not be started (the queue is unreachable, failure 1); dispatching it again in 500 ms`,
       ]);
     } finally {
       await t.close();
