@@ -206,6 +206,22 @@ describe('InvocationService', () => {
       expect(await fakes.accounts.getBalance('acct')).toBe(7);
     });
 
+    it('counts the runs waiting to be dispatched again (their runner threw) against maxQueuedRuns', async () => {
+      const fakes = createWebhookFakes({ maxQueuedRuns: 2 });
+      fakes.addBot({ id: 'echo', credits: 1, accountId: 'acct' });
+      const { trigger: echo } = await fakes.addTrigger('echo');
+      await fakes.accounts.setBalance('acct', 10);
+      const bounded = serviceOn(fakes);
+      // The runner's service is down: each run is accepted (and charged), then waits for its next dispatch.
+      jest.spyOn(fakes.runner, 'dispatch').mockRejectedValue(new Error('the queue is unreachable'));
+      await bounded.start(echo, { n: 1 });
+      await bounded.start(echo, { n: 2 });
+      expect(fakes.retries.pending).toBe(2);
+      await expect(bounded.start(echo, { n: 3 })).rejects.toBeInstanceOf(BacklogFullError);
+      expect(await fakes.accounts.getBalance('acct')).toBe(8);
+      fakes.retries.onApplicationShutdown();
+    });
+
     it('sets no bound with maxQueuedRuns 0', async () => {
       const fakes = createWebhookFakes({ maxQueuedRuns: 0 });
       fakes.addBot({ id: 'echo', credits: 0, accountId: 'acct' });
