@@ -92,13 +92,20 @@ export class InvocationEvents {
   /**
    * Emits through the host's emitter. A host's plain `emitter.on()` listener runs inside this call (`@OnEvent`
    * handlers are guarded by Nest), so what it throws is logged here: a run goes on whatever a listener does
-   * (it would otherwise end the trigger request with a 500 after the charge, or a run before its outcome).
+   * (it would otherwise end the trigger request with a 500 after the charge, or a run before its outcome). An
+   * `async` listener's rejection is logged too (`emitAsync` hands it over; `emit` would leave it unhandled,
+   * which ends a Node process by default). Listeners are called at once either way; nothing waits for them.
    */
   private send(name: string, event: InvocationEvent | CallbackDisabledEvent): void {
     try {
-      this.emitter?.emit(name, event);
+      const settled = this.emitter?.emitAsync(name, event);
+      if (settled) settled.catch((error: unknown) => this.listenerFailed(name, 'failed', error));
     } catch (error) {
-      this.logger.error(`A listener of ${name} threw; ignored`, error instanceof Error ? error.stack : String(error));
+      this.listenerFailed(name, 'threw', error);
     }
+  }
+
+  private listenerFailed(name: string, how: 'threw' | 'failed', error: unknown): void {
+    this.logger.error(`A listener of ${name} ${how}; ignored`, error instanceof Error ? error.stack : String(error));
   }
 }

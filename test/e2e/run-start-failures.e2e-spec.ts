@@ -138,4 +138,38 @@ describeOnEveryAdapterAndDatabase('runs that fail to start', ({ makeAdapter, dat
       await t.close();
     }
   });
+
+  it("logs a host's async listener that rejects, instead of leaving an unhandled rejection that ends the process", async () => {
+    const logger = new RecordingLogger();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    const t = await startWebhookApp(makeAdapter, {
+      database,
+      options: { rateLimits: UNTHROTTLED, shutdownGraceMs: 0 },
+      events: true,
+      logger,
+    });
+    try {
+      await t.admin.setCredits('acct', 10);
+      const emitter = t.app.get(EventEmitter2);
+      emitter.on(WEBHOOK_EVENTS.succeeded, async () => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        throw new Error('the audit service is down');
+      });
+      const echo = await createTrigger(t, 'echo');
+      const res = await triggerBot(echo, { n: 1 });
+      expect(res.status).toBe(200);
+      const id = res.body.invocation.id as string;
+      await until(async () => (await getStatus(echo, id)).body.invocation.status === 'succeeded', 5_000, 'the run to succeed');
+      await until(async () => logger.lines.some((l) => l.startsWith('error A listener')), 2_000, 'the rejection to be logged');
+      expect(logger.lines.filter((l) => l.startsWith('error A listener'))).toEqual([
+        `error A listener of ${WEBHOOK_EVENTS.succeeded} failed; ignored`,
+      ]);
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await t.close();
+    }
+  });
 });
