@@ -20,6 +20,8 @@ export const DELIVERY_ID_PATTERN = /^dlv_[A-Za-z0-9_-]{22}$/;
 export interface CallbackInvocation {
   id: string;
   triggerId: string;
+  /** The run's account (not in the body): the sender bounds each account's attempts in flight. */
+  accountId: string;
   botId: string;
   status: InvocationStatus;
   outputs: BotOutput[] | null;
@@ -32,6 +34,9 @@ export interface CallbackInvocation {
   /** An `invocation.output` body's `data.output`: the place of its one output among the run's outputs (0-based). */
   output?: { index: number };
 }
+
+/** What `onStored` calls with each delivery stored (or made due again) by this process. */
+export type StoredListener = (deliveryId: string, triggerId: string, accountId: string | undefined) => void;
 
 /**
  * The body of one delivery, fixed when it is stored: `{ type, timestamp, data: { invocation } }` (docs/callbacks.md);
@@ -101,7 +106,7 @@ export class CallbackOutbox implements OnModuleDestroy {
    * every node when a callback is saved, deleted or disabled (each announces its trigger changed).
    */
   private readonly wanted: TriggerChangeCache<ReadonlySet<CallbackEvent>>;
-  private readonly listeners = new Set<(deliveryId: string, triggerId: string) => void>();
+  private readonly listeners = new Set<StoredListener>();
 
   constructor(
     private readonly store: CallbackStore,
@@ -120,17 +125,17 @@ export class CallbackOutbox implements OnModuleDestroy {
     this.wanted.close();
   }
 
-  /** Calls `listener` with each delivery stored by this process (and its trigger), once committed; returns the stop function. */
-  onStored(listener: (deliveryId: string, triggerId: string) => void): () => void {
+  /** Calls `listener` with each delivery stored by this process (and its trigger, and account), once committed; returns the stop function. */
+  onStored(listener: StoredListener): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
   /** Wakes this process's sender for a delivery of `triggerId`'s callback made due (stored, or redelivered). */
-  wake(deliveryId: string, triggerId: string): void {
+  wake(deliveryId: string, triggerId: string, accountId: string | undefined): void {
     for (const listener of this.listeners) {
       try {
-        listener(deliveryId, triggerId);
+        listener(deliveryId, triggerId, accountId);
       } catch (error) {
         this.logger.error(`A callback sender failed to take delivery ${deliveryId}: ${String(error)}`);
       }
@@ -151,7 +156,7 @@ export class CallbackOutbox implements OnModuleDestroy {
   async finish(
     change: (tx?: WebhookTransaction) => Promise<boolean>,
     run: () => CallbackInvocation,
-    { triggerId, inUnit }: { triggerId: string; inUnit: boolean },
+    { triggerId, accountId, inUnit }: { triggerId: string; accountId: string; inUnit: boolean },
   ): Promise<boolean> {
     // A callback set between this read and the change misses this run's completion; one deleted meanwhile is
     // read again inside the transaction (insert), so no delivery is stored for it. `eventsOf` is this process's
@@ -166,8 +171,8 @@ export class CallbackOutbox implements OnModuleDestroy {
       stored = await this.insert('invocation.completed', run(), tx);
       return true;
     });
-    if (started) this.wake(started, triggerId);
-    if (stored) this.wake(stored, triggerId);
+    if (started) this.wake(started, triggerId, accountId);
+    if (stored) this.wake(stored, triggerId, accountId);
     return changed;
   }
 
@@ -181,18 +186,14 @@ export class CallbackOutbox implements OnModuleDestroy {
     change: (tx?: WebhookTransaction) => Promise<T>,
     run: (result: T) => CallbackInvocation | null,
   ): Promise<T> {
-    let stored: string | null = null;
-    let triggerId = '';
+    let stored = null as { id: string | null; run: CallbackInvocation } | null;
     const result = await this.unitOfWork.run(async (tx) => {
       const changed = await change(tx);
       const reported = run(changed);
-      if (reported) {
-        stored = await this.insert(event, reported, tx);
-        triggerId = reported.triggerId;
-      }
+      if (reported) stored = { id: await this.insert(event, reported, tx), run: reported };
       return changed;
     });
-    if (stored) this.wake(stored, triggerId);
+    if (stored?.id) this.wake(stored.id, stored.run.triggerId, stored.run.accountId);
     return result;
   }
 
@@ -202,7 +203,7 @@ export class CallbackOutbox implements OnModuleDestroy {
    */
   async record(event: CallbackEvent, run: CallbackInvocation): Promise<void> {
     const stored = await this.insert(event, run).catch((error: unknown) => this.lost(run.id, error));
-    if (stored) this.wake(stored, run.triggerId);
+    if (stored) this.wake(stored, run.triggerId, run.accountId);
   }
 
   private lost(invocationId: string, error: unknown): null {

@@ -40,7 +40,7 @@ export class RunFinisher {
     { inUnit = false }: { inUnit?: boolean } = {},
   ): Promise<boolean> {
     const finished = () => ({ ...run, ...end, outputs: end.outputs === undefined ? run.outputs : end.outputs });
-    if (!(await this.outbox.finish(change, finished, { triggerId: run.triggerId, inUnit }))) return false;
+    if (!(await this.outbox.finish(change, finished, { triggerId: run.triggerId, accountId: run.accountId, inUnit }))) return false;
     await this.bus.publish(run.id);
     this.events.emit(run, end.status, run.startedAt ? end.finishedAt.getTime() - run.startedAt.getTime() : undefined);
     return true;

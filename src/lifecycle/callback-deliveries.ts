@@ -11,7 +11,7 @@ import { InvocationEvents } from '../events/invocation.events.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import type { DeliveryRecord } from '../persistence/records.js';
-import { CallbackStore } from '../persistence/callback-store.js';
+import { CallbackStore, type DueDelivery } from '../persistence/callback-store.js';
 import { ShutdownState } from './shutdown.state.js';
 import { Clock, type ClockTimer } from '../time/clock.js';
 import { WebhookMetrics } from '../telemetry/webhook-metrics.js';
@@ -26,6 +26,11 @@ const MAX_IN_FLIGHT = 32;
  * `callbackTimeoutMs` with a backlog due holds these, never the places of other triggers' callbacks.
  */
 export const MAX_IN_FLIGHT_PER_TRIGGER = 4;
+/**
+ * Attempts in flight at once in this process for the callbacks of one account's triggers: an account whose
+ * receivers hang, however many triggers it has, holds at most a quarter of the places.
+ */
+export const MAX_IN_FLIGHT_PER_ACCOUNT = 8;
 /** How often at most a sweep an attempt's end asked for lists a page past the triggers at their cap (it scans their backlog). */
 const SKIP_PAGE_EVERY_MS = 1_000;
 /** Deliveries taken per sweep. */
@@ -46,8 +51,9 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   private readonly logger = new Logger(LOG_CONTEXT);
   readonly owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly inFlight = new Map<string, Promise<void>>();
-  /** Attempts in flight per trigger (only triggers with one or more). */
+  /** Attempts in flight per trigger, and per account (only those with one or more). */
   private readonly triggerInFlight = new KeyedCounts();
+  private readonly accountInFlight = new KeyedCounts();
   private readonly timers = new Map<string, ClockTimer>();
   private started = false;
   private sweeping: Promise<void> | null = null;
@@ -72,13 +78,20 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     private readonly metrics: WebhookMetrics,
   ) {}
 
+  /** Attempts in flight in this process now. */
+  get attemptsInFlight(): number {
+    return this.inFlight.size;
+  }
+
   async onApplicationBootstrap(): Promise<void> {
     // API nodes store deliveries (cancel, redeliver) but leave sending to the processes that run bots.
     if (this.options.role === 'api') return;
     this.started = true;
     // A first attempt delayed by the schedule gets its timer; the usual 0 is sent at once.
     const first = this.options.callbackRetryScheduleMs[0] ?? 0;
-    this.outbox.onStored((id, triggerId) => (first > 0 ? this.later(id, triggerId, first) : this.deliver(id, triggerId)));
+    this.outbox.onStored((id, triggerId, accountId) =>
+      first > 0 ? this.later({ id, triggerId, accountId }, first) : this.deliver({ id, triggerId, accountId }),
+    );
     await this.sweep();
     this.shutdown.every(CALLBACK_SWEEP_MS, () => this.sweep());
   }
@@ -136,32 +149,41 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
       const now = this.clock.now();
       if (page > 0 && !pastCapped && now - this.skippedAt < SKIP_PAGE_EVERY_MS) return;
       const atCap = this.triggerInFlight.keysAtLeast(MAX_IN_FLIGHT_PER_TRIGGER);
+      const accountsAtCap = this.accountInFlight.keysAtLeast(MAX_IN_FLIGHT_PER_ACCOUNT);
       if (page > 0) this.skippedAt = now;
-      const due = await this.store.listDue(new Date(now), room, atCap);
+      const due = await this.store.listDue(new Date(now), room, atCap, accountsAtCap);
       // A full page means more may be due (a backlog after an outage): each attempt that ends sweeps again, so the
       // backlog drains at MAX_IN_FLIGHT attempts at a time rather than one page per sweep interval. (A trigger at
       // its cap sweeps when one of its attempts ends: see deliver.)
       const full = due.length === room;
       this.backlog = page === 0 ? full : this.backlog || full;
       let capped = false;
-      for (const { id, triggerId } of due) if (!this.deliver(id, triggerId) && this.atCap(triggerId)) capped = true;
-      // A full page whose trigger reached its cap while it was taken may have hidden other triggers' deliveries:
-      // list again without it. (A store that answered a trigger it was told to skip would answer it again: stop.)
-      if (!full || !capped || due.some((d) => atCap.includes(d.triggerId))) return;
+      for (const delivery of due) if (!this.deliver(delivery) && this.atCap(delivery)) capped = true;
+      // A full page whose trigger (or account) reached its cap while it was taken may have hidden other triggers'
+      // deliveries: list again without it. (A store that answered what it was told to skip would answer it again: stop.)
+      const ignoredSkip = due.some(
+        (d) => atCap.includes(d.triggerId) || (d.accountId !== undefined && accountsAtCap.includes(d.accountId)),
+      );
+      if (!full || !capped || ignoredSkip) return;
     }
   }
 
-  private atCap(triggerId: string): boolean {
-    return this.triggerInFlight.of(triggerId) >= MAX_IN_FLIGHT_PER_TRIGGER;
+  /** Whether the delivery's trigger, or its account, has all its places in flight. */
+  private atCap({ triggerId, accountId }: DueDelivery): boolean {
+    return (
+      this.triggerInFlight.of(triggerId) >= MAX_IN_FLIGHT_PER_TRIGGER ||
+      (accountId !== undefined && this.accountInFlight.of(accountId) >= MAX_IN_FLIGHT_PER_ACCOUNT)
+    );
   }
 
   /**
-   * One attempt of a delivery of `triggerId`'s callback, if it is due and nobody else holds it; never throws.
-   * False when it was not started here (held already, or no place free: the process's, or its trigger's).
+   * One attempt of a delivery of its trigger's callback, if it is due and nobody else holds it; never throws.
+   * False when it was not started here (held already, or no place free: the process's, its trigger's or its account's).
    */
-  deliver(id: string, triggerId: string): boolean {
+  deliver(delivery: DueDelivery): boolean {
+    const { id, triggerId, accountId } = delivery;
     if (!this.started || this.shutdown.isShuttingDown || this.inFlight.has(id)) return false;
-    if (this.inFlight.size >= MAX_IN_FLIGHT || this.atCap(triggerId)) {
+    if (this.inFlight.size >= MAX_IN_FLIGHT || this.atCap(delivery)) {
       this.backlog = true; // taken by the sweep that the next attempt to end starts
       return false;
     }
@@ -170,24 +192,27 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
       timer.clear();
       this.timers.delete(id);
     }
-    const attempt = this.attempt(id)
+    const attempt = this.attempt(delivery)
       .catch((error: unknown) => {
         // Cut off by the app's own shutdown (the database closed under it): the lease hands it over later.
         if (!this.shutdown.isShuttingDown) this.logger.error(`Callback delivery ${id} failed unexpectedly: ${String(error)}`);
       })
       .finally(() => {
-        // A trigger at its cap was left out of the listings: it may have more due, taken now that it has a place.
-        const wasAtCap = this.atCap(triggerId);
+        // A trigger (or account) at its cap was left out of the listings: it may have more due, taken now that it has a place.
+        const wasAtCap = this.atCap(delivery);
         this.inFlight.delete(id);
         this.triggerInFlight.add(triggerId, -1);
+        if (accountId !== undefined) this.accountInFlight.add(accountId, -1);
         if (this.backlog || wasAtCap) void this.sweep(false);
       });
     this.inFlight.set(id, attempt);
     this.triggerInFlight.add(triggerId, 1);
+    if (accountId !== undefined) this.accountInFlight.add(accountId, 1);
     return true;
   }
 
-  private async attempt(id: string): Promise<void> {
+  private async attempt(due: DueDelivery): Promise<void> {
+    const { id } = due;
     const now = new Date(this.clock.now());
     // The lease outlasts the attempt's own timeout (which bounds DNS, connect and the answer) with room for the
     // two writes around it, so a live sender never loses a claim it is using.
@@ -255,7 +280,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     if (gone) {
       await this.disable(delivery, 'The receiver answered 410 Gone', 0);
     } else if (nextAttemptAt) {
-      this.later(id, delivery.triggerId, delay!);
+      this.later(due, delay!);
     } else {
       const failures = await this.store.countFailure(delivery.triggerId);
       if (failures !== null && failures >= this.options.callbackDisableAfterFailures) {
@@ -272,13 +297,14 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   }
 
   /** The next attempt of a delivery this process just tried, at its time (the sweep is the safety net). */
-  private later(id: string, triggerId: string, delayMs: number): void {
+  private later(delivery: DueDelivery, delayMs: number): void {
     if (!this.started) return;
+    const { id } = delivery;
     // A few ms late on purpose: a timer may fire a little before the clock reaches the stored due time.
     const timer = this.clock.setTimer(
       () => {
         this.timers.delete(id);
-        this.deliver(id, triggerId);
+        this.deliver(delivery);
       },
       delayMs + 10,
       { unref: true },

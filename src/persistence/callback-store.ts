@@ -4,10 +4,12 @@ import type { WebhookTransaction } from './unit-of-work.js';
 /** A callback as the admin saves it: the store sets it enabled, with no failures. */
 export type NewCallback = Omit<CallbackRecord, 'createdAt' | 'updatedAt' | 'consecutiveFailures' | 'disabledReason' | 'enabled'>;
 
-/** A due delivery as the sender lists it: its id, and its trigger (whose callback it goes to). */
+/** A due delivery as the sender lists it: its id, its trigger (whose callback it goes to) and the trigger's account. */
 export interface DueDelivery {
   id: string;
   triggerId: string;
+  /** The trigger's account, whose callbacks share a bound of attempts in flight; without it, only the trigger's bound applies. */
+  accountId?: string;
 }
 
 /**
@@ -43,10 +45,11 @@ export abstract class CallbackStore {
   /** Makes a delivery due again now, whatever its status (the admin's redeliver); false when unknown. */
   abstract redeliver(id: string, now: Date): Promise<boolean>;
   /**
-   * Pending deliveries due by `now` and not held by a live sender, oldest due first, none of `skipTriggers` (the
-   * triggers whose callbacks already have their attempts in flight in the sender: their backlog cannot fill the page).
+   * Pending deliveries due by `now` and not held by a live sender, oldest due first, none of `skipTriggers` nor of
+   * the triggers of `skipAccounts` (those whose callbacks already have their attempts in flight in the sender: their
+   * backlog cannot fill the page).
    */
-  abstract listDue(now: Date, limit: number, skipTriggers?: readonly string[]): Promise<DueDelivery[]>;
+  abstract listDue(now: Date, limit: number, skipTriggers?: readonly string[], skipAccounts?: readonly string[]): Promise<DueDelivery[]>;
   /** Deletes delivered and failed deliveries created before `before` (retention); returns how many. */
   abstract deleteFinishedBefore(before: Date): Promise<number>;
   /** A trigger's deliveries, newest first (without their bodies). */

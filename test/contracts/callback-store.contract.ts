@@ -1,5 +1,5 @@
 import type { NewCallback } from '../../src/persistence/callback-store.js';
-import type { AttemptResult, DeliveryRecord } from '../../src/persistence/records.js';
+import type { AttemptResult, DeliveryRecord, TriggerRecord } from '../../src/persistence/records.js';
 import type { WebhookStorage } from '../../src/persistence/webhook-storage.js';
 import { at, eachFreshStorage, type OpenStorage } from './storages.js';
 
@@ -63,8 +63,8 @@ export function callbackStoreContract(open: OpenStorage): void {
   }
 
   /** The ids `listDue` answers, in its order. */
-  const dueIds = async (now: Date, limit: number, skipTriggers?: string[]) =>
-    (await s.callbacks.listDue(now, limit, skipTriggers)).map((d) => d.id);
+  const dueIds = async (now: Date, limit: number, skipTriggers?: string[], skipAccounts?: string[]) =>
+    (await s.callbacks.listDue(now, limit, skipTriggers, skipAccounts)).map((d) => d.id);
 
   /** A delivery brought to `status` the way the sender does: claimed, then its attempt recorded. */
   async function finished(status: 'delivered' | 'failed', fields: Partial<DeliveryRecord> = {}): Promise<DeliveryRecord> {
@@ -366,6 +366,40 @@ export function callbackStoreContract(open: OpenStorage): void {
       expect(await dueIds(at(40), 10, [TRIGGER_A, TRIGGER_B, TRIGGER_C])).toEqual([]);
       expect(await dueIds(at(40), 10, [])).toEqual([a1.id, a2.id, b1.id, a3.id, c1.id]);
       expect(await dueIds(at(12), 10, [TRIGGER_B])).toEqual([a1.id, a2.id]);
+    });
+
+    it("lists each due delivery with its trigger's account, and none of the accounts it is told to skip", async () => {
+      const trigger = (id: string, accountId: string): TriggerRecord => ({
+        id,
+        botId: 'echo',
+        accountId,
+        name: id,
+        type: 'webhook',
+        keys: [],
+        createdAt: at(0),
+      });
+      await s.triggers.create(trigger(TRIGGER_A, 'acct_busy'));
+      await s.triggers.create(trigger(TRIGGER_B, 'acct_other'));
+      await s.triggers.create(trigger(TRIGGER_C, 'acct_busy'));
+      const a1 = await stored({ triggerId: TRIGGER_A, nextAttemptAt: at(10) });
+      const c1 = await stored({ triggerId: TRIGGER_C, nextAttemptAt: at(11) });
+      const b1 = await stored({ triggerId: TRIGGER_B, nextAttemptAt: at(12) });
+      // A delivery whose trigger has no row (a host's own data): listed without an account, never skipped by one.
+      const orphan = await stored({ triggerId: 'trg_NOROWNOROWNOROWNOR', nextAttemptAt: at(13) });
+      expect(await s.callbacks.listDue(at(40), 10)).toEqual([
+        { id: a1.id, triggerId: TRIGGER_A, accountId: 'acct_busy' },
+        { id: c1.id, triggerId: TRIGGER_C, accountId: 'acct_busy' },
+        { id: b1.id, triggerId: TRIGGER_B, accountId: 'acct_other' },
+        { id: orphan.id, triggerId: 'trg_NOROWNOROWNOROWNOR' },
+      ]);
+      // An account's backlog over all its triggers, older than the others', does not fill the page when it is skipped.
+      expect(await dueIds(at(40), 1, [], ['acct_busy'])).toEqual([b1.id]);
+      expect(await dueIds(at(40), 10, [], ['acct_busy'])).toEqual([b1.id, orphan.id]);
+      expect(await dueIds(at(40), 10, [TRIGGER_B], ['acct_busy'])).toEqual([orphan.id]);
+      expect(await dueIds(at(40), 10, [TRIGGER_A], ['acct_other'])).toEqual([c1.id, orphan.id]);
+      // A deleted trigger's deliveries keep their account (they are abandoned at their attempt).
+      expect(await s.triggers.delete(TRIGGER_A)).toBe(true);
+      expect((await s.callbacks.listDue(at(40), 1))[0]).toEqual({ id: a1.id, triggerId: TRIGGER_A, accountId: 'acct_busy' });
     });
 
     it('deletes delivered and failed deliveries created before a date, never pending ones, and says how many', async () => {

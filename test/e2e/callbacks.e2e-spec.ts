@@ -19,14 +19,14 @@ import {
 } from '../../src/index.js';
 import { newDeliveryId } from '../../src/deliveries/callback-outbox.js';
 import { generateMessageId } from '../../src/callbacks/standard-webhooks.js';
-import { CallbackDeliveries, MAX_IN_FLIGHT_PER_TRIGGER } from '../../src/lifecycle/callback-deliveries.js';
+import { CallbackDeliveries, MAX_IN_FLIGHT_PER_ACCOUNT, MAX_IN_FLIGHT_PER_TRIGGER } from '../../src/lifecycle/callback-deliveries.js';
 import { HistoryRetention } from '../../src/lifecycle/history-retention.js';
 import { LeaseRecovery } from '../../src/lifecycle/lease-recovery.js';
 import { newInvocationId } from '../../src/keys/ids.js';
 import { CallbackStore } from '../../src/persistence/callback-store.js';
 import { WebhookStorage } from '../../src/persistence/webhook-storage.js';
 import { WebhookUnitOfWork, type WebhookTransaction } from '../../src/persistence/unit-of-work.js';
-import { EmitBot } from '../fixtures/bots.js';
+import { EmitBot, OtherEchoBot } from '../fixtures/bots.js';
 import { InMemoryWebhookStorage } from '../../src/persistence/memory/in-memory-webhook-storage.js';
 import { ADMIN_TEST_TOKEN, TestAdminGuard } from '../fixtures/admin-guard.js';
 import { startCallbackReceiver, type CallbackReceiver, type ReceivedCallback } from '../helpers/callback-receiver.js';
@@ -64,10 +64,10 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
     t = await startWebhookApp(makeAdapter, {
       database,
       events: true,
-      providers: [EmitBot],
+      providers: [EmitBot, OtherEchoBot],
       options: {
         keySecret: 'callbacks-test-secret-0123456789',
-        accounts: { acct: { credits: 10_000 } },
+        accounts: { acct: { credits: 10_000 }, other: { credits: 10_000 } },
         rateLimits: UNTHROTTLED,
         callbackAllowedHosts: ['127.0.0.1'],
         callbackRetryScheduleMs: SCHEDULE,
@@ -421,13 +421,15 @@ describeOnEveryAdapterAndDatabase('callbacks', ({ makeAdapter, database }) => {
     });
 
     it('keeps sending past its in-flight bounds: 50 slow deliveries of 10 triggers arrive without waiting for the sweep', async () => {
-      const triggers = await Promise.all(Array.from({ length: 10 }, async () => (await withCallback('echo')).trigger));
+      // Five triggers of each of two accounts.
+      const bots = ['echo', 'other-echo'].flatMap((botId) => Array.from({ length: 5 }, () => botId));
+      const triggers = await Promise.all(bots.map(async (botId) => (await withCallback(botId)).trigger));
       receiver.respond((res) => setTimeout(() => res.writeHead(200).end(), 300));
       const started = Date.now();
-      // 5 runs of each: over the process's 32 places in all, and over each trigger's MAX_IN_FLIGHT_PER_TRIGGER.
+      // 5 runs of each: over each account's MAX_IN_FLIGHT_PER_ACCOUNT, and each trigger's MAX_IN_FLIGHT_PER_TRIGGER.
       await Promise.all(triggers.flatMap((trigger) => Array.from({ length: 5 }, (_, i) => startRun(trigger, { i: String(i) }))));
       await until(() => receiver.received.length === 50, 4_000, '50 callbacks');
-      expect(Date.now() - started).toBeLessThan(2_500); // 32 at a time, 4 a trigger, 300 ms each; the sweep runs only every 5 s
+      expect(Date.now() - started).toBeLessThan(2_500); // 8 an account, 4 a trigger, 300 ms each (~1.2 s); the sweep runs only every 5 s
       for (const trigger of triggers) {
         await until(async () => (await deliveries(trigger.id)).every((d) => d.status === 'delivered'), 2_000, 'all delivered');
       }
@@ -461,8 +463,9 @@ describeOnEveryAdapterAndDatabase('callbacks of several triggers', ({ makeAdapte
   beforeAll(async () => {
     t = await startWebhookApp(makeAdapter, {
       database,
+      providers: [OtherEchoBot],
       options: {
-        accounts: { acct: { credits: 10_000 } },
+        accounts: { acct: { credits: 10_000 }, other: { credits: 10_000 } },
         rateLimits: UNTHROTTLED,
         callbackAllowedHosts: ['127.0.0.1'],
         callbackRetryScheduleMs: [0, 60_000],
@@ -478,13 +481,18 @@ describeOnEveryAdapterAndDatabase('callbacks of several triggers', ({ makeAdapte
   });
   afterEach(async () => {
     // The hanging attempts fail when the receiver goes; deleting the callbacks first ends their deliveries.
-    for (const trigger of await t.admin.listTriggers('echo')) await t.admin.deleteCallback(trigger.id);
+    for (const bot of ['echo', 'other-echo'])
+      for (const trigger of await t.admin.listTriggers(bot)) await t.admin.deleteCallback(trigger.id);
     await hanging.close();
     await fast.close();
+    // Their attempts end (the receiver went; the rest find no callback): none holds a place in the next test.
+    const sender = t.app.get(CallbackDeliveries);
+    await until(() => sender.attemptsInFlight === 0, 5_000, 'the attempts to end');
   });
 
-  async function withCallbackTo(receiver: CallbackReceiver): Promise<TestTrigger> {
-    const trigger = await createTrigger(t, 'echo');
+  /** A trigger of `botId` (echo: account acct; other-echo: account other) whose callback goes to `receiver`. */
+  async function withCallbackTo(receiver: CallbackReceiver, botId = 'echo'): Promise<TestTrigger> {
+    const trigger = await createTrigger(t, botId);
     await t.admin.setCallback(trigger.id, { url: `${receiver.origin}/hooks` });
     return trigger;
   }
@@ -505,6 +513,27 @@ describeOnEveryAdapterAndDatabase('callbacks of several triggers', ({ makeAdapte
     expect(hanging.received).toHaveLength(MAX_IN_FLIGHT_PER_TRIGGER);
     const pending = (await t.admin.listDeliveries(busy.id))!.filter((d) => d.status === 'pending');
     expect(pending).toHaveLength(40);
+  });
+
+  it("holds an account's hanging receivers to its account's places: another account's callback is delivered at once", async () => {
+    // Nine triggers of one account, four attempts each, would hold more than the process's 32 places.
+    const busy = await Promise.all(Array.from({ length: 9 }, () => withCallbackTo(hanging)));
+    const quiet = await withCallbackTo(fast, 'other-echo');
+    await Promise.all(busy.flatMap((trigger) => Array.from({ length: 5 }, (_, i) => startRun(trigger, { i: String(i) }))));
+    for (const trigger of busy) {
+      await until(async () => (await t.admin.listDeliveries(trigger.id))?.length === 5, 5_000, "a busy trigger's 5 deliveries");
+    }
+    await until(() => hanging.received.length >= MAX_IN_FLIGHT_PER_ACCOUNT, 2_000, "the busy account's attempts");
+    const started = Date.now();
+    const id = await startRun(quiet, { from: 'quiet' });
+    await until(() => fast.received.length === 1, 2_000, "the other account's callback");
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(fast.received[0].body.toString()).toContain(id);
+    // The busy account still holds its places, no more: its other 37 deliveries wait, whichever trigger they are of.
+    expect(hanging.received).toHaveLength(MAX_IN_FLIGHT_PER_ACCOUNT);
+    let pending = 0;
+    for (const trigger of busy) pending += (await t.admin.listDeliveries(trigger.id))!.filter((d) => d.status === 'pending').length;
+    expect(pending).toBe(45);
   });
 
   it("lists past a busy trigger's backlog: another trigger's due delivery is taken by the same sweep", async () => {

@@ -86,8 +86,10 @@ export class AdminCallbacks {
   async redeliver(deliveryId: string): Promise<boolean> {
     if (typeof deliveryId !== 'string' || !DELIVERY_ID_PATTERN.test(deliveryId)) return false;
     if (!(await this.store.redeliver(deliveryId, new Date()))) return false;
-    const delivery = await this.store.findDelivery(deliveryId); // its trigger: the sender's places are counted per callback
-    if (delivery) this.outbox.wake(deliveryId, delivery.triggerId);
+    // Its trigger and account: the sender's places are counted per callback and per account.
+    const delivery = await this.store.findDelivery(deliveryId);
+    const trigger = delivery ? await this.triggers.findActive(delivery.triggerId) : null;
+    if (delivery) this.outbox.wake(deliveryId, delivery.triggerId, trigger?.accountId);
     await this.audit.redelivered(deliveryId);
     return true;
   }

@@ -174,14 +174,19 @@ export class InMemoryCallbackStore extends CallbackStore {
     });
   }
 
-  listDue(now: Date, limit: number, skipTriggers: readonly string[] = []): Promise<DueDelivery[]> {
+  listDue(now: Date, limit: number, skipTriggers: readonly string[] = [], skipAccounts: readonly string[] = []): Promise<DueDelivery[]> {
     const skip = new Set(skipTriggers);
+    const skipAccount = new Set(skipAccounts);
+    const accountOf = (triggerId: string) => this.database.triggers.get(triggerId)?.accountId;
     return this.database.read(undefined, () =>
       [...this.deliveries.values()]
-        .filter((d) => claimable(d, now) && !skip.has(d.triggerId))
+        .filter((d) => claimable(d, now) && !skip.has(d.triggerId) && !skipAccount.has(accountOf(d.triggerId) as string))
         .sort((a, b) => a.nextAttemptAt!.getTime() - b.nextAttemptAt!.getTime())
         .slice(0, limit)
-        .map((d) => ({ id: d.id, triggerId: d.triggerId })),
+        .map((d) => {
+          const accountId = accountOf(d.triggerId);
+          return accountId === undefined ? { id: d.id, triggerId: d.triggerId } : { id: d.id, triggerId: d.triggerId, accountId };
+        }),
     );
   }
 

@@ -196,17 +196,31 @@ export class SqlCallbackStore extends CallbackStore {
   }
 
   /**
-   * Pending deliveries due by `now` and not held by a live sender, oldest due first, none of `skipTriggers` (the
-   * triggers whose callbacks already have their attempts in flight in the sender: their backlog cannot fill the page).
+   * Pending deliveries due by `now` and not held by a live sender, oldest due first, none of `skipTriggers` nor of
+   * the triggers of `skipAccounts` (those whose callbacks already have their attempts in flight in the sender: their
+   * backlog cannot fill the page). Each with its trigger's account (a deleted trigger's row stays; none without a row).
    */
-  async listDue(now: Date, limit: number, skipTriggers: readonly string[] = []): Promise<DueDelivery[]> {
-    const skip = skipTriggers.length > 0 ? `AND trigger_id NOT IN (${skipTriggers.map(() => '?').join(', ')}) ` : '';
+  async listDue(
+    now: Date,
+    limit: number,
+    skipTriggers: readonly string[] = [],
+    skipAccounts: readonly string[] = [],
+  ): Promise<DueDelivery[]> {
+    const list = (values: readonly string[]) => values.map(() => '?').join(', ');
+    const skip =
+      (skipTriggers.length > 0 ? `AND d.trigger_id NOT IN (${list(skipTriggers)}) ` : '') +
+      (skipAccounts.length > 0 ? `AND (t.account_id IS NULL OR t.account_id NOT IN (${list(skipAccounts)})) ` : '');
     const { rows } = await this.db.read(
-      `SELECT id, trigger_id FROM webhook_callback_deliveries WHERE status = 'pending' AND next_attempt_at <= ? AND (owner IS NULL OR lease_expires_at < ?) ` +
-        `${skip}ORDER BY next_attempt_at LIMIT ?`,
-      [now.getTime(), now.getTime(), ...skipTriggers, limit],
+      `SELECT d.id, d.trigger_id, t.account_id FROM webhook_callback_deliveries d LEFT JOIN webhook_triggers t ON t.id = d.trigger_id ` +
+        `WHERE d.status = 'pending' AND d.next_attempt_at <= ? AND (d.owner IS NULL OR d.lease_expires_at < ?) ` +
+        `${skip}ORDER BY d.next_attempt_at LIMIT ?`,
+      [now.getTime(), now.getTime(), ...skipTriggers, ...skipAccounts, limit],
     );
-    return rows.map((r) => ({ id: text(r.id), triggerId: text(r.trigger_id) }));
+    return rows.map((r) => ({
+      id: text(r.id),
+      triggerId: text(r.trigger_id),
+      ...(r.account_id == null ? {} : { accountId: text(r.account_id) }),
+    }));
   }
 
   /** Deletes delivered and failed deliveries created before `before` (retention); returns how many. */
