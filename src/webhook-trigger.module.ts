@@ -29,6 +29,7 @@ import { InterruptedRuns } from './lifecycle/interrupted-runs.js';
 import { LeaseRecovery } from './lifecycle/lease-recovery.js';
 import { DispatchRetries } from './runs/dispatch-retries.js';
 import { OpenAccounts } from './lifecycle/open-accounts.js';
+import { TriggerAccounts } from './lifecycle/trigger-accounts.js';
 import { ShutdownState } from './lifecycle/shutdown.state.js';
 import { WebhookTriggerProbes } from './lifecycle/webhook-trigger-probes.js';
 import { RESOLVED_OPTIONS } from './options/module.constants.js';
@@ -93,6 +94,7 @@ const processGaugesProvider: FactoryProvider<void> = {
     StartupHints,
     AdminScreensPaths,
     OpenAccounts,
+    TriggerAccounts,
     TriggerKeyGuard,
     TriggerKeyCheck,
     SignedRequests,

@@ -247,3 +247,5 @@ export const PROBE_BACKLOG_FULL = (queued: number, max: number) =>
 export const PROBE_NO_WORKER = (withinMs: number) => `no worker seen in the last ${withinMs / 1000} s: accepted runs wait in the queue`;
 export const PROBES_NOT_FOUND =
   'WebhookTriggerHealthIndicator: WebhookTriggerProbes not found; import WebhookTriggerModule.forRoot() in this application';
+export const TRIGGERS_MOVED_ACCOUNT = (botId: string, accountId: string, count: number) =>
+  `The ${count} trigger(s) of bot "${botId}" now charge account "${accountId}", the bot's account (it changed since they were created)`;

@@ -38,4 +38,9 @@ export abstract class TriggerRepository {
   abstract setAllowedIps(id: string, allowedIps: string[]): Promise<boolean>;
   /** Deletes (the trigger's past runs stay in history); false when unknown or already deleted. */
   abstract delete(id: string): Promise<boolean>;
+  /**
+   * Gives every trigger of the bot (deleted ones too) the account `accountId`, the bot's as registered now;
+   * answers the ids of those whose account it changed (at startup, when a bot's account changed since).
+   */
+  abstract assignBotAccount(botId: string, accountId: string): Promise<string[]>;
 }

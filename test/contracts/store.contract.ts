@@ -380,6 +380,21 @@ export function storeContract(open: OpenStorage): void {
       expect((await s.triggers.listByBot(trigger.botId)).filter((t) => t.id === trigger.id)).toHaveLength(1);
       expect((await s.triggers.findActive(trigger.id))?.name).toBe(trigger.name);
     });
+
+    it("moves a bot's triggers, deleted ones too, to the bot's account of now, and names those it moved", async () => {
+      const first = newTrigger({ accountId: 'default' });
+      const deleted = newTrigger({ accountId: 'default' });
+      const already = newTrigger({ accountId: 'acme' });
+      const otherBot = newTrigger({ botId: 'other', accountId: 'default' });
+      for (const trigger of [first, deleted, already, otherBot]) await s.triggers.create(trigger);
+      expect(await s.triggers.delete(deleted.id)).toBe(true);
+      expect((await s.triggers.assignBotAccount('echo', 'acme')).sort()).toEqual([first.id, deleted.id].sort());
+      expect((await s.triggers.findActive(first.id))?.accountId).toBe('acme');
+      expect((await s.triggers.findActive(already.id))?.accountId).toBe('acme');
+      expect((await s.triggers.findActive(otherBot.id))?.accountId).toBe('default');
+      // Once moved, nothing more to move.
+      expect(await s.triggers.assignBotAccount('echo', 'acme')).toEqual([]);
+    });
   });
 
   describe('CreditLedger and CreditAccounts', () => {

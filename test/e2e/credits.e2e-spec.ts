@@ -4,7 +4,14 @@ import { WebhookBot, WebhookBotHost, type BotOutput } from '../../src/index.js';
 import { expectNothingStored, storedCredits, storedInvocations } from '../helpers/db.js';
 import { type CapturedEvent } from '../helpers/events.js';
 import { expectError, startRun, syncInvocation, triggerBot } from '../helpers/http.js';
-import { createTrigger, describeOnEveryAdapterAndDatabase, type WebhookTestApp, ROOMY_APP, describeApp } from '../helpers/webhook-app.js';
+import {
+  createTrigger,
+  describeOnEveryAdapterAndDatabase,
+  type WebhookTestApp,
+  ROOMY_APP,
+  describeApp,
+  startWebhookApp,
+} from '../helpers/webhook-app.js';
 
 /** A bot whose account has no credits row at all. */
 @WebhookBot({ id: 'ghost', accountId: 'ghost-account' })
@@ -19,6 +26,14 @@ class GhostAccountBot extends WebhookBotHost {
 class FreeBot extends WebhookBotHost {
   async main(): Promise<BotOutput[]> {
     return [{ title: 'free', message: 'ran' }];
+  }
+}
+
+/** Names no account: it belongs to `defaultAccountId`. */
+@WebhookBot({ id: 'unowned' })
+class UnownedBot extends WebhookBotHost {
+  async main(): Promise<BotOutput[]> {
+    return [{ title: 'ran', message: 'yes' }];
   }
 }
 
@@ -76,6 +91,43 @@ describeOnEveryAdapterAndDatabase('credits', ({ makeAdapter, database }) => {
       const rows = await storedInvocations(t.store, trigger.id);
       expect(rows).toHaveLength(5);
       expect(new Set(rows.map((r) => r.id))).toEqual(new Set(results.filter((r) => r.status === 200).map((r) => r.body.invocation.id)));
+    });
+  });
+
+  describe("when a bot's account changed since its trigger was created", () => {
+    it("charges the bot's account of now (defaultAccountId set later), and counts its limits there", async () => {
+      // A new user's first start: the bot names no account, so it is "default" (never opened); they make a trigger.
+      const before = await startWebhookApp(makeAdapter, { database, providers: [UnownedBot], onlyProviders: true });
+      try {
+        const created = await before.admin.createTrigger('unowned', { name: 'first' });
+        // They do what the startup warning says: give the bot a funded account. (A node with the new settings.)
+        const after = await startWebhookApp(makeAdapter, {
+          store: before.store,
+          providers: [UnownedBot],
+          onlyProviders: true,
+          options: {
+            defaultAccountId: 'acme',
+            accounts: { acme: { credits: 10 } },
+            rateLimits: { perAccount: { limit: 1, ttlMs: 60_000 } },
+          },
+        });
+        try {
+          const trigger = { id: created.id, key: created.key!, botId: 'unowned', url: `${after.baseUrl}/webhooks/${created.id}/trigger` };
+          const res = await triggerBot(trigger, { a: '1' });
+          expect(res.status).toBe(200);
+          expect(await storedCredits(after.store, 'acme')).toBe(9);
+          expect(await storedCredits(after.store, 'default')).toBeNull();
+          expect(await storedInvocations(after.store, created.id)).toHaveLength(1);
+          // The account's limit (1 a minute) is counted on acme: the next trigger is refused by it.
+          const again = await triggerBot(trigger, { a: '2' });
+          expectError(again, 429);
+          expect(again.body.message).toMatch(/account/);
+        } finally {
+          await after.close();
+        }
+      } finally {
+        await before.close();
+      }
     });
   });
 });

@@ -102,6 +102,18 @@ export class InMemoryTriggerRepository extends TriggerRepository {
     });
   }
 
+  assignBotAccount(botId: string, accountId: string): Promise<string[]> {
+    return this.database.write(undefined, () => {
+      const changed: string[] = [];
+      for (const trigger of this.triggers.values()) {
+        if (trigger.botId !== botId || trigger.accountId === accountId) continue;
+        trigger.accountId = accountId;
+        changed.push(trigger.id);
+      }
+      return changed;
+    });
+  }
+
   delete(id: string): Promise<boolean> {
     return this.database.write(undefined, () => {
       const trigger = this.triggers.get(id);

@@ -128,6 +128,15 @@ export class SqlTriggerRepository extends TriggerRepository {
     return changes > 0;
   }
 
+  async assignBotAccount(botId: string, accountId: string): Promise<string[]> {
+    const { rows } = await this.db.write(`UPDATE webhook_triggers SET account_id = ? WHERE bot_id = ? AND account_id <> ? RETURNING id`, [
+      accountId,
+      botId,
+      accountId,
+    ]);
+    return rows.map((r) => String(r.id));
+  }
+
   private async insertKey(k: TriggerKeyRecord, tx: WebhookTransaction): Promise<void> {
     await this.db.write(
       INSERT_KEY,
