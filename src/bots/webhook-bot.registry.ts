@@ -16,9 +16,16 @@ export interface RegisteredBot {
 @Injectable()
 export class WebhookBotRegistry {
   private readonly bots = new Map<string, RegisteredBot>();
+  private accounts = 0;
 
   add(bot: RegisteredBot): void {
     this.bots.set(bot.id, bot);
+    this.accounts = new Set(this.list().map((b) => b.accountId)).size;
+  }
+
+  /** True when the bots belong to more than one account: tenants who share the app's bounds. */
+  get manyAccounts(): boolean {
+    return this.accounts > 1;
   }
 
   get(id: string): RegisteredBot | undefined {

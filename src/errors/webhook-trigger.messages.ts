@@ -35,6 +35,8 @@ export const ALREADY_FINISHED = (id: string, status: string) => `Invocation "${i
 export const SHUTTING_DOWN = 'The application is shutting down; retry shortly (another instance may take the request)';
 export const BACKLOG_FULL = (max: number) =>
   `Too many runs are waiting to start (maxQueuedRuns: ${max}); nothing was stored or charged, retry later`;
+export const ACCOUNT_BACKLOG_FULL = (share: number) =>
+  `Too many runs of this account are waiting to start (${share}, half of maxQueuedRuns); nothing was stored or charged, retry later`;
 export const INTERNAL_ERROR = 'Internal server error';
 export const DATABASE_UNAVAILABLE = 'The database connection was lost; retry shortly';
 

@@ -17,9 +17,10 @@ import {
   IdempotencyKeyReusedError,
   InvocationAlreadyFinishedError,
   NotEnoughCreditsError,
+  RateLimitedError,
   ShuttingDownError,
 } from '../errors/webhook-trigger.errors.js';
-import { LOG_BACKLOG_FULL } from '../errors/webhook-trigger.messages.js';
+import { ACCOUNT_BACKLOG_FULL, LOG_BACKLOG_FULL } from '../errors/webhook-trigger.messages.js';
 import { InvocationExecutor } from '../runs/invocation.executor.js';
 import { RunStop } from '../runs/run-stop.reasons.js';
 import { ShutdownState } from '../lifecycle/shutdown.state.js';
@@ -137,7 +138,7 @@ export class InvocationService {
     { idempotencyKey, requestHash, traceContext }: StartOptions = {},
   ): Promise<StartedInvocation> {
     if (this.shutdown.isShuttingDown) throw new ShuttingDownError();
-    this.refuseOverBacklog();
+    this.refuseOverBacklog(trigger.accountId);
     const bot = this.registry.get(trigger.botId);
     if (!bot) throw new BotNotRegisteredError(trigger.botId);
     const now = new Date(this.clock.now());
@@ -187,13 +188,20 @@ export class InvocationService {
   }
 
   /**
-   * Over `maxQueuedRuns` runs waiting to start, a trigger is refused before anything is read, written or
+   * Over `maxQueuedRuns` runs waiting to start, a trigger is refused (503) before anything is read, written or
    * charged: also an idempotent repeat of a run already accepted (it would cost nothing, but telling it apart
-   * takes a database read, which is what a full backlog must not cost).
+   * takes a database read, which is what a full backlog must not cost). Below it, when the bots belong to more
+   * than one account, one account may hold half of it: past its share its triggers are refused 429 (the
+   * account's limit), while the others' still go (an account alone may fill it: nobody else to keep room for).
    */
-  private refuseOverBacklog(): void {
+  private refuseOverBacklog(accountId: string): void {
     const max = this.options.maxQueuedRuns;
-    if (max === 0 || this.runner.backlog() + this.retries.pending < max) return;
+    if (max === 0) return;
+    if (this.runner.backlog() + this.retries.pending < max) {
+      const share = accountBacklogShare(max);
+      if (!this.registry.manyAccounts || this.runner.backlogOf(accountId) < share) return;
+      throw new RateLimitedError('account', 1, ACCOUNT_BACKLOG_FULL(share));
+    }
     this.backlogRefusals++;
     const now = performance.now();
     if (now - this.backlogLoggedAt >= BACKLOG_LOG_EVERY_MS) {
@@ -203,4 +211,9 @@ export class InvocationService {
     }
     throw new BacklogFullError(max);
   }
+}
+
+/** How many of `maxQueuedRuns` one account's waiting runs may be: half, so one account never fills it for the rest. */
+export function accountBacklogShare(maxQueuedRuns: number): number {
+  return Math.ceil(maxQueuedRuns / 2);
 }

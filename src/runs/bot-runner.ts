@@ -55,6 +55,17 @@ export abstract class BotRunner {
   }
 
   /**
+   * Of `backlog()`, the runs of one account: what its share of `maxQueuedRuns` bounds when the bots belong to
+   * more than one account (half of it; past that, a trigger of the account is answered 429), so one account
+   * cannot fill the backlog for every other. Answered from memory on every trigger. A runner that does not
+   * count per account (the default: 0) sets no share.
+   */
+  backlogOf(accountId: string): number {
+    void accountId;
+    return 0;
+  }
+
+  /**
    * True while runs this process dispatched wait for one of its own slots: it is behind on its runs, and its
    * accept step then lets its claims in flight go before new accepts (PostgreSQL). Answered from memory on
    * every trigger. False (the default) for a runner whose runs wait elsewhere (a shared queue).

@@ -151,6 +151,11 @@ export class InProcessBotRunner extends BotRunner {
     return this.waiting;
   }
 
+  /** Of those, the account's. */
+  override backlogOf(accountId: string): number {
+    return this.accounts.get(accountId)?.waiting.size ?? 0;
+  }
+
   /** Runs dispatched here wait for a slot. */
   override behind(): boolean {
     return this.waiting !== 0;

@@ -6,9 +6,8 @@
 import type { LoggerService } from '@nestjs/common';
 import { RunEventStreams } from '../../src/http/run-event-streams.js';
 import { InvocationChanges } from '../../src/invocations/invocation-changes.js';
-import { WebhookBot } from '../../src/index.js';
 import { DEFAULTS } from '../../src/options/defaults.js';
-import { EmitBot, OtherEchoBot, SlowBot } from '../fixtures/bots.js';
+import { EmitBot, OtherEchoBot, OtherSlowBot } from '../fixtures/bots.js';
 import { openRunStream, type RunStreamEvent } from '../helpers/event-stream.js';
 import { cancelRun, eventually, sleep, startRun, syncInvocation, syncUntilFinished } from '../helpers/http.js';
 import {
@@ -224,10 +223,6 @@ describeOnEveryAdapterAndDatabase('run event stream', ({ makeAdapter, database }
     }
   });
 });
-
-/** A slow bot of another account (`other`): a customer next to `acct` whose runs are watched live too. */
-@WebhookBot({ id: 'other-slow', accountId: 'other' })
-class OtherSlowBot extends SlowBot {}
 
 describeOnEveryAdapterAndDatabase('run event stream shares', ({ makeAdapter, database }) => {
   jest.setTimeout(60_000);
