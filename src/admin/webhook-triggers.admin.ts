@@ -141,7 +141,8 @@ export class WebhookTriggersAdmin {
   }
 
   /**
-   * `{base}/{global prefix}/webhooks/{id}/trigger`: the URL a caller uses, with the host's `setGlobalPrefix()`.
+   * `{base}/{global prefix}/webhooks/{id}/trigger`: the URL a caller uses, with the host's `setGlobalPrefix()`
+   * (without the prefix when its `exclude` covers the trigger route, as Nest's router then serves it).
    * The base is `publicBaseUrl` when set; else `origin` (the admin screens and API pass the one of the
    * request that views the trigger: see `requestOrigin`); else this app's own address once it listens
    * (`http://localhost:<port>`), `http://localhost:3000` before.

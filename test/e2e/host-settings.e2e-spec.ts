@@ -4,8 +4,9 @@
  * version, a global prefix with excludes, a strict global ValidationPipe, ClassSerializerInterceptor, a host
  * exception filter, helmet, CORS, `rawBody: true` and `bodyParser: false`. Each row starts a real app with
  * the setting on Express and on Fastify and walks the API: trigger, sync, status, cancel, events, and the
- * 400, 401, 404 and 429 answers. Also: a host that opts its throttler back in (`applyHostThrottler`), and a
- * host's own routes, which keep the host's settings.
+ * 400, 401, 404 and 429 answers. Also: a host that opts its throttler back in (`applyHostThrottler`), a
+ * host's own routes, which keep the host's settings, and the trigger URL the module hands out under a global
+ * prefix whose `exclude` covers the webhook routes or not: always where the route answers.
  */
 import {
   ClassSerializerInterceptor,
@@ -15,6 +16,7 @@ import {
   Get,
   type INestApplication,
   Module,
+  RequestMethod,
   ValidationPipe,
   VersioningType,
   type ArgumentsHost,
@@ -156,6 +158,9 @@ const SETTINGS: HostSetting[] = [
   { name: 'bodyParser: false', appOptions: { bodyParser: false } },
 ];
 
+/** What `setGlobalPrefix`'s `exclude` takes: paths, or RouteInfos (`{ path, method }`; not exported by NestJS 12). */
+type GlobalPrefixExclude = NonNullable<Parameters<INestApplication['setGlobalPrefix']>[1]>['exclude'];
+
 /** The trigger's URLs under this host's prefix. */
 const under = (t: TestTrigger, baseUrl: string, prefix = ''): TestTrigger => ({
   ...t,
@@ -246,6 +251,73 @@ describe.each(ADAPTERS)('the webhook API in a host with settings, on %s', (adapt
     } finally {
       await t.close();
     }
+  });
+
+  // The URL the module hands out (WebhookTriggersAdmin, the admin API, so the screens' View and curl) must be the
+  // one the router serves: under the global prefix, unless the prefix's exclude covers the webhook routes.
+  describe.each<{ name: string; exclude?: GlobalPrefixExclude; at: string }>([
+    { name: 'a global prefix', at: '/api' },
+    { name: "a global prefix whose exclude covers the webhook routes ('webhooks/*path')", exclude: ['webhooks/*path'], at: '' },
+    {
+      name: 'a global prefix whose exclude covers the webhook routes (RouteInfo, each method)',
+      exclude: [
+        { path: 'webhooks/:triggerId/trigger', method: RequestMethod.POST },
+        { path: 'webhooks/:triggerId/trigger/*rest', method: RequestMethod.ALL },
+      ],
+      at: '',
+    },
+    { name: "a global prefix whose exclude covers a host route ('ping')", exclude: ['ping'], at: '/api' },
+  ])('the trigger URL the module hands out, with $name', ({ exclude, at }) => {
+    let t: WebhookTestApp;
+    beforeAll(async () => {
+      t = await startWebhookApp(makeAdapter, {
+        options: { accounts: { acct: { credits: 100 } } },
+        imports: [WebhookTriggerAdminModule.forRoot({ path: 'admin', guards: [TestAdminGuard] })],
+        controllers: [HostPingController],
+        globalPrefix: 'api',
+        globalPrefixOptions: exclude && { exclude },
+      });
+    });
+    afterAll(() => t?.close());
+
+    it('is where the route answers: trigger, then sync under it (the curl the screens show)', async () => {
+      const created = await t.admin.createTrigger('echo', { name: 'handed out' });
+      const path = `${at}/webhooks/${created.id}/trigger`;
+      expect(new URL(created.url).pathname).toBe(path);
+      const echo = { id: created.id, key: created.key!, botId: 'echo', url: `${t.baseUrl}${path}` };
+      const accepted = await triggerBot(echo, { hello: 'prefix' });
+      expect({ status: accepted.status, body: accepted.body }).toEqual({
+        status: 200,
+        body: { success: true, invocation: { id: expect.stringMatching(/^inv_/) } },
+      });
+      const synced = await request(`${echo.url}/invocation/${accepted.body.invocation.id}/sync`, { headers: { 'x-key': echo.key } });
+      expect({ status: synced.status, body: synced.body }).toEqual({
+        status: 200,
+        body: { success: true, outputs: [{ title: 'hello', message: 'prefix' }] },
+      });
+      // The other place answers 404: the URL is the one the router chose, not one that happens to work.
+      const elsewhere = at ? `/webhooks/${created.id}/trigger` : `/api/webhooks/${created.id}/trigger`;
+      expect((await triggerBot({ ...echo, url: `${t.baseUrl}${elsewhere}` }, {})).status).toBe(404);
+    });
+
+    it("is the admin API's (the screens' View), which calls it as it is", async () => {
+      const auth = { authorization: `Bearer ${ADMIN_TEST_TOKEN}`, 'content-type': 'application/json' };
+      const made = await request(`${t.baseUrl}/api/admin/api/bots/echo/triggers`, {
+        method: 'POST',
+        headers: auth,
+        body: '{"name":"via api"}',
+      });
+      expect(made.status).toBe(201);
+      expect(new URL(made.body.url).pathname).toBe(`${at}/webhooks/${made.body.id}/trigger`);
+      const viewed = await request(`${t.baseUrl}/api/admin/api/triggers/${made.body.id}`, { headers: auth });
+      expect(viewed.body.url).toBe(made.body.url);
+      expect((await triggerBot({ url: viewed.body.url, key: made.body.key }, {})).status).toBe(200);
+    });
+
+    it("the host's own routes keep the host's prefix and exclude", async () => {
+      const excluded = exclude?.includes('ping') ?? false;
+      expect((await request(`${t.baseUrl}${excluded ? '' : '/api'}/ping`)).body).toEqual({ pong: true });
+    });
   });
 
   it("a host that sets applyHostThrottler gets its throttler's 429 on the webhook routes too", async () => {

@@ -235,6 +235,8 @@ export interface StartOptions {
   imports?: Array<Type | DynamicModule>;
   /** `app.setGlobalPrefix(…)` before listening. */
   globalPrefix?: string;
+  /** The options of that `setGlobalPrefix` call, e.g. `{ exclude: ['webhooks/*path'] }`. */
+  globalPrefixOptions?: Parameters<INestApplication['setGlobalPrefix']>[1];
   /** Options of `createNestApplication` besides the logger (as a host passes to `NestFactory.create`). */
   appOptions?: NestApplicationOptions;
   /** Called before listening, as a host's main.ts sets the app up (versioning, pipes, filters, middleware). */
@@ -268,7 +270,7 @@ export async function startWebhookApp(makeAdapter: AdapterFactory, start: StartO
     const logger = start.logger ?? false;
     const appOptions = { ...start.appOptions, logger };
     app = adapter ? moduleRef.createNestApplication(adapter, appOptions) : moduleRef.createNestApplication(appOptions);
-    if (start.globalPrefix) app.setGlobalPrefix(start.globalPrefix);
+    if (start.globalPrefix) app.setGlobalPrefix(start.globalPrefix, start.globalPrefixOptions);
     await start.configure?.(app);
     await app.listen(start.port ?? 0, '127.0.0.1');
   } catch (e) {

@@ -1,4 +1,4 @@
-import type { INestApplication } from '@nestjs/common';
+import { type INestApplication, RequestMethod } from '@nestjs/common';
 import { Test, type TestingModule } from '@nestjs/testing';
 import { RESOLVED_OPTIONS } from '../../options/module.constants.js';
 import { resolveWebhookTriggerOptions } from '../../options/resolve-options.js';
@@ -39,6 +39,25 @@ describe('TriggerUrls', () => {
     await app.listen(0, '127.0.0.1');
     const port = new URL(await app.getUrl()).port;
     expect(urls.triggerUrl('trg_AAAAAAAAAAAAAAAA')).toBe(`http://localhost:${port}/api/v1/webhooks/trg_AAAAAAAAAAAAAAAA/trigger`);
+  });
+
+  it.each([
+    ['a string that covers the trigger route', ['webhooks/*path'], '/webhooks'],
+    ['a RouteInfo of the trigger route for POST', [{ path: 'webhooks/:id/trigger', method: RequestMethod.POST }], '/webhooks'],
+    ['a RouteInfo of the trigger route for ALL', [{ path: 'webhooks/:triggerId/trigger', method: RequestMethod.ALL }], '/webhooks'],
+    [
+      'a RouteInfo of the trigger path for GET only (the POST route stays under the prefix)',
+      [{ path: 'webhooks/*path', method: RequestMethod.GET }],
+      '/api/webhooks',
+    ],
+    ['a route of the host', ['ping', 'health/*path'], '/api/webhooks'],
+    ['one trigger id (Nest judges the declared path, :triggerId, not a URL)', ['webhooks/trg_AAAAAAAAAAAAAAAA/trigger'], '/api/webhooks'],
+  ])('leaves out the global prefix only when its exclude covers the trigger route: %s', async (_name, exclude, path) => {
+    app = (await build()).createNestApplication({ logger: false });
+    app.setGlobalPrefix('api', { exclude });
+    expect(app.get(TriggerUrls).triggerUrl('trg_AAAAAAAAAAAAAAAA', 'https://viewer.example.org')).toBe(
+      `https://viewer.example.org${path}/trg_AAAAAAAAAAAAAAAA/trigger`,
+    );
   });
 
   it('puts publicBaseUrl before any origin', async () => {

@@ -1,6 +1,7 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, RequestMethod } from '@nestjs/common';
 import { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
-import { WEBHOOKS_PATH } from '../../http/webhook-routes.js';
+import { servedPath } from '../../http/global-prefix.js';
+import { WEBHOOK_ROUTES, WEBHOOKS_PATH } from '../../http/webhook-routes.js';
 import { RESOLVED_OPTIONS } from '../../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../../options/webhook-trigger-options.interface.js';
 
@@ -14,14 +15,16 @@ export class TriggerUrls {
   ) {}
 
   /**
-   * `{base}/{global prefix}/webhooks/{id}/trigger`. The base is `publicBaseUrl` when set; else `origin`
-   * (the viewer's, see `requestOrigin`); else this app's own address once it listens.
+   * `{base}/{global prefix}/webhooks/{id}/trigger`, without the prefix when its `exclude` covers the trigger
+   * route (the route is then served at the root: `servedPath` judges it as Nest's router does). The base is
+   * `publicBaseUrl` when set; else `origin` (the viewer's, see `requestOrigin`); else this app's own address
+   * once it listens. Every trigger URL the module hands out (admin service, admin API, screens) is this one.
    */
   triggerUrl(triggerId: string, origin?: string): string {
     // Read at each call: the host calls setGlobalPrefix() after the module's providers are built.
-    const prefix = this.appConfig.getGlobalPrefix().replace(/^\/+|\/+$/g, '');
+    const route = servedPath(this.appConfig, `${WEBHOOKS_PATH}/${WEBHOOK_ROUTES.trigger}`, RequestMethod.POST);
     const base = this.options.publicBaseUrl ?? origin ?? this.ownOrigin();
-    return `${base}${prefix ? `/${prefix}` : ''}/${WEBHOOKS_PATH}/${triggerId}/trigger`;
+    return `${base}${route.replace(':triggerId', () => triggerId)}`;
   }
 
   /** `http://localhost:<port>` of the HTTP server; port 3000 before it listens (or in an app without HTTP). */
