@@ -43,8 +43,9 @@ const SWEEP_BATCH = 200;
  * `CALLBACK_SWEEP_MS` takes every due delivery nobody holds: those stored by API nodes, redelivered elsewhere, or
  * held by a sender that died (its lease ran out). Each attempt is claimed first (owner + a lease longer than the
  * timeout), so two processes never send the same attempt at once; delivery is at least once. One trigger's callback
- * has at most `MAX_IN_FLIGHT_PER_TRIGGER` attempts in flight here: its other due deliveries wait (oldest due first)
- * while other triggers' go, so a slow receiver with a backlog cannot delay every other tenant's callbacks.
+ * has at most `MAX_IN_FLIGHT_PER_TRIGGER` attempts in flight here, and one account's callbacks
+ * `MAX_IN_FLIGHT_PER_ACCOUNT`: their other due deliveries wait (oldest due first) while the others' go, so a slow
+ * receiver with a backlog, or an account of many, cannot delay every other tenant's callbacks.
  */
 @Injectable()
 export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestroy {
