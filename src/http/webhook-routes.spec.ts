@@ -1,12 +1,12 @@
-import { pathOf, webhookRequestOf } from './webhook-routes.js';
+import { pathOf, webhookRequests, type RoutesMount } from './webhook-routes.js';
 
+const webhookRequestOf = webhookRequests();
 const readsOwnBody = (method: string, url: string) => webhookRequestOf(method, url)?.readsOwnBody ?? false;
 const undecodableId = (url: string) => webhookRequestOf('GET', url)?.undecodableId;
 
 describe('webhook routes', () => {
   it.each([
     ['POST', '/webhooks/trg_AAAAAAAAAAAAAAAA/trigger', true],
-    ['POST', '/api/v1/webhooks/trg_AAAAAAAAAAAAAAAA/trigger', true], // any global prefix
     ['POST', '/webhooks/trg_AAAAAAAAAAAAAAAA/trigger?x=1', true],
     ['POST', '/WEBHOOKS/trg_AAAAAAAAAAAAAAAA/TRIGGER', true], // Express routes case-insensitively
     ['POST', '/webhooks/trg_AAAAAAAAAAAAAAAA/trigger/invocation/inv_x/cancel', true],
@@ -16,6 +16,9 @@ describe('webhook routes', () => {
     ['POST', '/admin/api/bots/echo/triggers?/webhooks/x/trigger', false],
     ['POST', '/admin/api/bots/echo/triggers#/webhooks/x/trigger', false],
     ['POST', '/webhooks/a/b/trigger', false],
+    // A host's own route whose path only ends like the trigger's (once its body was taken).
+    ['POST', '/partners/webhooks/acme/trigger', false],
+    ['POST', '/api/v1/webhooks/trg_AAAAAAAAAAAAAAAA/trigger', false], // no global prefix here
   ])('%s %s reads its own body: %s', (method, url, expected) => {
     expect(readsOwnBody(method, url)).toBe(expected);
   });
@@ -28,7 +31,7 @@ describe('webhook routes', () => {
 
   it('finds an undecodable id on any webhook route, and nothing elsewhere', () => {
     expect(undecodableId('/webhooks/%zz/trigger')).toEqual({ kind: 'trigger', id: '%zz' });
-    expect(undecodableId('/api/webhooks/abc%/trigger/invocation/inv_x/sync')).toEqual({ kind: 'trigger', id: 'abc%' });
+    expect(undecodableId('/webhooks/abc%/trigger/invocation/inv_x/sync')).toEqual({ kind: 'trigger', id: 'abc%' });
     expect(undecodableId('/webhooks/trg_AAAAAAAAAAAAAAAA/trigger/invocation/%E0%A4%A/sync')).toEqual({
       kind: 'invocation',
       id: '%E0%A4%A',
@@ -52,10 +55,35 @@ describe('webhook routes', () => {
   });
 });
 
+describe('webhook routes under a global prefix', () => {
+  const under = (prefix: string, excluded: RoutesMount['excluded'] = () => false) => webhookRequests({ prefix, excluded });
+
+  it.each([
+    ['api', '/api/webhooks/trg_A/trigger', true],
+    ['/api/v1/', '/api/v1/webhooks/trg_A/trigger', true],
+    ['api', '/API/Webhooks/trg_A/trigger', true],
+    ['api', '/webhooks/trg_A/trigger', false], // not where the host serves it
+    ['api', '/api/partners/webhooks/trg_A/trigger', false], // a host route of its own
+    ['api', '/partners/api/webhooks/trg_A/trigger', false],
+    ['a.i', '/abi/webhooks/trg_A/trigger', false], // the prefix is text, not a pattern
+  ])("prefix '%s': POST %s is the module's trigger: %s", (prefix, url, expected) => {
+    expect(under(prefix)('POST', url)?.readsOwnBody ?? false).toBe(expected);
+  });
+
+  it('matches a route the prefix excludes at the root, judged per route and method', () => {
+    const excluded = (path: string, method: string) => method === 'POST' && path === '/webhooks/:triggerId/trigger';
+    const requestOf = under('api', excluded);
+    expect(requestOf('POST', '/webhooks/trg_A/trigger')?.operation).toBe('trigger');
+    expect(requestOf('POST', '/api/webhooks/trg_A/trigger')).toBeUndefined();
+    expect(requestOf('GET', '/api/webhooks/trg_A/trigger/invocation/inv_x/sync')?.operation).toBe('sync');
+    expect(requestOf('GET', '/webhooks/trg_A/trigger/invocation/inv_x/sync')).toBeUndefined();
+  });
+});
+
 describe('webhook operations', () => {
   it.each([
     ['POST', '/webhooks/trg_A/trigger', 'trigger'],
-    ['POST', '/api/webhooks/trg_A/trigger?x=/sync', 'trigger'],
+    ['POST', '/webhooks/trg_A/trigger?x=/sync', 'trigger'],
     ['GET', '/webhooks/trg_A/trigger/invocation/inv_x', 'status'],
     ['GET', '/webhooks/trg_A/trigger/invocation/inv_x/sync?timeout=3', 'sync'],
     ['POST', '/webhooks/trg_A/trigger/invocation/inv_x/cancel', 'cancel'],

@@ -12,24 +12,34 @@ export const WEBHOOK_ROUTES = {
 } as const;
 
 /**
- * A route of the table as a pattern over a request PATH (never the query): any global prefix, one
- * segment per parameter, captured in order. Case-insensitive because Express routes case-insensitively
- * by default: a request it routes to one of these handlers must be recognised here too.
+ * Where the host serves the table's routes: under its global prefix, except a route the prefix's `exclude` keeps
+ * at the root (Nest judges that on the route's path as declared, `/webhooks/:triggerId/trigger`, and its method).
  */
-function pathPattern(route: string): RegExp {
-  const segments = `${WEBHOOKS_PATH}/${route}`.split('/').map((s) => (s.startsWith(':') ? '([^/]+)' : s));
-  return new RegExp(`/${segments.join('/')}/?$`, 'i');
+export interface RoutesMount {
+  /** The global prefix ('' for none), with or without its slashes. */
+  prefix: string;
+  excluded: (routePath: string, method: 'GET' | 'POST') => boolean;
+}
+
+/** The routes of an app without a global prefix. */
+export const AT_ROOT: RoutesMount = { prefix: '', excluded: () => false };
+
+/**
+ * A route of the table as a pattern over a request PATH (never the query): the whole path, from the global prefix
+ * where it applies, one segment per parameter, captured in order. Case-insensitive because Express routes
+ * case-insensitively by default: a request it routes to one of these handlers must be recognised here too.
+ */
+function pathPattern(routePath: string, prefix: string): RegExp {
+  const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const segments = `${prefix}/${routePath}`
+    .split('/')
+    .filter(Boolean)
+    .map((s) => (s.startsWith(':') ? '([^/]+)' : literal(s)));
+  return new RegExp(`^/${segments.join('/')}/?$`, 'i');
 }
 
 /** The table's operations (the requests metric's `operation` label). */
 type Operation = keyof typeof WEBHOOK_ROUTES;
-
-/** Each route's method and path pattern, in the table's order. */
-const ROUTES = (Object.keys(WEBHOOK_ROUTES) as Operation[]).map((operation) => ({
-  operation,
-  method: operation === 'trigger' || operation === 'cancel' ? 'POST' : 'GET',
-  pattern: pathPattern(WEBHOOK_ROUTES[operation]),
-}));
 
 /** The path of a request URL: everything before `?` or `#`. */
 export function pathOf(url: string): string {
@@ -52,20 +62,34 @@ export interface WebhookRequest {
 }
 
 /** Which webhook route's path a request is for (judged on the path, never the query), or undefined for any other. */
-export function webhookRequestOf(method: string | undefined, url: string | undefined): WebhookRequest | undefined {
-  if (url === undefined) return undefined;
-  const path = pathOf(url);
-  for (const route of ROUTES) {
-    const match = route.pattern.exec(path);
-    if (!match) continue;
-    const own = route.method === method;
-    return {
-      operation: own ? route.operation : undefined,
-      readsOwnBody: own && route.method === 'POST',
-      undecodableId: path.includes('%') ? undecodableIdOf(match[1], match[2]) : undefined,
-    };
-  }
-  return undefined;
+export type WebhookRequestOf = (method: string | undefined, url: string | undefined) => WebhookRequest | undefined;
+
+/**
+ * Recognises the requests for the table's routes where the host serves them (`mount`), and no others: a host's own
+ * route whose path merely ends like one of them (`/partners/webhooks/:id/trigger`) is the host's.
+ */
+export function webhookRequests(mount: RoutesMount = AT_ROOT): WebhookRequestOf {
+  const routes = (Object.keys(WEBHOOK_ROUTES) as Operation[]).map((operation) => {
+    const method = operation === 'trigger' || operation === 'cancel' ? 'POST' : 'GET';
+    const routePath = `/${WEBHOOKS_PATH}/${WEBHOOK_ROUTES[operation]}`;
+    const prefix = mount.excluded(routePath, method) ? '' : mount.prefix;
+    return { operation, method, pattern: pathPattern(routePath, prefix) };
+  });
+  return (method, url) => {
+    if (url === undefined) return undefined;
+    const path = pathOf(url);
+    for (const route of routes) {
+      const match = route.pattern.exec(path);
+      if (!match) continue;
+      const own = route.method === method;
+      return {
+        operation: own ? route.operation : undefined,
+        readsOwnBody: own && route.method === 'POST',
+        undecodableId: path.includes('%') ? undecodableIdOf(match[1], match[2]) : undefined,
+      };
+    }
+    return undefined;
+  };
 }
 
 function undecodableIdOf(triggerId: string, invocationId: string | undefined): WebhookRequest['undecodableId'] {

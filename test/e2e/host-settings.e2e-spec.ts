@@ -9,6 +9,7 @@
  * prefix whose `exclude` covers the webhook routes or not: always where the route answers.
  */
 import {
+  Body,
   ClassSerializerInterceptor,
   Controller,
   type ExceptionFilter,
@@ -16,6 +17,7 @@ import {
   Get,
   type INestApplication,
   Module,
+  Post,
   RequestMethod,
   ValidationPipe,
   VersioningType,
@@ -46,6 +48,27 @@ class HostPingController {
     return { pong: true };
   }
 }
+
+/** A host's own route whose path ends like the module's trigger path: its body is the host's. */
+@Controller('partners/webhooks')
+class HostPartnerController {
+  @Post(':id/trigger')
+  hook(@Body() body: unknown): unknown {
+    return { got: body ?? null };
+  }
+}
+
+/** Where a host's global prefix puts its own routes and the module's. */
+const MOUNTS: Array<{ name: string; configure?: (app: INestApplication) => void; host: string; webhooks: string }> = [
+  { name: 'no global prefix', host: '', webhooks: '' },
+  { name: "the global prefix 'api'", configure: (app) => void app.setGlobalPrefix('api'), host: '/api', webhooks: '/api' },
+  {
+    name: "the global prefix 'api' that excludes the webhook routes",
+    configure: (app) => void app.setGlobalPrefix('api', { exclude: ['webhooks/*path'] }),
+    host: '/api',
+    webhooks: '',
+  },
+];
 
 /** A host filter that answers every error its own way: the webhook routes keep theirs. */
 @Catch()
@@ -235,6 +258,32 @@ describe.each(ADAPTERS)('the webhook API in a host with settings, on %s', (adapt
         route.expect(await request(`${t.baseUrl}/${route.path}`, { headers: route.headers }));
       });
     }
+  });
+
+  describe.each(MOUNTS)("a host's own route whose path ends in /webhooks/:id/trigger, under $name", (mount) => {
+    let t: WebhookTestApp;
+    beforeAll(async () => {
+      t = await startWebhookApp(makeAdapter, {
+        options: { accounts: { acct: { credits: 100 } } },
+        controllers: [HostPartnerController],
+        configure: mount.configure,
+      });
+    });
+    afterAll(() => t?.close());
+
+    it("keeps its body: the module takes only its own routes' bodies, which it still serves", async () => {
+      const own = await request(`${t.baseUrl}${mount.host}/partners/webhooks/acme/trigger`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"hello":"host"}',
+      });
+      expect({ status: own.status, body: own.body }).toEqual({ status: 201, body: { got: { hello: 'host' } } });
+      const echo = under(await createTrigger(t, 'echo'), t.baseUrl, mount.webhooks);
+      const accepted = await triggerBot(echo, { hello: 'module' });
+      expect(accepted.status).toBe(200);
+      const synced = await request(`${echo.url}/invocation/${accepted.body.invocation.id}/sync`, { headers: { 'x-key': echo.key } });
+      expect(synced.body).toEqual({ success: true, outputs: [{ title: 'hello', message: 'module' }] });
+    });
   });
 
   it('the admin screens and API stay at their path under URI versioning with a default version', async () => {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { ShutdownState } from '../../lifecycle/shutdown.state.js';
 import { WebhookMetrics } from '../../telemetry/webhook-metrics.js';
 import { SYSTEM_CLOCK } from '../../time/clock.js';
-import { webhookRequestOf } from '../webhook-routes.js';
+import { webhookRequests } from '../webhook-routes.js';
 import { webhookAnswerHook } from './answer-hook.js';
 import { until } from '../../../test/helpers/http.js';
 
@@ -13,6 +13,7 @@ const STATUS = '/webhooks/trg_AAAAAAAAAAAAAAAA/trigger/invocation/inv_x';
 /** A real HTTP server whose every request goes through the hook first, and is answered when the test says. */
 async function serverWithHook(shutdown: ShutdownState): Promise<{ server: Server; url: string; held: Map<string, ServerResponse> }> {
   const hook = webhookAnswerHook(new WebhookMetrics(undefined), shutdown);
+  const webhookRequestOf = webhookRequests();
   const held = new Map<string, ServerResponse>();
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const webhook = webhookRequestOf(req.method, req.url);

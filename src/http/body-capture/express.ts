@@ -1,6 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { DEFERRED_BODY, type RawRequest } from '../http.types.js';
-import { webhookRequestOf } from '../webhook-routes.js';
+import type { WebhookRequestOf } from '../webhook-routes.js';
 import { answerUndecodableId } from './answer-raw.js';
 import type { AnswerHook } from './answer-hook.js';
 
@@ -17,7 +17,7 @@ export interface ExpressApp {
  * bytes unread for the trigger handler, after the guards. Being first, it also hands every webhook request to
  * the answer hook (metrics; connections closed once shutdown began).
  */
-export function captureExpressBodies(app: ExpressApp, answerHook: AnswerHook): void {
+export function captureExpressBodies(app: ExpressApp, webhookRequestOf: WebhookRequestOf, answerHook: AnswerHook): void {
   const capture: Middleware = (req, res, next) => {
     const webhook = webhookRequestOf(req.method, req.url);
     if (!webhook) return next();

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { DEFERRED_BODY, type RawRequest } from '../http.types.js';
-import { webhookRequestOf, type WebhookRequest } from '../webhook-routes.js';
+import type { WebhookRequest, WebhookRequestOf } from '../webhook-routes.js';
 import { answerUndecodableId } from './answer-raw.js';
 import type { AnswerHook } from './answer-hook.js';
 
@@ -21,7 +21,7 @@ export interface FastifyApp {
  * so the server's request listener is wrapped to answer those webhook paths 404 first (and, being in front
  * of everything, to hand every webhook request to the answer hook).
  */
-export function captureFastifyBodies(fastify: FastifyApp, answerHook: AnswerHook): void {
+export function captureFastifyBodies(fastify: FastifyApp, webhookRequestOf: WebhookRequestOf, answerHook: AnswerHook): void {
   fastify.addHook('preParsing', async (request, _reply, payload) => {
     if (request.method !== 'POST') return payload;
     // Judged in front, by the URL as it arrived; again when that is not the URL routed (a host's `rewriteUrl`).

@@ -1,7 +1,8 @@
-import { Injectable, type OnModuleInit } from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
+import { Injectable, type OnModuleInit, RequestMethod } from '@nestjs/common';
+import { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
 import { WebhookMetrics } from '../../telemetry/webhook-metrics.js';
 import { ShutdownState } from '../../lifecycle/shutdown.state.js';
+import { webhookRequests, type RoutesMount } from '../webhook-routes.js';
 import { webhookAnswerHook } from './answer-hook.js';
 import { captureExpressBodies, type ExpressApp } from './express.js';
 import { captureFastifyBodies, type FastifyApp } from './fastify.js';
@@ -15,14 +16,16 @@ import { captureFastifyBodies, type FastifyApp } from './fastify.js';
  * read (a stranger cannot make a node read or hold a body), then reads it with its own limits
  * (`maxBodyBytes`, `bodyTimeoutMs`, `maxJsonDepth`) and answers in its own JSON error shape. The cancel
  * endpoint takes no body: whatever a client sends is never read (and never judged by the host's parser).
- * Requests to other routes (judged by their path, never the query string; see `webhook-routes.ts`) are
- * not touched, except a webhook path with an undecodable id (`%zz`), answered 404 before the router. The same
+ * Requests to other routes (judged by their whole path, under the host's global prefix, never the query string; see
+ * `webhook-routes.ts`) are not touched, except a webhook path with an undecodable id (`%zz`), answered 404 before
+ * the router. The same
  * front sees every webhook answer (`webhookAnswerHook`: metrics, and connections closed once shutdown began).
  */
 @Injectable()
 export class WebhookBodyCapture implements OnModuleInit {
   constructor(
     private readonly adapterHost: HttpAdapterHost,
+    private readonly appConfig: ApplicationConfig,
     private readonly metrics: WebhookMetrics,
     private readonly shutdown: ShutdownState,
   ) {}
@@ -32,7 +35,34 @@ export class WebhookBodyCapture implements OnModuleInit {
     if (!adapter) return; // not an HTTP application
     const instance: unknown = adapter.getInstance();
     const answerHook = webhookAnswerHook(this.metrics, this.shutdown);
-    if (adapter.getType() === 'fastify') captureFastifyBodies(instance as FastifyApp, answerHook);
-    else captureExpressBodies(instance as ExpressApp, answerHook);
+    // Nest mounted the routes (under the global prefix as set now) before module init.
+    const webhookRequestOf = webhookRequests(mountOf(this.appConfig));
+    if (adapter.getType() === 'fastify') captureFastifyBodies(instance as FastifyApp, webhookRequestOf, answerHook);
+    else captureExpressBodies(instance as ExpressApp, webhookRequestOf, answerHook);
   }
+}
+
+/** An excluded route as `setGlobalPrefix(prefix, { exclude })` stores it. */
+interface ExcludedRoute {
+  requestMethod: RequestMethod;
+  pathRegex: RegExp;
+}
+
+/**
+ * Where the host's global prefix puts the routes: under it, except a route its `exclude` names, judged as Nest
+ * judges it (the route's declared path against each exclusion's pattern, for its method or all).
+ */
+function mountOf(appConfig: ApplicationConfig): RoutesMount {
+  const exclude = (appConfig.getGlobalPrefixOptions().exclude ?? []) as ExcludedRoute[];
+  return {
+    prefix: appConfig.getGlobalPrefix(),
+    excluded: (routePath, method) =>
+      exclude.some(
+        (route) =>
+          (route.requestMethod === RequestMethod.ALL ||
+            Number(route.requestMethod) === -1 ||
+            route.requestMethod === RequestMethod[method]) &&
+          route.pathRegex.test(routePath),
+      ),
+  };
 }
