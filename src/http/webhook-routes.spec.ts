@@ -45,13 +45,24 @@ describe('webhook routes', () => {
     expect(webhookRequestOf('PUT', '/webhooks/%zz/trigger')).toEqual({
       operation: undefined,
       readsOwnBody: false,
+      ignoresBody: false,
       undecodableId: { kind: 'trigger', id: '%zz' },
     });
     expect(webhookRequestOf('POST', '/webhooks/trg_A/trigger/invocation/inv_x')).toEqual({
       operation: undefined,
       readsOwnBody: false,
+      ignoresBody: false,
       undecodableId: undefined,
     });
+  });
+
+  it('keeps the body of a GET route from the host, whatever it sends: never read', () => {
+    for (const method of ['GET', 'HEAD'])
+      for (const route of ['', '/sync', '/events'])
+        expect(webhookRequestOf(method, `/webhooks/trg_A/trigger/invocation/inv_x${route}`)).toMatchObject({
+          readsOwnBody: false,
+          ignoresBody: true,
+        });
   });
 });
 

@@ -54,6 +54,11 @@ export interface WebhookRequest {
   /** A POST to the trigger or cancel route: its body is kept from the host's body parser. */
   readsOwnBody: boolean;
   /**
+   * A GET (or HEAD) to the sync, status or events route: any body it carries is kept from the host's body parser and
+   * never read, and its connection is closed after the answer.
+   */
+  ignoresBody: boolean;
+  /**
    * The id segment that is not valid percent-encoding (`%zz`), whatever the method. Routers answer such paths 400
    * before any guard runs; an id that cannot be decoded cannot exist, so the module answers 404 like for any other
    * impossible id.
@@ -82,9 +87,11 @@ export function webhookRequests(mount: RoutesMount = AT_ROOT): WebhookRequestOf 
       const match = route.pattern.exec(path);
       if (!match) continue;
       const own = route.method === method;
+      const served = own || (route.method === 'GET' && method === 'HEAD');
       return {
         operation: own ? route.operation : undefined,
         readsOwnBody: own && route.method === 'POST',
+        ignoresBody: served && route.method === 'GET',
         undecodableId: path.includes('%') ? undecodableIdOf(match[1], match[2]) : undefined,
       };
     }

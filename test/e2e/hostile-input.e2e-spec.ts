@@ -82,12 +82,13 @@ function openRaw(baseUrl: string, head: string, firstBytes = ''): RawExchange {
   };
 }
 
-const postHead = (t: Pick<TestTrigger, 'url'>, headers: Record<string, string>) => {
-  const u = new URL(t.url);
-  return `POST ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\n${Object.entries(headers)
+const requestHead = (method: string, url: string, headers: Record<string, string>) => {
+  const u = new URL(url);
+  return `${method} ${u.pathname} HTTP/1.1\r\nHost: ${u.host}\r\n${Object.entries(headers)
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join('')}\r\n`;
 };
+const postHead = (t: Pick<TestTrigger, 'url'>, headers: Record<string, string>) => requestHead('POST', t.url, headers);
 
 describeOnEveryAdapterAndDatabase('hostile input', ({ makeAdapter, database }) => {
   let t: WebhookTestApp;
@@ -138,6 +139,47 @@ describeOnEveryAdapterAndDatabase('hostile input', ({ makeAdapter, database }) =
       expect(JSON.parse(answer.body)).toMatchObject({ success: false, statusCode: status });
     },
   );
+
+  // A GET route takes no body: the host's parser once read (up to 100 kB) and held it before the guard, and answered
+  // a malformed one with its own 400 (or nothing at all until the body was complete).
+  it.each([
+    ['an unknown trigger', 404, 'sync', () => `${t.baseUrl}/webhooks/trg_AAAAAAAAAAAAAAAA/trigger`],
+    ['a wrong key', 401, 'sync', () => echo.url],
+    ['a wrong key', 401, 'status', () => echo.url],
+    ['a wrong key', 401, 'events', () => echo.url],
+    ['an address outside the allow-list', 403, 'sync', () => allowListed.url],
+  ])(
+    'answers %s (%i) on the %s route from the path and headers while a stray body is still to come, and closes the connection',
+    async (_case, status, route, triggerUrl) => {
+      const path = `/invocation/inv_AAAAAAAAAAAAAAAAAAAAAA${route === 'status' ? '' : `/${route}`}`;
+      const url = `${triggerUrl()}${path}`;
+      const headers = { 'Content-Type': 'application/json', 'X-Key': 'whk_wrong' };
+      const exchange = openRaw(t.baseUrl, requestHead('GET', url, { ...headers, 'Content-Length': '60000' }), '{"a":');
+      const answer = await exchange.answer();
+      exchange.socket.destroy();
+      expect({ status: answer.status, closedByServer: answer.closedByServer }).toEqual({ status, closedByServer: true });
+      expect(answer.at).toBeLessThan(1500);
+      expect(JSON.parse(answer.body)).toMatchObject({ success: false, statusCode: status });
+      // A whole malformed body changes nothing either (it once got the host parser's 400).
+      const whole = await rawRequest(url, { headers: { ...headers, 'Content-Length': '5' }, body: '{"x":' });
+      expect({ status: whole.status, body: whole.body }).toMatchObject({ status, body: { success: false, statusCode: status } });
+      expect(logger.loud).toEqual([]);
+    },
+  );
+
+  it('answers the status of a run with its key as without a stray body, never reading it, and closes the connection', async () => {
+    const id = await startRun(echo, { a: 1 });
+    const url = `${echo.url}/invocation/${id}`;
+    const headers = { 'Content-Type': 'application/json', 'X-Key': echo.key };
+    const exchange = openRaw(t.baseUrl, requestHead('GET', url, { ...headers, 'Content-Length': '60000' }), '{"x":');
+    const answer = await exchange.answer();
+    exchange.socket.destroy();
+    expect({ status: answer.status, closedByServer: answer.closedByServer }).toEqual({ status: 200, closedByServer: true });
+    expect(JSON.parse(answer.body)).toMatchObject({ success: true, invocation: { id } });
+    const whole = await rawRequest(url, { headers: { ...headers, 'Content-Length': '5' }, body: '{"x":' });
+    expect({ status: whole.status, body: whole.body }).toMatchObject({ status: 200, body: { success: true, invocation: { id } } });
+    expect(logger.loud).toEqual([]);
+  });
 
   it('answers 413 at once for a declared Content-Length over maxBodyBytes, reads none of it, stores and charges nothing', async () => {
     const fresh = await createTrigger(t, 'echo');

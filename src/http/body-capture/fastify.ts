@@ -4,6 +4,7 @@ import { DEFERRED_BODY, type RawRequest } from '../http.types.js';
 import type { WebhookRequest, WebhookRequestOf } from '../webhook-routes.js';
 import { answerUndecodableId } from './answer-raw.js';
 import type { AnswerHook } from './answer-hook.js';
+import { closeIfBodySent } from './stray-body.js';
 
 /** The front listener's judgement of a webhook request, with the URL it judged, for the preParsing hook. */
 const JUDGED = Symbol('webhook-trigger:judged');
@@ -20,6 +21,7 @@ export interface FastifyApp {
  * trigger handler (after the guards). Fastify's router answers an undecodable path 400 before any hook,
  * so the server's request listener is wrapped to answer those webhook paths 404 first (and, being in front
  * of everything, to hand every webhook request to the answer hook).
+ * Fastify never parses a GET's body; the listener closes the connection of one that carries a body anyway.
  */
 export function captureFastifyBodies(fastify: FastifyApp, webhookRequestOf: WebhookRequestOf, answerHook: AnswerHook): void {
   fastify.addHook('preParsing', async (request, _reply, payload) => {
@@ -45,6 +47,7 @@ export function captureFastifyBodies(fastify: FastifyApp, webhookRequestOf: Webh
       if (webhook) {
         answerHook(webhook, res);
         if (webhook.undecodableId) return answerUndecodableId(webhook.undecodableId, res);
+        if (webhook.ignoresBody) closeIfBodySent(req, res);
         req[JUDGED] = { url: req.url, webhook };
       }
       listener(req, res);

@@ -16,7 +16,8 @@ import { captureFastifyBodies, type FastifyApp } from './fastify.js';
  * read (a stranger cannot make a node read or hold a body), then reads it with its own limits
  * (`maxBodyBytes`, `bodyTimeoutMs`, `maxJsonDepth`) and answers in its own JSON error shape. The cancel
  * endpoint takes no body: whatever a client sends is never read (and never judged by the host's parser).
- * Requests to other routes (judged by their whole path, under the host's global prefix, never the query string; see
+ * The GET routes take no body: one sent is kept from the parser, never read, and its connection closed. Requests
+ * to other routes (judged by their whole path, under the host's global prefix, never the query string; see
  * `webhook-routes.ts`) are not touched, except a webhook path with an undecodable id (`%zz`), answered 404 before
  * the router. The same
  * front sees every webhook answer (`webhookAnswerHook`: metrics, and connections closed once shutdown began).
