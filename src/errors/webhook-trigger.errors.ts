@@ -12,6 +12,7 @@ import {
   IDEMPOTENCY_KEY_TAKEN,
   INVALID_KEY,
   IP_NOT_ALLOWED,
+  METHOD_NOT_ALLOWED,
   MISSING_KEY,
   NOT_ENOUGH_CREDITS,
   RATE_LIMITED,
@@ -67,6 +68,16 @@ export class UnknownTriggerError extends WebhookTriggerError {
 export class UnknownInvocationError extends WebhookTriggerError {
   constructor(invocationId: string) {
     super(UNKNOWN_INVOCATION(String(invocationId).slice(0, 64)));
+  }
+}
+
+/** 405: a webhook path called with a method it is not served with (`allowed`, the `Allow` header). */
+export class MethodNotAllowedError extends WebhookTriggerError {
+  constructor(
+    method: string,
+    readonly allowed: string,
+  ) {
+    super(METHOD_NOT_ALLOWED(method.slice(0, 16), allowed));
   }
 }
 

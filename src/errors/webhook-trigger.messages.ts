@@ -23,6 +23,7 @@ export const BODY_TIMEOUT = (ms: number) => `The request body did not arrive wit
 export const BAD_IDEMPOTENCY_KEY = 'Idempotency-Key must be 1–255 visible ASCII characters';
 export const IDEMPOTENCY_KEY_TAKEN = (triggerId: string) => `Idempotency key already used on trigger ${triggerId}`;
 export const CLIENT_GONE = 'The client closed the connection before its request was read';
+export const METHOD_NOT_ALLOWED = (method: string, allowed: string) => `${method} is not allowed on this path; use ${allowed}`;
 export const IDEMPOTENCY_KEY_REUSED =
   'This Idempotency-Key was already used on this trigger with a different request body; use a new key for a new request';
 export const SYNC_TIMEOUT = (ms: number, status: string) => `The run did not finish within ${ms} ms (status: ${status}); call sync again`;

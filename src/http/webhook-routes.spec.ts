@@ -41,19 +41,23 @@ describe('webhook routes', () => {
     expect(undecodableId('/webhooks/trg_x/trigger?q=%zz')).toBeUndefined(); // the query is not ours
   });
 
-  it("judges a webhook path with another method as the module's (its undecodable id answered 404), with no operation", () => {
+  it("judges a webhook path with another method as the module's: its undecodable id answered 404, else 405 with Allow", () => {
     expect(webhookRequestOf('PUT', '/webhooks/%zz/trigger')).toEqual({
       operation: undefined,
       readsOwnBody: false,
       ignoresBody: false,
+      allow: 'POST',
       undecodableId: { kind: 'trigger', id: '%zz' },
     });
     expect(webhookRequestOf('POST', '/webhooks/trg_A/trigger/invocation/inv_x')).toEqual({
       operation: undefined,
       readsOwnBody: false,
       ignoresBody: false,
+      allow: 'GET, HEAD',
       undecodableId: undefined,
     });
+    expect(webhookRequestOf('HEAD', '/webhooks/trg_A/trigger/invocation/inv_x')?.allow).toBeUndefined(); // served with GET
+    expect(webhookRequestOf('OPTIONS', '/webhooks/trg_A/trigger')?.allow).toBeUndefined(); // the host's (CORS)
   });
 
   it('keeps the body of a GET route from the host, whatever it sends: never read', () => {
@@ -62,6 +66,7 @@ describe('webhook routes', () => {
         expect(webhookRequestOf(method, `/webhooks/trg_A/trigger/invocation/inv_x${route}`)).toMatchObject({
           readsOwnBody: false,
           ignoresBody: true,
+          allow: undefined,
         });
   });
 });
@@ -99,7 +104,7 @@ describe('webhook operations', () => {
     ['GET', '/webhooks/trg_A/trigger/invocation/inv_x/sync?timeout=3', 'sync'],
     ['POST', '/webhooks/trg_A/trigger/invocation/inv_x/cancel', 'cancel'],
     ['GET', '/webhooks/trg_A/trigger/invocation/inv_x/events', 'events'],
-    ['GET', '/webhooks/trg_A/trigger', undefined], // no such route: the host's 404, not the module's answer
+    ['GET', '/webhooks/trg_A/trigger', undefined], // no such route: the module's 405, not an operation
     ['GET', '/admin/api/triggers', undefined],
   ])('%s %s is %s', (method, url, operation) => {
     expect(webhookRequestOf(method, url)?.operation).toBe(operation);

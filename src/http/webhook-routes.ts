@@ -11,6 +11,9 @@ export const WEBHOOK_ROUTES = {
   events: ':triggerId/trigger/invocation/:invocationId/events',
 } as const;
 
+/** The methods a route of the table is served with (the form of an `Allow` header): Express and Fastify serve a GET's HEAD too. */
+type Allowed = 'GET, HEAD' | 'POST';
+
 /**
  * Where the host serves the table's routes: under its global prefix, except a route the prefix's `exclude` keeps
  * at the root (Nest judges that on the route's path as declared, `/webhooks/:triggerId/trigger`, and its method).
@@ -58,6 +61,8 @@ export interface WebhookRequest {
    * never read, and its connection is closed after the answer.
    */
   ignoresBody: boolean;
+  /** For a method the route is not served with: the methods it is (the 405's `Allow`); undefined otherwise. */
+  allow: Allowed | undefined;
   /**
    * The id segment that is not valid percent-encoding (`%zz`), whatever the method. Routers answer such paths 400
    * before any guard runs; an id that cannot be decoded cannot exist, so the module answers 404 like for any other
@@ -78,7 +83,8 @@ export function webhookRequests(mount: RoutesMount = AT_ROOT): WebhookRequestOf 
     const method = operation === 'trigger' || operation === 'cancel' ? 'POST' : 'GET';
     const routePath = `/${WEBHOOKS_PATH}/${WEBHOOK_ROUTES[operation]}`;
     const prefix = mount.excluded(routePath, method) ? '' : mount.prefix;
-    return { operation, method, pattern: pathPattern(routePath, prefix) };
+    const allow: Allowed = method === 'GET' ? 'GET, HEAD' : 'POST';
+    return { operation, method, allow, pattern: pathPattern(routePath, prefix) };
   });
   return (method, url) => {
     if (url === undefined) return undefined;
@@ -92,6 +98,8 @@ export function webhookRequests(mount: RoutesMount = AT_ROOT): WebhookRequestOf 
         operation: own ? route.operation : undefined,
         readsOwnBody: own && route.method === 'POST',
         ignoresBody: served && route.method === 'GET',
+        // OPTIONS is the host's (a CORS preflight).
+        allow: served || method === 'OPTIONS' ? undefined : route.allow,
         undecodableId: path.includes('%') ? undecodableIdOf(match[1], match[2]) : undefined,
       };
     }

@@ -5,7 +5,7 @@
 import { BODY_MALFORMED, BODY_NOT_OBJECT, INVALID_KEY, MISSING_KEY } from '../../src/errors/webhook-trigger.messages.js';
 import { expectNothingStored, storedCredits, storedInvocations } from '../helpers/db.js';
 import { historyEntry, type CapturedEvent } from '../helpers/events.js';
-import { expectError, rawRequest, startRun, syncInvocation, triggerBot } from '../helpers/http.js';
+import { expectError, rawRequest, send, startRun, syncInvocation, triggerBot } from '../helpers/http.js';
 import {
   UNTHROTTLED,
   createTrigger,
@@ -142,6 +142,24 @@ describeOnEveryAdapterAndDatabase('trigger and body', ({ adapterName, makeAdapte
         expectError(res404, 404);
         expectError(await triggerBot(echo, undefined, { key: 'wrong', raw: '{' }), 401);
         expectError(await triggerBot(echo, undefined, { key: 'wrong', raw: 'x', headers: { 'content-type': 'text/plain' } }), 401);
+      });
+
+      it('answers 405 with Allow, in the webhook error shape, for a webhook path called with another method; no key needed', async () => {
+        const run = `${echo.url}/invocation/inv_AAAAAAAAAAAAAAAAAAAAAA`;
+        const unknown = `${t.baseUrl}/webhooks/trg_AAAAAAAAAAAAAAAA/trigger`;
+        const cases: Array<[string, string, string]> = [
+          ['GET', echo.url, 'POST'],
+          ['PUT', unknown, 'POST'], // an unknown trigger: the method is judged first, from the path alone
+          ['POST', `${run}/sync`, 'GET, HEAD'],
+          ['DELETE', run, 'GET, HEAD'],
+          ['POST', `${run}/events`, 'GET, HEAD'],
+          ['GET', `${run}/cancel`, 'POST'],
+        ];
+        for (const [method, url, allow] of cases) {
+          const res = await send(method, url, method === 'GET' ? {} : { json: { a: 1 } });
+          expectError(res, 405);
+          expect({ method, allow: res.headers.get('allow') }).toEqual({ method, allow });
+        }
       });
 
       it('answers 400 for malformed JSON and for JSON that is not an object; nothing is stored or charged', async () => {

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { DEFERRED_BODY, type RawRequest } from '../http.types.js';
 import type { WebhookRequestOf } from '../webhook-routes.js';
-import { answerUndecodableId } from './answer-raw.js';
+import { answerMethodNotAllowed, answerUndecodableId } from './answer-raw.js';
 import type { AnswerHook } from './answer-hook.js';
 import { closeIfBodySent } from './stray-body.js';
 
@@ -16,8 +16,9 @@ export interface ExpressApp {
  * Express: a middleware in front of Nest's body parsers (registered before module init). For the
  * trigger and cancel routes it marks the body as handled so the host's parsers skip it, and leaves the
  * bytes unread for the trigger handler, after the guards. The GET routes take no body: one sent is kept from
- * the parsers too, never read, and its connection closed after the answer. Being first, it also hands every
- * webhook request to the answer hook (metrics; connections closed once shutdown began).
+ * the parsers too, never read, and its connection closed after the answer. A webhook path called with another
+ * method is answered 405 here. Being first, it also hands every webhook request to the answer hook (metrics;
+ * connections closed once shutdown began).
  */
 export function captureExpressBodies(app: ExpressApp, webhookRequestOf: WebhookRequestOf, answerHook: AnswerHook): void {
   const capture: Middleware = (req, res, next) => {
@@ -25,6 +26,7 @@ export function captureExpressBodies(app: ExpressApp, webhookRequestOf: WebhookR
     if (!webhook) return next();
     answerHook(webhook, res);
     if (webhook.undecodableId) return answerUndecodableId(webhook.undecodableId, res);
+    if (webhook.allow) return answerMethodNotAllowed(req.method, webhook.allow, res);
     if (webhook.readsOwnBody)
       req[DEFERRED_BODY] = { stream: req, contentType: req.headers['content-type'], contentLength: req.headers['content-length'] };
     else if (webhook.ignoresBody) closeIfBodySent(req, res);

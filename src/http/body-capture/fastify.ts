@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
 import { DEFERRED_BODY, type RawRequest } from '../http.types.js';
 import type { WebhookRequest, WebhookRequestOf } from '../webhook-routes.js';
-import { answerUndecodableId } from './answer-raw.js';
+import { answerMethodNotAllowed, answerUndecodableId } from './answer-raw.js';
 import type { AnswerHook } from './answer-hook.js';
 import { closeIfBodySent } from './stray-body.js';
 
@@ -19,8 +19,8 @@ export interface FastifyApp {
 /**
  * Fastify: a preParsing hook keeps the trigger and cancel bodies from Fastify's parsers, unread, for the
  * trigger handler (after the guards). Fastify's router answers an undecodable path 400 before any hook,
- * so the server's request listener is wrapped to answer those webhook paths 404 first (and, being in front
- * of everything, to hand every webhook request to the answer hook).
+ * so the server's request listener is wrapped to answer those webhook paths 404 first, and a webhook path called
+ * with another method 405 (and, being in front of everything, to hand every webhook request to the answer hook).
  * Fastify never parses a GET's body; the listener closes the connection of one that carries a body anyway.
  */
 export function captureFastifyBodies(fastify: FastifyApp, webhookRequestOf: WebhookRequestOf, answerHook: AnswerHook): void {
@@ -47,6 +47,7 @@ export function captureFastifyBodies(fastify: FastifyApp, webhookRequestOf: Webh
       if (webhook) {
         answerHook(webhook, res);
         if (webhook.undecodableId) return answerUndecodableId(webhook.undecodableId, res);
+        if (webhook.allow) return answerMethodNotAllowed(req.method, webhook.allow, res);
         if (webhook.ignoresBody) closeIfBodySent(req, res);
         req[JUDGED] = { url: req.url, webhook };
       }

@@ -18,8 +18,8 @@ import { captureFastifyBodies, type FastifyApp } from './fastify.js';
  * endpoint takes no body: whatever a client sends is never read (and never judged by the host's parser).
  * The GET routes take no body: one sent is kept from the parser, never read, and its connection closed. Requests
  * to other routes (judged by their whole path, under the host's global prefix, never the query string; see
- * `webhook-routes.ts`) are not touched, except a webhook path with an undecodable id (`%zz`), answered 404 before
- * the router. The same
+ * `webhook-routes.ts`) are not touched. A webhook path with an undecodable id (`%zz`) is answered 404 before the
+ * router, one called with another method 405. The same
  * front sees every webhook answer (`webhookAnswerHook`: metrics, and connections closed once shutdown began).
  */
 @Injectable()
