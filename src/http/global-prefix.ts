@@ -49,8 +49,12 @@ const isRouteExcluded = loadIsRouteExcluded();
 export function servedPath(appConfig: ApplicationConfig, path: string, method: RequestMethod): string {
   const route = `/${path.replace(/^\/+/, '')}`;
   const prefix = appConfig.getGlobalPrefix().replace(/^\/+|\/+$/g, '');
-  if (!prefix) return route;
-  const exclude = (appConfig.getGlobalPrefixOptions() as { exclude?: unknown }).exclude;
-  if (Array.isArray(exclude) && isRouteExcluded(exclude as ExcludedRoute[], route, method)) return route;
+  if (!prefix || excludedFromPrefix(appConfig, route, method)) return route;
   return `/${prefix}${route}`;
+}
+
+/** Whether the global prefix's `exclude` keeps the route (declared path, `:name` parameters) at the root, as Nest's router judges it. */
+export function excludedFromPrefix(appConfig: ApplicationConfig, path: string, method: RequestMethod): boolean {
+  const exclude = (appConfig.getGlobalPrefixOptions() as { exclude?: unknown }).exclude;
+  return Array.isArray(exclude) && isRouteExcluded(exclude as ExcludedRoute[], `/${path.replace(/^\/+/, '')}`, method);
 }

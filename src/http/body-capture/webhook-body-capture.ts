@@ -3,6 +3,7 @@ import { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
 import { WebhookMetrics } from '../../telemetry/webhook-metrics.js';
 import { ShutdownState } from '../../lifecycle/shutdown.state.js';
 import { webhookRequests, type RoutesMount } from '../webhook-routes.js';
+import { excludedFromPrefix } from '../global-prefix.js';
 import { webhookAnswerHook } from './answer-hook.js';
 import { captureExpressBodies, type ExpressApp } from './express.js';
 import { captureFastifyBodies, type FastifyApp } from './fastify.js';
@@ -43,27 +44,10 @@ export class WebhookBodyCapture implements OnModuleInit {
   }
 }
 
-/** An excluded route as `setGlobalPrefix(prefix, { exclude })` stores it. */
-interface ExcludedRoute {
-  requestMethod: RequestMethod;
-  pathRegex: RegExp;
-}
-
-/**
- * Where the host's global prefix puts the routes: under it, except a route its `exclude` names, judged as Nest
- * judges it (the route's declared path against each exclusion's pattern, for its method or all).
- */
+/** Where the host's global prefix puts the routes: under it, except a route its `exclude` names (`excludedFromPrefix`). */
 function mountOf(appConfig: ApplicationConfig): RoutesMount {
-  const exclude = (appConfig.getGlobalPrefixOptions().exclude ?? []) as ExcludedRoute[];
   return {
     prefix: appConfig.getGlobalPrefix(),
-    excluded: (routePath, method) =>
-      exclude.some(
-        (route) =>
-          (route.requestMethod === RequestMethod.ALL ||
-            Number(route.requestMethod) === -1 ||
-            route.requestMethod === RequestMethod[method]) &&
-          route.pathRegex.test(routePath),
-      ),
+    excluded: (routePath, method) => excludedFromPrefix(appConfig, routePath, RequestMethod[method]),
   };
 }
