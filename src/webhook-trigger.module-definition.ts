@@ -12,6 +12,7 @@ import { BotRunner } from './runs/bot-runner.js';
 import { Clock, SYSTEM_CLOCK } from './time/clock.js';
 import { InProcessBotRunner } from './runs/in-process.runner.js';
 import { CallbackTransport, HttpCallbackTransport } from './callbacks/callback-transport.js';
+import { SINGLE_INSTANCE, singleInstanceProvider } from './lifecycle/single-instance.js';
 
 /** The callback transport the extras chose (a class or an instance), else the HTTP one. */
 function callbackTransportProvider(transport: WebhookTriggerModuleExtras['callbackTransport']): Provider {
@@ -30,7 +31,14 @@ function wiringProviders(extras: WebhookTriggerModuleExtras): Provider[] {
   const wiring = Object.fromEntries(WEBHOOK_TRIGGER_EXTRA_NAMES.map((name) => [name, extras[name]])) as WebhookTriggerModuleExtras;
   return [
     { provide: WEBHOOK_TRIGGER_EXTRAS, useValue: wiring },
-    { provide: RESOLVED_OPTIONS, inject: [MODULE_OPTIONS, WEBHOOK_TRIGGER_EXTRAS], useFactory: resolveWebhookTriggerOptions },
+    singleInstanceProvider,
+    // SINGLE_INSTANCE first: every part (the database too) waits for the options, so a second instance stops before any opens.
+    {
+      provide: RESOLVED_OPTIONS,
+      inject: [MODULE_OPTIONS, WEBHOOK_TRIGGER_EXTRAS, SINGLE_INSTANCE],
+      useFactory: (raw: WebhookTriggerModuleOptions | null, chosen: WebhookTriggerModuleExtras) =>
+        resolveWebhookTriggerOptions(raw, chosen),
+    },
     ...webhookStorageProviders(extras.storage, extras.dataSourceName),
     { provide: BotRunner, useClass: extras.runner ?? InProcessBotRunner },
     { provide: ClusterBus, useClass: extras.clusterBus ?? InMemoryClusterBus },

@@ -139,6 +139,9 @@ export const HOST_DATA_SOURCE_MIGRATIONS = (name: string, problem: string) =>
   `WebhookTriggerModule: DataSource "${name}" lacks the module's tables (${problem}); add WEBHOOK_TRIGGER_MIGRATIONS to its "migrations" and set "migrationsRun: true" (or run them with your migration tooling)`;
 export const HOST_DATA_SOURCE_SYNCHRONIZE = (name: string) =>
   `WebhookTriggerModule: DataSource "${name}" has "synchronize: true", which rewrites the module's tables from the entities and drops what only the migrations create (the CHECK that credits never go below 0); set synchronize: false and run WEBHOOK_TRIGGER_MIGRATIONS`;
+export const MODULE_IMPORTED_TWICE = (count: number) =>
+  `WebhookTriggerModule is imported ${count} times in this application (forRoot() or forRootAsync()); each would map the webhook routes and open a database of its own. ` +
+  `Import forRoot() once, in AppModule; to inject WebhookTriggersAdmin (or another of its exports) elsewhere, pass isGlobal: true to it, or import the module that imports it`;
 export const SHUTDOWN_HOOKS_OFF =
   'WebhookTriggerModule: shutdown hooks are not enabled, so on SIGTERM waiting sync requests get an empty reply and running bots are cut off, left "running" until the next start recovers them; call app.enableShutdownHooks() before app.listen()';
 export const HOST_DATA_SOURCE_SQLITE = (name: string, type: string) =>

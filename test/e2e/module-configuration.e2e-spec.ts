@@ -141,6 +141,37 @@ describe('WebhookTriggerModule configuration styles', () => {
   });
 });
 
+describe('forRoot() is imported once per application', () => {
+  it.each([
+    ['forRoot() twice', () => WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: dbFile() } })],
+    ['forRoot() and forRootAsync()', () => WebhookTriggerModule.forRootAsync({ imports: [ConfigModule], useClass: OptionsFactory })],
+  ])('refuses a second import in a feature module at startup, naming the fix, before opening a database (%s)', async (_style, second) => {
+    const first = dbFile();
+    const secondModule = second();
+    @Module({ imports: [secondModule] })
+    class FeatureModule {}
+    const moduleRef = Test.createTestingModule({
+      imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: first } }), FeatureModule],
+      providers: [EchoBot],
+    });
+    await expect(moduleRef.compile()).rejects.toThrow(
+      /WebhookTriggerModule is imported 2 times in this application.*Import forRoot\(\) once.*isGlobal: true.*or import the module that imports it/,
+    );
+    expect(existsSync(first)).toBe(false);
+  });
+
+  it('two applications in one process each have their own', async () => {
+    const apps = await Promise.all(
+      [1, 2].map(() => boot([WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: dbFile() } })])),
+    );
+    try {
+      for (const app of apps) await roundTrip(app);
+    } finally {
+      await Promise.all(apps.map((app) => app.close()));
+    }
+  });
+});
+
 @Entity('host_notes')
 class HostNote {
   @PrimaryColumn('varchar') id!: string;
