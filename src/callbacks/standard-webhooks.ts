@@ -2,6 +2,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { WebhookConfigurationError, WebhookVerificationError } from '../errors/webhook-trigger.errors.js';
 import {
+  CALLBACK_SECRET_MISSING,
   CALLBACK_SECRET_INVALID,
   WEBHOOK_BODY_NOT_JSON,
   WEBHOOK_HEADER_REPEATED,
@@ -62,6 +63,8 @@ export function generateMessageId(): string {
  * non-empty key is accepted for verifying (the spec bounds what producers generate, not what receivers take).
  */
 export function decodeCallbackSecret(secret: string): Buffer {
+  // `process.env.X!` with X unset, or an empty X=: the setup lacks the secret, which says more than "malformed".
+  if (secret === undefined || secret === null || secret === '') throw new WebhookConfigurationError(CALLBACK_SECRET_MISSING);
   const encoded =
     typeof secret === 'string' && secret.startsWith(CALLBACK_SECRET_PREFIX) ? secret.slice(CALLBACK_SECRET_PREFIX.length) : secret;
   if (typeof encoded !== 'string' || encoded.length % 4 !== 0 || !BASE64.test(encoded)) {
@@ -80,8 +83,11 @@ function hmac(key: Buffer, msgId: string, timestampSec: number | string, body: B
 }
 
 function secretList(secrets: WebhookSecrets): string[] {
+  // Neither a string nor a list (a secret function that answered undefined): a setup error, never a TypeError.
+  const iterable = typeof (secrets as Iterable<string> | undefined)?.[Symbol.iterator] === 'function';
+  if (!iterable) throw new WebhookConfigurationError(CALLBACK_SECRET_MISSING);
   const list = typeof secrets === 'string' ? [secrets] : [...secrets];
-  if (list.length === 0) throw new WebhookConfigurationError(CALLBACK_SECRET_INVALID);
+  if (list.length === 0) throw new WebhookConfigurationError(CALLBACK_SECRET_MISSING);
   return list;
 }
 

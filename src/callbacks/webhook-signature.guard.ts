@@ -2,8 +2,13 @@ import { type CanActivate, type ExecutionContext, Inject, Injectable, mixin, typ
 import { ModuleRef } from '@nestjs/core';
 import type { IncomingHttpHeaders } from 'node:http';
 import { WebhookConfigurationError, WebhookVerificationError } from '../errors/webhook-trigger.errors.js';
-import { SIGNATURE_TOLERANCE_INVALID, WEBHOOK_BODY_UNREADABLE, WEBHOOK_RAW_BODY_MISSING } from '../errors/webhook-trigger.messages.js';
-import { verifyWebhookSignature, type WebhookSecrets } from './standard-webhooks.js';
+import {
+  SIGNATURE_TOLERANCE_INVALID,
+  WEBHOOK_BODY_UNREADABLE,
+  WEBHOOK_RAW_BODY_MISSING,
+  WITH_SECRET_INVALID,
+} from '../errors/webhook-trigger.messages.js';
+import { verifyWebhookSignature, webhookSecretKeys, type WebhookSecrets } from './standard-webhooks.js';
 
 /** The secret(s) a guard checks against, or a function giving them on each request (from config, a vault…). */
 export type WebhookSecretSource = WebhookSecrets | ((moduleRef: ModuleRef) => WebhookSecrets | Promise<WebhookSecrets>);
@@ -75,6 +80,8 @@ export abstract class WebhookSignatureGuard implements CanActivate {
     if (!Number.isFinite(toleranceSec) || toleranceSec < 0) {
       throw new RangeError(SIGNATURE_TOLERANCE_INVALID(toleranceSec));
     }
+    // A fixed secret is checked now, while the decorators run at startup, not on the first callback.
+    if (typeof source !== 'function') checkSecret(source);
 
     @Injectable()
     class ConfiguredWebhookSignatureGuard extends WebhookSignatureGuard {
@@ -90,6 +97,15 @@ export abstract class WebhookSignatureGuard implements CanActivate {
     }
     // mixin: a distinct name per configured guard, so two on one route or module never collide as injectables.
     return mixin(ConfiguredWebhookSignatureGuard);
+  }
+}
+
+function checkSecret(secrets: WebhookSecrets): void {
+  try {
+    webhookSecretKeys(secrets);
+  } catch (error) {
+    if (error instanceof WebhookConfigurationError) throw new WebhookConfigurationError(WITH_SECRET_INVALID(error.message));
+    throw error;
   }
 }
 

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { sendCallback } from '../../src/callbacks/callback-sender.js';
 import { generateCallbackSecret, generateMessageId, webhookHeaders } from '../../src/callbacks/standard-webhooks.js';
-import { verifyWebhookSignature, WebhookSignatureGuard, WebhookVerificationError } from '../../src/index.js';
+import { verifyWebhookSignature, WebhookConfigurationError, WebhookSignatureGuard, WebhookVerificationError } from '../../src/index.js';
 import { send } from '../helpers/http.js';
 import { ADAPTERS } from '../helpers/webhook-app.js';
 
@@ -52,6 +52,14 @@ class ReceiverController {
   )
   factory(@Body() body: unknown, @Headers('webhook-id') id: string) {
     this.received.push({ route: 'factory', id, body });
+    return { ok: true };
+  }
+
+  /** A function source whose variable is unset: it answers undefined on each request. */
+  @Post('unset')
+  @HttpCode(200)
+  @UseGuards(WebhookSignatureGuard.withSecret(() => process.env.WEBHOOK_TEST_UNSET_CALLBACK_SECRET!))
+  unset() {
     return { ok: true };
   }
 
@@ -171,6 +179,15 @@ describe.each(ADAPTERS)('WebhookSignatureGuard on %s', (_name, makeAdapter) => {
     expect((await post('static', { ...both })).status).toBe(200);
   });
 
+  it('answers a secret function that gives undefined as a setup error naming the missing secret (500 logged), never a TypeError', async () => {
+    logger.errors.length = 0;
+    const res = await post('unset', signedByOracle(SECRET, 'msg_unset'));
+    expect(res.status).toBe(500);
+    expect(controller.received).not.toContainEqual(expect.objectContaining({ id: 'msg_unset' }));
+    expect(logger.errors.join('\n')).toMatch(/No webhook secret was given \(undefined or empty\)/);
+    expect(logger.errors.join('\n')).not.toMatch(/TypeError|not iterable/);
+  });
+
   it('says clearly when the app was created without rawBody: true (a 500 logged with the fix, not a 401)', async () => {
     const bare = await start(false);
     try {
@@ -182,6 +199,24 @@ describe.each(ADAPTERS)('WebhookSignatureGuard on %s', (_name, makeAdapter) => {
     } finally {
       await bare.close();
     }
+  });
+});
+
+describe('WebhookSignatureGuard.withSecret', () => {
+  it.each<[string, unknown]>([
+    ['undefined (process.env.X! with X unset)', undefined],
+    ['an empty string', ''],
+    ['a list with an unset one', [SECRET, undefined]],
+    ['an empty list', []],
+  ])('refuses %s at once, when the guard is made (so at startup), naming the fix', (_what, secret) => {
+    expect(() => WebhookSignatureGuard.withSecret(secret as string)).toThrow(WebhookConfigurationError);
+    expect(() => WebhookSignatureGuard.withSecret(secret as string)).toThrow(
+      /WebhookSignatureGuard\.withSecret\(\): No webhook secret was given \(undefined or empty\).*whsec_/,
+    );
+  });
+
+  it('refuses a malformed secret at once too', () => {
+    expect(() => WebhookSignatureGuard.withSecret('whsec_???')).toThrow(WebhookConfigurationError);
   });
 });
 
