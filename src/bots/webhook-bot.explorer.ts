@@ -67,5 +67,6 @@ export class WebhookBotExplorer implements OnModuleInit {
         instance,
       });
     }
+    this.registry.markExplored();
   }
 }

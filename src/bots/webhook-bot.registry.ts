@@ -17,6 +17,17 @@ export interface RegisteredBot {
 export class WebhookBotRegistry {
   private readonly bots = new Map<string, RegisteredBot>();
   private accounts = 0;
+  private filled = false;
+
+  /** Said by the explorer once it has looked at every provider: from then on an unknown id is really unknown. */
+  markExplored(): void {
+    this.filled = true;
+  }
+
+  /** False until module init found the bots (code that calls the admin before `app.init()`). */
+  get explored(): boolean {
+    return this.filled;
+  }
 
   add(bot: RegisteredBot): void {
     this.bots.set(bot.id, bot);

@@ -55,6 +55,8 @@ export const RUN_UNSUCCESSFUL = 'The run did not succeed';
 
 // Admin service
 export const UNKNOWN_BOT = (id: string) => `Bot "${id}" is not registered`;
+export const ADMIN_BEFORE_INIT = (method: string) =>
+  `WebhookTriggersAdmin.${method}() was called before the module initialised, when no bot is registered yet: call it after app.init() or app.listen()`;
 export const TRIGGER_TYPE_UNSUPPORTED = (type: string) => `Trigger type "${type}" is not supported; use "webhook"`;
 export const BAD_TRIGGER_NAME = 'Trigger name must be 1–200 characters without control characters';
 export const BAD_ACCOUNT_ID = 'Account ids are 1–200 characters without control characters';

@@ -340,6 +340,27 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
 
 const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
 
+describe('the admin service before the app is initialised', () => {
+  it('createTrigger() says to call it after app.init() or app.listen(), not that the bot is unknown, and works after', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' } })],
+      providers: [EchoBot],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    try {
+      const admin = app.get(WebhookTriggersAdmin);
+      await expect(admin.createTrigger('echo', { name: 'first' })).rejects.toThrow(
+        /WebhookTriggersAdmin\.createTrigger\(\) was called before the module initialised.*call it after app\.init\(\) or app\.listen\(\)/,
+      );
+      await app.init();
+      await expect(admin.createTrigger('echo', { name: 'first' })).resolves.toMatchObject({ botId: 'echo' });
+      await expect(admin.createTrigger('nope', { name: 'first' })).rejects.toThrow('Bot "nope" is not registered');
+    } finally {
+      await app.close();
+    }
+  });
+});
+
 describe('a host DataSource that cannot work stops startup, naming the fix', () => {
   if (!postgresUrl) {
     it.todo('NOT RUN: set WEBHOOK_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test');

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { WebhookBotRegistry } from '../../bots/webhook-bot.registry.js';
 import { ClusterBus } from '../../cluster/cluster-bus.js';
 import { WebhookAdminInputError } from '../../errors/webhook-trigger.errors.js';
-import { BAD_TRIGGER_NAME, TRIGGER_TYPE_UNSUPPORTED, UNKNOWN_BOT } from '../../errors/webhook-trigger.messages.js';
+import { ADMIN_BEFORE_INIT, BAD_TRIGGER_NAME, TRIGGER_TYPE_UNSUPPORTED, UNKNOWN_BOT } from '../../errors/webhook-trigger.messages.js';
 import { newTriggerId, PLAIN_TEXT_200, TRIGGER_ID_PATTERN } from '../../keys/ids.js';
 import { CallbackStore } from '../../persistence/callback-store.js';
 import { CreditAccounts } from '../../persistence/credit-accounts.js';
@@ -67,6 +67,7 @@ export class AdminTriggers {
 
   async createTrigger(botId: string, input: CreateTriggerInput, origin?: string): Promise<TriggerWithKey> {
     const bot = this.registry.get(botId);
+    if (!bot && !this.registry.explored) throw new WebhookAdminInputError(ADMIN_BEFORE_INIT('createTrigger'));
     if (!bot) throw new WebhookAdminInputError(UNKNOWN_BOT(String(botId).slice(0, 200)));
     const type = input?.type ?? 'webhook';
     if (type !== 'webhook') throw new WebhookAdminInputError(TRIGGER_TYPE_UNSUPPORTED(String(type).slice(0, 200)));
