@@ -9,11 +9,12 @@ export const RATE_LIMITED = (scope: string) => `Too many requests for this ${sco
 export const TOO_MANY_FAILED_KEYS = 'Too many requests with a wrong X-Key from this address; retry later';
 export const TOO_MANY_UNVERIFIED_BODIES = (limit: number) =>
   `Too many signed requests from this address are being read at once (at most ${limit}, the failed-key limit); retry once one is answered`;
-// Callers of the webhook API never see internal ids (the account behind a trigger).
+// Callers of the webhook API never see internal ids (the account behind a trigger), nor how the server is set up:
+// the way to open an account is for its owner, in the startup warning (ACCOUNT_NEVER_OPENED).
 export const NOT_ENOUGH_CREDITS = (cost: number) => `The bot's account has fewer than ${cost} credit(s) left; nothing was run`;
 const OPENS_IT = 'opens it with credits (the "accounts" option or WebhookTriggersAdmin.setCredits)';
 export const ACCOUNT_NOT_FUNDED = (cost: number) =>
-  `The bot's account has not been funded yet (a run costs ${cost} credit(s)); nothing was run. Its owner ${OPENS_IT}`;
+  `The bot's account has no credits yet: it has not been funded (a run costs ${cost} credit(s)); nothing was run`;
 export const BODY_NOT_JSON_TYPE = (type: string | undefined) => `Content-Type must be application/json${type ? `, got "${type}"` : ''}`;
 export const BODY_MALFORMED = 'The request body is not valid JSON';
 export const BODY_NOT_OBJECT = 'The request body must be a JSON object';

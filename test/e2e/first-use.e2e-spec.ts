@@ -96,14 +96,16 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
     }
   });
 
-  it('answers 402 saying the account was never opened (without naming it), and 200 once it is', async () => {
+  it('answers 402 saying the account was never opened (without naming it or the server set-up), and 200 once it is', async () => {
     const t = await startWebhookApp(makeAdapter, { providers: [UnfundedBot], options: { rateLimits: UNTHROTTLED } });
     try {
       const trigger = await createTrigger(t, 'unfunded');
       const refused = await triggerBot(trigger, {});
       expectError(refused, 402);
-      expect(refused.body.message).toMatch(/has not been funded yet/);
+      expect(refused.body.message).toMatch(/has no credits yet: it has not been funded/);
       expect(refused.body.message).not.toContain('never-opened');
+      // How to open it is for the owner, in the startup warning; the outside caller gets no server set-up.
+      expect(refused.body.message).not.toMatch(/option|WebhookTriggersAdmin|setCredits|owner/);
       await t.admin.setCredits('never-opened', 1);
       expect((await triggerBot(trigger, {})).status).toBe(200);
     } finally {
