@@ -10,6 +10,7 @@ import { WebhookBotRegistry } from './bots/webhook-bot.registry.js';
 import { ClusterBus } from './cluster/cluster-bus.js';
 import { InvocationEvents } from './events/invocation.events.js';
 import { hostEventEmitterProvider } from './events/host-event-emitter.js';
+import { EventListenersHint } from './events/event-listeners-hint.js';
 import { WebhookBodyCapture } from './http/body-capture/webhook-body-capture.js';
 import { TriggerKeyGuard } from './http/trigger-key.guard.js';
 import { TriggerKeyCheck } from './http/trigger-key-check.js';
@@ -79,6 +80,7 @@ const processGaugesProvider: FactoryProvider<void> = {
     WebhookBotExplorer,
     InvocationEvents,
     hostEventEmitterProvider(),
+    EventListenersHint,
     InvocationExecutor,
     DispatchRetries,
     InvocationService,

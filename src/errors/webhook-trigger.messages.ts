@@ -145,6 +145,8 @@ export const HOST_DATA_SOURCE_SYNCHRONIZE = (name: string) =>
 export const MODULE_IMPORTED_TWICE = (count: number) =>
   `WebhookTriggerModule is imported ${count} times in this application (forRoot() or forRootAsync()); each would map the webhook routes and open a database of its own. ` +
   `Import forRoot() once, in AppModule; to inject WebhookTriggersAdmin (or another of its exports) elsewhere, pass isGlobal: true to it, or import the module that imports it`;
+export const EVENTS_WITHOUT_EMITTER = (listener: string) =>
+  `WebhookTriggerModule: ${listener} listens to the module's events with @OnEvent(), but the app has no EventEmitter2, so it is never called: import EventEmitterModule.forRoot() (from @nestjs/event-emitter) in AppModule`;
 export const SHUTDOWN_HOOKS_OFF =
   'WebhookTriggerModule: shutdown hooks are not enabled, so on SIGTERM waiting sync requests get an empty reply and running bots are cut off, left "running" until the next start recovers them; call app.enableShutdownHooks() before app.listen()';
 export const HOST_DATA_SOURCE_SQLITE = (name: string, type: string) =>

@@ -4,7 +4,8 @@
  * scheme and operation ids reach the OpenAPI document, a missing enableShutdownHooks() is warned about,
  * and a host DataSource that cannot work stops startup naming the fix.
  */
-import { Module, type INestApplication, type LoggerService } from '@nestjs/common';
+import { type DynamicModule, Injectable, Module, type INestApplication, type LoggerService } from '@nestjs/common';
+import { EventEmitterModule, OnEvent } from '@nestjs/event-emitter';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { Test } from '@nestjs/testing';
@@ -15,6 +16,7 @@ import { join } from 'node:path';
 import {
   WEBHOOK_TRIGGER_ENTITIES,
   WEBHOOK_TRIGGER_MIGRATIONS,
+  WEBHOOK_EVENTS,
   WebhookBot,
   WebhookBotHost,
   WebhookTriggerModule,
@@ -26,6 +28,7 @@ import {
 import {
   ACCOUNT_NEVER_OPENED,
   BOT_NOT_PROVIDED,
+  EVENTS_WITHOUT_EMITTER,
   FIRST_TRIGGER,
   NO_BOTS,
   SHUTDOWN_HOOKS_OFF,
@@ -341,6 +344,46 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
 });
 
 const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
+
+/** A host's listener of the module's events (README, Events): called only with EventEmitterModule.forRoot(). */
+@Injectable()
+class RunListener {
+  readonly seen: string[] = [];
+  @OnEvent(WEBHOOK_EVENTS.succeeded)
+  succeeded(event: { invocationId: string }) {
+    this.seen.push(event.invocationId);
+  }
+}
+
+/** A host's listener of its own events only. */
+@Injectable()
+class OtherListener {
+  @OnEvent('orders.created')
+  created() {}
+}
+
+describe('@OnEvent listeners of the module without EventEmitterModule', () => {
+  const start = async (imports: DynamicModule[], providers: Array<new (...args: never[]) => unknown>) => {
+    const log = warnings();
+    const moduleRef = await Test.createTestingModule({
+      imports: [WebhookTriggerModule.forRoot({ database: { type: 'better-sqlite3', database: ':memory:' } }), ...imports],
+      providers: [EchoBot, ...providers],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: log });
+    app.enableShutdownHooks();
+    await app.init();
+    await app.close();
+    return log.lines.filter((l) => l.includes('EventEmitter'));
+  };
+
+  it('warns once, naming the listener and the fix; not with the module imported, nor in an app without such listeners', async () => {
+    expect(await start([], [RunListener])).toEqual([EVENTS_WITHOUT_EMITTER('RunListener.succeeded')]);
+    expect(EVENTS_WITHOUT_EMITTER('RunListener.succeeded')).toMatch(/never called.*EventEmitterModule\.forRoot\(\)/);
+    expect(await start([EventEmitterModule.forRoot()], [RunListener])).toEqual([]);
+    expect(await start([], [OtherListener])).toEqual([]);
+    expect(await start([], [])).toEqual([]);
+  });
+});
 
 describe('the admin service before the app is initialised', () => {
   it('createTrigger() says to call it after app.init() or app.listen(), not that the bot is unknown, and works after', async () => {
