@@ -166,7 +166,7 @@ async function seed(ctx: INestApplicationContext): Promise<SeedResult> {
         const callback = await admin.setCallback(created.id, { url: `${receiver}/${created.id}` });
         secret = callback!.secret;
       }
-      triggers.push({ id: created.id, key: created.key!, botId: bot.id, account: bot.account, callbackSecret: secret });
+      triggers.push({ id: created.id, key: created.key, botId: bot.id, account: bot.account, callbackSecret: secret });
     }
   }
   return { credits, triggers };

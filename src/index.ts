@@ -27,6 +27,7 @@ export {
   WebhookAdminUnavailableError,
   IdempotencyKeyTakenError,
   DatabaseConnectionLostError,
+  InvocationAlreadyFinishedError,
 } from './errors/webhook-trigger.errors.js';
 
 // For receivers of the signed completion callbacks (Standard Webhooks). The signer and the sender stay internal.
@@ -52,6 +53,7 @@ export type {
   TriggerView,
   TriggerListItem,
   TriggerWithKey,
+  TriggerWithNewKey,
   TriggerKeyView,
   CreatedTriggerKeyView,
   CreateTriggerKeyInput,

@@ -159,7 +159,7 @@ async function main(): Promise<void> {
     await admin.setCredits(BENCH_ACCOUNT, 1_000_000_000_000);
     const echo = await admin.createTrigger('echo', { name: 'bench echo' });
     const short = await admin.createTrigger('short', { name: 'bench short' });
-    triggers = { echo: { id: echo.id, key: echo.key! }, short: { id: short.id, key: short.key! } };
+    triggers = { echo: { id: echo.id, key: echo.key }, short: { id: short.id, key: short.key } };
   }
 
   serveRpc({

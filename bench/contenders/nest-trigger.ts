@@ -177,7 +177,7 @@ async function main(): Promise<void> {
   const db = fileConnection(probe);
   announceReady({
     port: (app.getHttpServer().address() as AddressInfo).port,
-    triggers: { echo: { id: echo.id, key: echo.key! }, release: { id: release.id, key: release.key! } },
+    triggers: { echo: { id: echo.id, key: echo.key }, release: { id: release.id, key: release.key } },
     sqlite: db ? sqliteSettings(db) : undefined,
   });
 }

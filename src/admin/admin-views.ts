@@ -59,6 +59,11 @@ export interface TriggerWithKey extends TriggerView {
   key: string | null;
 }
 
+/** A trigger with a key just made (`createTrigger`, `rotateKey`): the key is always there, shown this once without `keySecret`. */
+export interface TriggerWithNewKey extends TriggerWithKey {
+  key: string;
+}
+
 /** One key of a trigger as the admin sees it: never the key itself. */
 export interface TriggerKeyView {
   id: string;
@@ -88,7 +93,7 @@ export interface CreateTriggerKeyInput {
 }
 
 /** A rotation: the trigger with its new key, and until when its other keys keep working. */
-export interface RotatedTriggerKey extends TriggerWithKey {
+export interface RotatedTriggerKey extends TriggerWithNewKey {
   /** The new key's id. */
   keyId: string;
   /** The end of the grace period (now + `keyRotationGraceMs`): the other keys are refused from then on. */

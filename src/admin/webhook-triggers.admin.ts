@@ -22,6 +22,7 @@ import type {
   TriggerKeyView,
   TriggerListItem,
   TriggerWithKey,
+  TriggerWithNewKey,
 } from './admin-views.js';
 import { AdminTriggerKeys } from './service/admin-trigger-keys.js';
 import { AdminAudit } from './audit/admin-audit.js';
@@ -80,7 +81,7 @@ export class WebhookTriggersAdmin {
    * Creates a trigger for a bot; the answer is the only time a key is shown when there is no `keySecret`.
    * `origin` is the base of its `url` when `publicBaseUrl` is not set (see `triggerUrl`).
    */
-  createTrigger(botId: string, input: CreateTriggerInput, origin?: string): Promise<TriggerWithKey> {
+  createTrigger(botId: string, input: CreateTriggerInput, origin?: string): Promise<TriggerWithNewKey> {
     return this.triggers.createTrigger(botId, input, origin);
   }
 

@@ -144,7 +144,7 @@ export class WebhookTriggerHarness {
   triggerOf(botId: string): Promise<TestTrigger> {
     let trigger = this.botTriggers.get(botId);
     if (!trigger) {
-      trigger = this.admin.createTrigger(botId, { name: `test ${botId}` }).then((t) => ({ id: t.id, key: t.key! }));
+      trigger = this.admin.createTrigger(botId, { name: `test ${botId}` }).then((t) => ({ id: t.id, key: t.key }));
       this.botTriggers.set(botId, trigger);
       trigger.catch(() => this.botTriggers.delete(botId));
     }

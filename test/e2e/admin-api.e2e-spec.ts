@@ -478,7 +478,7 @@ describeOnEveryAdapter('admin API, read-only, under a global prefix', ({ makeAda
 
   it('reads, shows inputs, and refuses every change with 403 leaving the data as it was', async () => {
     const trigger = await t.admin.createTrigger('echo', { name: 'ro' });
-    const run = await startRun({ ...trigger, key: trigger.key!, url: `${t.baseUrl}/v1/webhooks/${trigger.id}/trigger` }, { city: 'Oslo' });
+    const run = await startRun({ ...trigger, key: trigger.key, url: `${t.baseUrl}/v1/webhooks/${trigger.id}/trigger` }, { city: 'Oslo' });
     expect((await send('GET', `${api}/bots`, { headers: AUTH })).status).toBe(200);
     await until(
       async () => (await send('GET', `${api}/invocations/${run}`, { headers: AUTH })).body.status === 'succeeded',

@@ -3,8 +3,9 @@
  * names get its own errors (400 for the host to map) or "unknown", never a database error (on
  * PostgreSQL a NUL byte or a 201-character account id used to surface as a 500).
  */
-import { WebhookAdminInputError } from '../../src/index.js';
-import { describeOnEveryAdapterAndDatabase, startWebhookApp, type WebhookTestApp } from '../helpers/webhook-app.js';
+import { InvocationAlreadyFinishedError, WebhookAdminInputError, WebhookTriggerError } from '../../src/index.js';
+import { syncInvocation, triggerBot } from '../helpers/http.js';
+import { describeOnEveryAdapterAndDatabase, startWebhookApp, triggerOn, type WebhookTestApp } from '../helpers/webhook-app.js';
 
 describeOnEveryAdapterAndDatabase('admin service input', ({ makeAdapter, database }) => {
   let t: WebhookTestApp;
@@ -50,5 +51,27 @@ describeOnEveryAdapterAndDatabase('admin service input', ({ makeAdapter, databas
     await expect(t.admin.getCredits(id)).resolves.toEqual({ id, credits: 3 });
     const trigger = await t.admin.createTrigger('echo', { name: 'n'.repeat(200) });
     expect(trigger.name).toHaveLength(200);
+  });
+});
+
+describeOnEveryAdapterAndDatabase('admin service answers and errors', ({ makeAdapter, database }) => {
+  let t: WebhookTestApp;
+
+  beforeAll(async () => {
+    t = await startWebhookApp(makeAdapter, { database });
+    await t.admin.setCredits('acct', 10);
+  });
+  afterAll(() => t.close());
+
+  it('answers a created trigger with its key, typed string (strict code needs no `!`), and refuses to cancel a finished run with the exported InvocationAlreadyFinishedError', async () => {
+    const created = await t.admin.createTrigger('echo', { name: 'typed' });
+    const key: string = created.key;
+    const trigger = triggerOn(t, { id: created.id, key, botId: 'echo' });
+    const started = await triggerBot(trigger, { hello: 'x' });
+    const { id } = (started.body as { invocation: { id: string } }).invocation;
+    expect((await syncInvocation(trigger, id)).status).toBe(200);
+    const refused = t.admin.cancelInvocation(id);
+    await expect(refused).rejects.toBeInstanceOf(InvocationAlreadyFinishedError);
+    await expect(refused).rejects.toBeInstanceOf(WebhookTriggerError);
   });
 });

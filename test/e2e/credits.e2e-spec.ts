@@ -112,7 +112,7 @@ describeOnEveryAdapterAndDatabase('credits', ({ makeAdapter, database }) => {
           },
         });
         try {
-          const trigger = { id: created.id, key: created.key!, botId: 'unowned', url: `${after.baseUrl}/webhooks/${created.id}/trigger` };
+          const trigger = { id: created.id, key: created.key, botId: 'unowned', url: `${after.baseUrl}/webhooks/${created.id}/trigger` };
           const res = await triggerBot(trigger, { a: '1' });
           expect(res.status).toBe(200);
           expect(await storedCredits(after.store, 'acme')).toBe(9);

@@ -137,7 +137,7 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
     try {
       const created = await app.get(WebhookTriggersAdmin).createTrigger('echo', { name: 'prefixed' });
       expect(created.url).toBe(`http://127.0.0.1:${port}/api/webhooks/${created.id}/trigger`);
-      const res = await triggerBot({ url: created.url, key: created.key! }, { a: '1' });
+      const res = await triggerBot({ url: created.url, key: created.key }, { a: '1' });
       expect(res.status).toBe(200);
     } finally {
       await app.close();
@@ -291,7 +291,7 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
       expect(await page.text()).toContain('data-base="/api/ops/webhooks"');
       // The warning is true: a trigger of this account answers 402 until the account is opened.
       const created = await unopened.app.get(WebhookTriggersAdmin).createTrigger('echo', { name: 'first' });
-      expect((await triggerBot({ url: created.url, key: created.key! }, {})).status).toBe(402);
+      expect((await triggerBot({ url: created.url, key: created.key }, {})).status).toBe(402);
     } finally {
       await unopened.app.close();
     }
@@ -336,7 +336,7 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
     const t = await startWebhookApp(makeAdapter, { options: { accounts: { acct: { credits: 1 } } } });
     try {
       const created = await t.admin.createTrigger('echo', { name: 'n' });
-      expect((await triggerBot(triggerOn(t, { id: created.id, key: created.key!, botId: 'echo' }), {})).status).toBe(200);
+      expect((await triggerBot(triggerOn(t, { id: created.id, key: created.key, botId: 'echo' }), {})).status).toBe(200);
     } finally {
       await t.close();
     }

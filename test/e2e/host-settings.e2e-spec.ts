@@ -333,7 +333,7 @@ describe.each(ADAPTERS)('the webhook API in a host with settings, on %s', (adapt
       const created = await t.admin.createTrigger('echo', { name: 'handed out' });
       const path = `${at}/webhooks/${created.id}/trigger`;
       expect(new URL(created.url).pathname).toBe(path);
-      const echo = { id: created.id, key: created.key!, botId: 'echo', url: `${t.baseUrl}${path}` };
+      const echo = { id: created.id, key: created.key, botId: 'echo', url: `${t.baseUrl}${path}` };
       const accepted = await triggerBot(echo, { hello: 'prefix' });
       expect({ status: accepted.status, body: accepted.body }).toEqual({
         status: 200,

@@ -446,7 +446,7 @@ describe('runs accepted but not started when the app stopped', () => {
     for (let i = 0; i < 3; i++) {
       const res = await fetch(`${url1}/webhooks/${trigger.id}/trigger`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-key': trigger.key! },
+        headers: { 'content-type': 'application/json', 'x-key': trigger.key },
         body: JSON.stringify({ ms: 1500 }),
       });
       expect(res.status).toBe(200);
@@ -461,7 +461,7 @@ describe('runs accepted but not started when the app stopped', () => {
       const url2 = await second.getUrl();
       const before = await admin2.listInvocations('slow');
       expect(before.find((i) => i.id === ids[0])).toMatchObject({ status: 'failed', error: { code: 'interrupted' } }); // no grace: aborted by the shutdown
-      const sync = await fetch(`${url2}/webhooks/${trigger.id}/trigger/invocation/${ids[1]}/sync`, { headers: { 'x-key': trigger.key! } });
+      const sync = await fetch(`${url2}/webhooks/${trigger.id}/trigger/invocation/${ids[1]}/sync`, { headers: { 'x-key': trigger.key } });
       expect(sync.status).toBe(200);
       expect(await sync.json()).toEqual({ success: true, outputs: [{ title: 'slept', message: '1500' }] });
       expect(await admin2.getCredits('acct')).toEqual({ id: 'acct', credits: 7 });

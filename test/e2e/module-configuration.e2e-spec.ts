@@ -51,13 +51,13 @@ async function roundTrip(app: INestApplication): Promise<void> {
   const trigger = await admin.createTrigger('echo', { name: 'config test' });
   const started = await fetch(`${url}/webhooks/${trigger.id}/trigger`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-key': trigger.key! },
+    headers: { 'content-type': 'application/json', 'x-key': trigger.key },
     body: JSON.stringify({ hello: 'world' }),
   });
   expect(started.status).toBe(200);
   const { invocation } = (await started.json()) as { invocation: { id: string } };
   const sync = await fetch(`${url}/webhooks/${trigger.id}/trigger/invocation/${invocation.id}/sync`, {
-    headers: { 'x-key': trigger.key! },
+    headers: { 'x-key': trigger.key },
   });
   expect(sync.status).toBe(200);
   expect(await sync.json()).toEqual({ success: true, outputs: [{ title: 'hello', message: 'world' }] });
@@ -358,13 +358,13 @@ describe('bots registered with useFactory and useValue', () => {
       const trigger = await admin.createTrigger('from-factory', { name: 'factory' });
       const started = await fetch(`${url}/webhooks/${trigger.id}/trigger`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-key': trigger.key! },
+        headers: { 'content-type': 'application/json', 'x-key': trigger.key },
         body: JSON.stringify({ name: 'Ada' }),
       });
       expect(started.status).toBe(200);
       const { invocation } = (await started.json()) as { invocation: { id: string } };
       const sync = await fetch(`${url}/webhooks/${trigger.id}/trigger/invocation/${invocation.id}/sync`, {
-        headers: { 'x-key': trigger.key! },
+        headers: { 'x-key': trigger.key },
       });
       expect(await sync.json()).toEqual({ success: true, outputs: [{ title: 'hello', message: 'Ada' }] });
     } finally {
@@ -383,7 +383,7 @@ describe('replacement classes', () => {
       const fire = () =>
         fetch(`${url}/webhooks/${trigger.id}/trigger`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-key': trigger.key! },
+          headers: { 'content-type': 'application/json', 'x-key': trigger.key },
           body: '{}',
         });
       expect((await fire()).status).toBe(200);
@@ -421,7 +421,7 @@ describe('a host BotRunner', () => {
       const trigger = await admin.createTrigger('echo', { name: 'own runner' });
       const res = await fetch(`${url}/webhooks/${trigger.id}/trigger`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-key': trigger.key! },
+        headers: { 'content-type': 'application/json', 'x-key': trigger.key },
         body: '{"a":"b"}',
       });
       expect(res.status).toBe(200);
@@ -470,7 +470,7 @@ describe('trigger keys at rest', () => {
       const rotated = (await admin.rotateKey(created.id))!;
       expect(rotated.key).not.toBe(created.key);
       expect((await admin.viewTrigger(created.id))?.key).toBe(rotated.key);
-      keys = [created.key!, rotated.key!];
+      keys = [created.key, rotated.key];
     } finally {
       await app.close();
     }

@@ -118,7 +118,7 @@ describeOnEveryAdapterAndDatabase('trigger and body', ({ adapterName, makeAdapte
         expect(await t.admin.revokeKey(trigger.id, old.id)).toBe(true);
         expectError(await triggerBot(trigger, { a: 1 }), 401);
         expectError(await syncInvocation(trigger, earlier), 401);
-        const renewed = { ...trigger, key: rotated!.key! };
+        const renewed = { ...trigger, key: rotated!.key };
         expect((await triggerBot(renewed, { a: 1 })).status).toBe(200);
         expect((await syncInvocation(renewed, earlier)).body.outputs).toEqual([{ title: 'before', message: 'rotation' }]);
       });

@@ -325,7 +325,7 @@ export interface TestTrigger {
 /** Creates a trigger through the exported admin service, as a host's UI would. */
 export async function createTrigger(t: WebhookTestApp, botId = 'echo', name = `${botId} trigger`): Promise<TestTrigger> {
   const created = await t.admin.createTrigger(botId, { name });
-  return triggerOn(t, { id: created.id, key: created.key!, botId });
+  return triggerOn(t, { id: created.id, key: created.key, botId });
 }
 
 /** The URLs of a trigger on this app (e.g. one created before a restart, now served on another port). */

@@ -92,7 +92,7 @@ if (!redisUrl || !postgresUrl) {
     it('keeps one trace id from the caller through the trigger, the worker run, the bot span and the callback', async () => {
       const created = await admin.createTrigger('traced', { name: 'traced across processes' });
       await admin.setCallback(created.id, { url: `${receiver.origin}/hooks/traced` });
-      const trigger = { id: created.id, key: created.key!, botId: 'traced', url: `${api.url}/webhooks/${created.id}/trigger` };
+      const trigger = { id: created.id, key: created.key, botId: 'traced', url: `${api.url}/webhooks/${created.id}/trigger` };
       const caller = callerTrace();
       const id = await startRun(trigger, { note: INPUT_MARKER }, { headers: { traceparent: caller.traceparent } });
       const sync = await request(`${trigger.url}/invocation/${id}/sync`, {

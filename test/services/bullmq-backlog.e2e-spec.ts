@@ -37,7 +37,7 @@ if (!redisUrl || !postgresUrl) {
 
     it('with no worker the queue fills: both API nodes answer 503 with Retry-After, nothing stored or charged; once a worker drains it, 200 again', async () => {
       const created = await api.app.get(WebhookTriggersAdmin).createTrigger('echo', { name: 'echo' });
-      const on = (node: ApiNode): TestTrigger => triggerOn({ baseUrl: node.url }, { id: created.id, key: created.key!, botId: 'echo' });
+      const on = (node: ApiNode): TestTrigger => triggerOn({ baseUrl: node.url }, { id: created.id, key: created.key, botId: 'echo' });
 
       const accepted: string[] = [];
       for (let i = 0; i < MAX_QUEUED; i++) accepted.push(await startRun(on(api), { i }));

@@ -28,7 +28,7 @@ if (!redisUrl || !postgresUrl) {
     async function triggerWithCallback(botId: string): Promise<TestTrigger> {
       const created = await admin.createTrigger(botId, { name: `${botId} callbacks` });
       await admin.setCallback(created.id, { url: `${receiver.origin}/runs` });
-      return { id: created.id, key: created.key!, botId, url: `${api.url}/webhooks/${created.id}/trigger` };
+      return { id: created.id, key: created.key, botId, url: `${api.url}/webhooks/${created.id}/trigger` };
     }
 
     const bodies = () =>

@@ -80,7 +80,7 @@ if (!redisUrl || !postgresUrl) {
       const admin = api.app.get(WebhookTriggersAdmin);
       await admin.setCredits('acct', 1000);
       const created = await admin.createTrigger('echo', { name: 'echo' });
-      echo = triggerOn({ baseUrl: api.url }, { id: created.id, key: created.key!, botId: 'echo' });
+      echo = triggerOn({ baseUrl: api.url }, { id: created.id, key: created.key, botId: 'echo' });
     });
 
     afterEach(() => jest.restoreAllMocks());

@@ -45,7 +45,7 @@ if (!redisUrl || !postgresUrl) {
       const on = async (botId: string, accountId: string) => {
         await admin.setCredits(accountId, 1000);
         const created = await admin.createTrigger(botId, { name: botId });
-        return triggerOn({ baseUrl: api.url }, { id: created.id, key: created.key!, botId });
+        return triggerOn({ baseUrl: api.url }, { id: created.id, key: created.key, botId });
       };
       a = await on('metered', 'acct');
       b = await on('metered-b', 'other');
@@ -177,7 +177,7 @@ if (!redisUrl || !postgresUrl) {
       await admin.setCredits('other', 1000);
       const on = async (botId: string) => {
         const created = await admin.createTrigger(botId, { name: botId });
-        return triggerOn({ baseUrl: api.url }, { id: created.id, key: created.key!, botId });
+        return triggerOn({ baseUrl: api.url }, { id: created.id, key: created.key, botId });
       };
       slow = await on('slow');
       otherEcho = await on('other-echo');

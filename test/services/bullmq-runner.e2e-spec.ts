@@ -174,7 +174,7 @@ if (!redisUrl || !postgresUrl) {
       try {
         const res = await trigger(emit, { n: 3, ms: 600 });
         const id = res.body.invocation.id as string;
-        const stream = await openRunStream(`${api.url}/webhooks/${emit.id}/trigger/invocation/${id}/events`, { 'x-key': emit.key! });
+        const stream = await openRunStream(`${api.url}/webhooks/${emit.id}/trigger/invocation/${id}/events`, { 'x-key': emit.key });
         expect(stream.status).toBe(200);
         const arrived: Record<number, number> = {};
         const watcher = setInterval(() => {

@@ -81,10 +81,10 @@ if (!baseUrl) {
     it('triggers, runs and answers sync', async () => {
       await admin.setCredits('acct', 10);
       const t = await admin.createTrigger('echo', { name: 'pg' });
-      const res = await fire(t.id, t.key!, { text: 'hi', n: 2 });
+      const res = await fire(t.id, t.key, { text: 'hi', n: 2 });
       expect(res.status).toBe(200);
       const { invocation } = (await res.json()) as { invocation: { id: string } };
-      const sync = await fetch(`${url}/webhooks/${t.id}/trigger/invocation/${invocation.id}/sync`, { headers: { 'x-key': t.key! } });
+      const sync = await fetch(`${url}/webhooks/${t.id}/trigger/invocation/${invocation.id}/sync`, { headers: { 'x-key': t.key } });
       expect(await sync.json()).toEqual({
         success: true,
         outputs: [
@@ -98,7 +98,7 @@ if (!baseUrl) {
     it('never overspends: 5 credits, 40 concurrent triggers → exactly 5 accepted', async () => {
       await admin.setCredits('acct', 5);
       const t = await admin.createTrigger('slow', { name: 'race' });
-      const statuses = (await Promise.all(Array.from({ length: 40 }, () => fire(t.id, t.key!, { ms: 10 })))).map((r) => r.status);
+      const statuses = (await Promise.all(Array.from({ length: 40 }, () => fire(t.id, t.key, { ms: 10 })))).map((r) => r.status);
       expect(statuses.filter((s) => s === 200)).toHaveLength(5);
       expect(statuses.filter((s) => s === 402)).toHaveLength(35);
       expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 0 });
@@ -122,12 +122,12 @@ if (!baseUrl) {
       await admin.setCredits('acct', 10);
       const t = await admin.createTrigger('slow', { name: 'cancel' });
       const start = async (ms: number) =>
-        ((await (await fire(t.id, t.key!, { ms })).json()) as { invocation: { id: string } }).invocation.id;
+        ((await (await fire(t.id, t.key, { ms })).json()) as { invocation: { id: string } }).invocation.id;
       const running = [await start(3000), await start(3000)]; // fill both slots
       const queued = await start(10);
       expect(await admin.getCredits('acct')).toEqual({ id: 'acct', credits: 7 });
       const cancel = (id: string) =>
-        fetch(`${url}/webhooks/${t.id}/trigger/invocation/${id}/cancel`, { method: 'POST', headers: { 'x-key': t.key! } });
+        fetch(`${url}/webhooks/${t.id}/trigger/invocation/${id}/cancel`, { method: 'POST', headers: { 'x-key': t.key } });
       const q = await cancel(queued);
       expect(q.status).toBe(200);
       expect(await q.json()).toMatchObject({ success: false, invocation: { id: queued, status: 'cancelled', startedAt: null } });
@@ -145,9 +145,7 @@ if (!baseUrl) {
     it('10 concurrent requests with one Idempotency-Key → one invocation, one charge', async () => {
       await admin.setCredits('acct', 100);
       const t = await admin.createTrigger('echo', { name: 'idem' });
-      const responses = await Promise.all(
-        Array.from({ length: 10 }, () => fire(t.id, t.key!, { a: 1 }, { 'Idempotency-Key': 'order-42' })),
-      );
+      const responses = await Promise.all(Array.from({ length: 10 }, () => fire(t.id, t.key, { a: 1 }, { 'Idempotency-Key': 'order-42' })));
       expect(responses.map((r) => r.status)).toEqual(Array(10).fill(200));
       const ids = new Set(
         await Promise.all(responses.map(async (r) => ((await r.json()) as { invocation: { id: string } }).invocation.id)),

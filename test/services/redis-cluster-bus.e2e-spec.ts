@@ -285,7 +285,7 @@ if (!redisUrl || !postgresUrl) {
       const t = await admin.createTrigger('slow', { name: `cross-${runMs}-${randomBytes(3).toString('hex')}` });
       const res = await fetch(`${urlB}/webhooks/${t.id}/trigger`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-key': t.key! },
+        headers: { 'content-type': 'application/json', 'x-key': t.key },
         body: JSON.stringify({ ms: runMs }),
       });
       expect(res.status).toBe(200);
@@ -300,7 +300,7 @@ if (!redisUrl || !postgresUrl) {
       });
       const askedAt = performance.now();
       const sync = await fetch(`${waitUrl}/webhooks/${t.id}/trigger/invocation/${invocation.id}/sync${query}`, {
-        headers: { 'x-key': t.key! },
+        headers: { 'x-key': t.key },
       });
       const answeredAt = performance.now();
       const body = await sync.json();
@@ -324,7 +324,7 @@ if (!redisUrl || !postgresUrl) {
         const t = await admin.createTrigger('slow', { name: `live-${randomBytes(3).toString('hex')}` });
         const res = await fetch(`${urlB}/webhooks/${t.id}/trigger`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-key': t.key! },
+          headers: { 'content-type': 'application/json', 'x-key': t.key },
           body: JSON.stringify({ ms: 50 }),
         });
         const { invocation } = (await res.json()) as { invocation: { id: string } };

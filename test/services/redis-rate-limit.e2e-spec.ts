@@ -438,7 +438,7 @@ if (!redisUrl) {
         const admin = apps[0].get(WebhookTriggersAdmin);
         await admin.setCredits('acct', 100);
         const t = await admin.createTrigger('echo', { name: 'shared-limit' });
-        const responses = await Promise.all(Array.from({ length: 15 }, (_, i) => fire(i % 2, t.id, t.key!)));
+        const responses = await Promise.all(Array.from({ length: 15 }, (_, i) => fire(i % 2, t.id, t.key)));
         const statuses = responses.map((r) => r.status);
         expect(statuses.filter((s) => s === 200)).toHaveLength(10);
         expect(statuses.filter((s) => s === 429)).toHaveLength(5);
@@ -456,7 +456,7 @@ if (!redisUrl) {
       it('a request with the right key costs one Redis command for the failed-key check and both limits', async () => {
         const admin = apps[0].get(WebhookTriggersAdmin);
         const t = await admin.createTrigger('echo', { name: 'one-call' });
-        await (await fire(0, t.id, t.key!)).text(); // scripts loaded
+        await (await fire(0, t.id, t.key)).text(); // scripts loaded
         // MONITOR sees every command the server runs, in order; the marker, sent after the requests, ends the watch.
         const watcher = new Redis(redisUrl);
         const monitor = await watcher.monitor();
@@ -465,7 +465,7 @@ if (!redisUrl) {
         monitor.on('monitor', (_time: string, args: string[], source: string) => source !== 'lua' && seen.push(args));
         try {
           const marker = `${keyPrefix}marker:${randomBytes(4).toString('hex')}`;
-          expect((await fire(0, t.id, t.key!)).status).toBe(200);
+          expect((await fire(0, t.id, t.key)).status).toBe(200);
           const probe = new Redis(redisUrl);
           await probe.exists(marker);
           await probe.quit();
@@ -491,7 +491,7 @@ if (!redisUrl) {
         expect((await fire(0, t.id, 'wrong')).status).toBe(401);
         expect((await fire(1, t.id, 'wrong')).status).toBe(401);
         expect((await fire(0, t.id, 'wrong')).status).toBe(401);
-        const refused = await fire(1, t.id, t.key!); // even the right key: the guesser must not learn it
+        const refused = await fire(1, t.id, t.key); // even the right key: the guesser must not learn it
         expect(refused.status).toBe(429);
         expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(59);
       });
@@ -521,7 +521,7 @@ if (!redisUrl) {
       const post = () =>
         fetch(`${url}/webhooks/${t.id}/trigger`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-key': t.key! },
+          headers: { 'content-type': 'application/json', 'x-key': t.key },
           body: '{"ms":800}',
         });
       const first = await post();
@@ -529,7 +529,7 @@ if (!redisUrl) {
       const { invocation } = (await first.json()) as { invocation: { id: string } };
       const statusOf = async () =>
         (
-          (await (await fetch(`${url}/webhooks/${t.id}/trigger/invocation/${invocation.id}`, { headers: { 'x-key': t.key! } })).json()) as {
+          (await (await fetch(`${url}/webhooks/${t.id}/trigger/invocation/${invocation.id}`, { headers: { 'x-key': t.key } })).json()) as {
             invocation: { status: string };
           }
         ).invocation.status;
@@ -541,7 +541,7 @@ if (!redisUrl) {
         expect(during.status).toBe(503);
         expect(during.headers.get('retry-after')).toBe('1');
         expect(await during.json()).toMatchObject({ success: false, statusCode: 503 });
-        const sync = await fetch(`${url}/webhooks/${t.id}/trigger/invocation/${invocation.id}/sync`, { headers: { 'x-key': t.key! } });
+        const sync = await fetch(`${url}/webhooks/${t.id}/trigger/invocation/${invocation.id}/sync`, { headers: { 'x-key': t.key } });
         expect(sync.status).toBe(408);
         expect(await sync.json()).toMatchObject({ success: false, statusCode: 408, status: 'running' });
       } finally {

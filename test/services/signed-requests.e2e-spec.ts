@@ -108,7 +108,7 @@ if (!redisUrl || !postgresUrl) {
       const keyed = (node: number) =>
         request(`${urls[node]}/webhooks/${t.id}/trigger`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-key': t.key! },
+          headers: { 'content-type': 'application/json', 'x-key': t.key },
           body: '{}',
         });
       expect((await keyed(1)).status).toBe(200); // B caches the trigger, mode off

@@ -81,10 +81,10 @@ if (!redisUrl || !postgresUrl) {
     /** A trigger made on A, one run of it on B (so B has it cached), and that run's status URL on B. */
     const cachedOnB = async () => {
       const t = await adminA.createTrigger('slow', { name: `cached-${randomBytes(3).toString('hex')}` });
-      const onB = { url: `${urlB}/webhooks/${t.id}/trigger`, key: t.key! };
+      const onB = { url: `${urlB}/webhooks/${t.id}/trigger`, key: t.key };
       const res = await request(onB.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-key': t.key! },
+        headers: { 'content-type': 'application/json', 'x-key': t.key },
         body: JSON.stringify({ ms: 0 }),
       });
       expect(res.status).toBe(200);
@@ -122,7 +122,7 @@ if (!redisUrl || !postgresUrl) {
       const first = (await adminA.listKeys(t.id))![0];
       expect(await adminA.revokeKey(t.id, first.id)).toBe(true);
       const returnedAt = performance.now();
-      const refusedAfter = await pollB(onB, invocationId, t.key!, 401, returnedAt);
+      const refusedAfter = await pollB(onB, invocationId, t.key, 401, returnedAt);
       expect(refusedAfter).toBeLessThan(boundMs);
       expect((await getStatus(onB, invocationId, second.key)).status).toBe(200);
       console.log(`[trigger cache] revoke returned on A → key refused on B after ${refusedAfter.toFixed(1)} ms`);
@@ -138,17 +138,17 @@ if (!redisUrl || !postgresUrl) {
       });
       const returnedAt = performance.now();
       expect(res.status).toBe(204);
-      expect(await pollB(onB, invocationId, t.key!, 401, returnedAt)).toBeLessThan(boundMs);
+      expect(await pollB(onB, invocationId, t.key, 401, returnedAt)).toBeLessThan(boundMs);
       expect((await getStatus(onB, invocationId, second.key)).status).toBe(200);
     });
 
     it("an IP allow-list set on A refuses B's caller within 100 ms (403), and clearing it lets the caller in again", async () => {
       const { t, onB, invocationId } = await cachedOnB();
       await adminA.setAllowedIps(t.id, ['203.0.113.0/24']);
-      const refusedAfter = await pollB(onB, invocationId, t.key!, 403, performance.now());
+      const refusedAfter = await pollB(onB, invocationId, t.key, 403, performance.now());
       expect(refusedAfter).toBeLessThan(boundMs);
       await adminA.setAllowedIps(t.id, []);
-      const allowedAfter = await pollB(onB, invocationId, t.key!, 200, performance.now());
+      const allowedAfter = await pollB(onB, invocationId, t.key, 200, performance.now());
       expect(allowedAfter).toBeLessThan(boundMs);
     });
 
@@ -156,7 +156,7 @@ if (!redisUrl || !postgresUrl) {
       const { t, onB, invocationId } = await cachedOnB();
       const rotated = await adminA.rotateKey(t.id);
       const returnedAt = performance.now();
-      const refusedAfter = await pollB(onB, invocationId, t.key!, 401, returnedAt);
+      const refusedAfter = await pollB(onB, invocationId, t.key, 401, returnedAt);
       expect(refusedAfter).toBeLessThan(boundMs);
       expect((await getStatus(onB, invocationId, rotated!.key)).status).toBe(200);
       console.log(`[trigger cache] rotate returned on A → old key refused on B after ${refusedAfter.toFixed(1)} ms`);
@@ -170,7 +170,7 @@ if (!redisUrl || !postgresUrl) {
       });
       const returnedAt = performance.now();
       expect(res.status).toBe(200);
-      const refusedAfter = await pollB(onB, invocationId, t.key!, 401, returnedAt);
+      const refusedAfter = await pollB(onB, invocationId, t.key, 401, returnedAt);
       expect(refusedAfter).toBeLessThan(boundMs);
       expect((await getStatus(onB, invocationId, (res.body as { key: string }).key)).status).toBe(200);
     });
@@ -182,7 +182,7 @@ if (!redisUrl || !postgresUrl) {
         await adminA.setCallback(t.id, { url: `${receiver.origin}/hook`, events: ['invocation.completed'] });
         const res = await request(onB.url, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-key': t.key! },
+          headers: { 'content-type': 'application/json', 'x-key': t.key },
           body: JSON.stringify({ ms: 0 }),
         });
         const id = (res.body as { invocation: { id: string } }).invocation.id;
@@ -203,7 +203,7 @@ if (!redisUrl || !postgresUrl) {
       });
       const returnedAt = performance.now();
       expect(res.status).toBe(204);
-      const goneAfter = await pollB(onB, invocationId, t.key!, 404, returnedAt);
+      const goneAfter = await pollB(onB, invocationId, t.key, 404, returnedAt);
       expect(goneAfter).toBeLessThan(boundMs);
       console.log(`[trigger cache] delete returned on A → 404 on B after ${goneAfter.toFixed(1)} ms`);
     });
@@ -250,7 +250,7 @@ if (!redisUrl || !postgresUrl) {
       expect(lookupsB.mock.calls.filter(([id]) => id === t.id)).toHaveLength(1); // cached again, and still told of changes:
       const rotated = await adminA.rotateKey(t.id);
       const returnedAt = performance.now();
-      expect(await pollB(onB, invocationId, t.key!, 401, returnedAt)).toBeLessThan(boundMs);
+      expect(await pollB(onB, invocationId, t.key, 401, returnedAt)).toBeLessThan(boundMs);
       expect((await getStatus(onB, invocationId, rotated!.key)).status).toBe(200);
     });
   });

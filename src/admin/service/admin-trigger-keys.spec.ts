@@ -33,8 +33,8 @@ describe('AdminTriggerKeys', () => {
     const created = await a.triggers.createTrigger('weather', { name: 'n' });
     const added = (await a.keys.createKey(created.id, { label: 'Second' }))!;
     const stored = (await a.triggerRows.findActive(created.id))!.keys;
-    expect(stored.map((k) => k.keyHash)).toEqual([hashTriggerKey(created.key!), hashTriggerKey(added.key)]);
-    for (const k of stored) expect(k.keyCiphertext).not.toContain(k === stored[0] ? created.key!.slice(4) : added.key.slice(4));
+    expect(stored.map((k) => k.keyHash)).toEqual([hashTriggerKey(created.key), hashTriggerKey(added.key)]);
+    for (const k of stored) expect(k.keyCiphertext).not.toContain(k === stored[0] ? created.key.slice(4) : added.key.slice(4));
     const listed = await a.keys.listKeys(created.id);
     expect(listed?.map((k) => k.label)).toEqual(['Key 1', 'Second']);
     expect(JSON.stringify(listed)).not.toContain('whk_');
@@ -56,8 +56,8 @@ describe('AdminTriggerKeys', () => {
     const created = await a.triggers.createTrigger('weather', { name: 'n' });
     const rotated = (await a.keys.rotateKey(created.id, (t) => a.triggers.view(t, undefined)))!;
     expect(rotated.graceEndsAt.getTime()).toBeLessThanOrEqual(Date.now());
-    expect(await opens(created.id, created.key!)).toBe(false);
-    expect(await opens(created.id, rotated.key!)).toBe(true);
+    expect(await opens(created.id, created.key)).toBe(false);
+    expect(await opens(created.id, rotated.key)).toBe(true);
   });
 
   it('a rotation keeps the other keys until its grace end, and never lengthens an earlier expiry', async () => {
@@ -71,7 +71,7 @@ describe('AdminTriggerKeys', () => {
       ['short', soon, false],
       ['Key 3', null, false],
     ]);
-    expect(await opens(created.id, created.key!)).toBe(true);
+    expect(await opens(created.id, created.key)).toBe(true);
     expect(await opens(created.id, short.key)).toBe(true);
   });
 

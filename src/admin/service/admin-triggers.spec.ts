@@ -62,7 +62,7 @@ describe('AdminTriggers', () => {
       expect(stored).toMatchObject({
         name: 'Morning report',
         accountId: 'acme',
-        keys: [expect.objectContaining({ label: 'Key 1', keyHash: hashTriggerKey(created.key!), keyCiphertext: null, expiresAt: null })],
+        keys: [expect.objectContaining({ label: 'Key 1', keyHash: hashTriggerKey(created.key), keyCiphertext: null, expiresAt: null })],
       });
       const { key: _key, ...view } = created;
       expect(await a.triggers.listTriggers('weather')).toEqual([{ ...view, lastUsedAt: null }]);
@@ -123,7 +123,7 @@ describe('AdminTriggers', () => {
       const created = await a.triggers.createTrigger('weather', { name: 'n' });
       const stored = (await a.triggerRows.findActive(created.id))!;
       expect(stored.keys[0].keyCiphertext).toEqual(expect.any(String));
-      expect(stored.keys[0].keyCiphertext).not.toContain(created.key!.slice(4));
+      expect(stored.keys[0].keyCiphertext).not.toContain(created.key.slice(4));
       expect(await a.triggers.viewTrigger(created.id)).toEqual(created);
     });
 

@@ -17,6 +17,7 @@ import {
   type TriggerListItem,
   type TriggerView,
   type TriggerWithKey,
+  type TriggerWithNewKey,
 } from '../admin-views.js';
 import { AdminTriggerKeys } from './admin-trigger-keys.js';
 import { AdminAudit } from '../audit/admin-audit.js';
@@ -65,7 +66,7 @@ export class AdminTriggers {
     return { ...bot, accountCredits, triggers: triggers.length, runsLast24h };
   }
 
-  async createTrigger(botId: string, input: CreateTriggerInput, origin?: string): Promise<TriggerWithKey> {
+  async createTrigger(botId: string, input: CreateTriggerInput, origin?: string): Promise<TriggerWithNewKey> {
     const bot = this.registry.get(botId);
     if (!bot && !this.registry.explored) throw new WebhookAdminInputError(ADMIN_BEFORE_INIT('createTrigger'));
     if (!bot) throw new WebhookAdminInputError(UNKNOWN_BOT(String(botId).slice(0, 200)));
