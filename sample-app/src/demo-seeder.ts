@@ -15,6 +15,8 @@ export interface DemoState {
   seeded: boolean;
   /** The oldest echo trigger (the seeded one unless it was deleted), with its key if it can be shown. */
   trigger: TriggerWithKey | null;
+  /** The ids of the registered bots the demo account owns, as the module found them. */
+  bots: string[];
 }
 
 /**
@@ -43,13 +45,17 @@ export class DemoSeeder implements OnModuleInit {
   }
 
   private async seed(): Promise<DemoState> {
+    const bots = this.admin
+      .listBots()
+      .filter((bot) => bot.accountId === DEMO_ACCOUNT)
+      .map((bot) => bot.id);
     if ((await this.admin.getCredits(DEMO_ACCOUNT)) === null) {
       const trigger = await this.admin.createTrigger('echo', { name: DEMO_TRIGGER_NAME, type: 'webhook' });
       // The account last: if anything above fails, the next start seeds again.
       await this.admin.setCredits(DEMO_ACCOUNT, DEMO_CREDITS);
-      return { seeded: true, trigger };
+      return { seeded: true, trigger, bots };
     }
     const [first] = await this.admin.listTriggers('echo');
-    return { seeded: false, trigger: first ? await this.admin.viewTrigger(first.id) : null };
+    return { seeded: false, trigger: first ? await this.admin.viewTrigger(first.id) : null, bots };
   }
 }

@@ -9,7 +9,7 @@ import { Client } from 'pg';
 import { addWebhookKeyScheme } from '../../src/index.js';
 import { AppModule } from './app.module.js';
 import { ConfigError, ensureDatabaseDir, loadConfig, type SampleConfig } from './config.js';
-import { type DemoState, DemoSeeder } from './demo-seeder.js';
+import { DEMO_CREDITS, type DemoState, DemoSeeder } from './demo-seeder.js';
 
 async function bootstrap(): Promise<void> {
   let config: SampleConfig;
@@ -95,6 +95,11 @@ async function lockStartup(url: string): Promise<{ release: () => Promise<void> 
   return { release: () => client.end().catch(() => undefined) };
 }
 
+/** `a, b and c`: the banner's list of bots, from the registered ones. */
+function inWords(ids: string[]): string {
+  return ids.length < 2 ? (ids[0] ?? 'none') : `${ids.slice(0, -1).join(', ')} and ${ids[ids.length - 1]}`;
+}
+
 /** The URL without its password, for the banner. */
 function redact(url: string): string {
   const u = new URL(url);
@@ -127,7 +132,7 @@ function printBanner(config: SampleConfig, demo: DemoState): void {
   lines.push('');
   lines.push(
     demo.seeded
-      ? 'First start: seeded account "demo" with 1000 credits, owning bots echo, slow, fail and slow-retry.'
+      ? `First start: seeded account "demo" with ${DEMO_CREDITS} credits, owning bots ${inWords(demo.bots)}.`
       : 'Demo data already present (not seeded again).',
   );
   if (!demo.trigger) {

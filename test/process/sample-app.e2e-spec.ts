@@ -107,6 +107,11 @@ describe('sample app (real process)', () => {
     expect(key).toMatch(/^whk_/);
     expect(out).toContain(`curl -X POST ${url} -H 'X-Key: ${key}' -H 'Content-Type: application/json' -d '{"text":"hello"}'`);
     demo = { url: url!, key: key! };
+    // The banner names every bot the demo account owns, as the app registered them.
+    const bots = (await send('GET', `${app.base}/admin/api/bots`, { headers: AUTH })).body as Array<{ id: string; accountId: string }>;
+    const owned = bots.filter((b) => b.accountId === 'demo').map((b) => b.id);
+    expect(owned).toContain('stream');
+    expect(out).toContain(`owning bots ${owned.slice(0, -1).join(', ')} and ${owned[owned.length - 1]}.`);
 
     const { id, result } = await run(demo, { text: 'hello' });
     expect(result.status).toBe(200);
