@@ -13,6 +13,9 @@ import { WebhookTriggersAdmin } from '../admin/webhook-triggers.admin.js';
 import type { WebhookTriggerModuleOptions } from '../options/webhook-trigger-options.interface.js';
 import { InMemoryWebhookStorage } from '../persistence/memory/in-memory-webhook-storage.js';
 import { WebhookTriggerModule } from '../webhook-trigger.module.js';
+import { WEBHOOK_BOT_METADATA } from '../bots/webhook-bot.decorator.js';
+import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
+import { TESTING_NOT_A_BOT } from '../errors/webhook-trigger.messages.js';
 import { CapturingCallbackTransport } from './capturing-callback.transport.js';
 import { TestClock } from './test-clock.js';
 import { WebhookTriggerHarness } from './webhook-trigger-harness.js';
@@ -109,6 +112,10 @@ export class WebhookTriggerTestingModule {
       callbackTransport: CapturingCallbackTransport;
     }) => DynamicModule,
   ): DynamicModule {
+    for (const bot of config.bots ?? []) {
+      const type = typeof bot === 'function' ? bot : 'useClass' in bot ? bot.useClass : undefined;
+      if (type && !Reflect.getMetadata(WEBHOOK_BOT_METADATA, type)) throw new WebhookConfigurationError(TESTING_NOT_A_BOT(type.name));
+    }
     const clock = config.clock ?? new TestClock();
     const transport = new CapturingCallbackTransport();
     return {

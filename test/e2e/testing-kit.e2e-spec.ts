@@ -6,6 +6,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { WebhookBot, WebhookBotHost, type BotContext, type BotInputs, type BotOutput } from '../../src/index.js';
+import { TESTING_NOT_A_BOT, TESTING_PACKAGE_MISSING } from '../../src/errors/webhook-trigger.messages.js';
 import {
   createWebhookTriggerHarness,
   runBot,
@@ -189,6 +190,24 @@ describe('the testing kit', () => {
 });
 
 describe('the testing kit, configured', () => {
+  it('refuses a class in bots that is not a bot, naming it and the fix', async () => {
+    expect(() => WebhookTriggerTestingModule.forRoot({ bots: [SummarizeBot, Summarizer] })).toThrow(TESTING_NOT_A_BOT('Summarizer'));
+    await expect(createWebhookTriggerHarness({ bots: [{ provide: 'a bot', useClass: Summarizer }] })).rejects.toThrow(
+      TESTING_NOT_A_BOT('Summarizer'),
+    );
+  });
+
+  it('says to install @nestjs/testing when a harness is made without it (the rest of the kit imports without it)', async () => {
+    jest.doMock('@nestjs/testing', () => {
+      throw Object.assign(new Error("Cannot find module '@nestjs/testing'"), { code: 'MODULE_NOT_FOUND' });
+    });
+    try {
+      await expect(createWebhookTriggerHarness({ bots: [SummarizeBot], providers: [Summarizer] })).rejects.toThrow(TESTING_PACKAGE_MISSING);
+    } finally {
+      jest.dontMock('@nestjs/testing');
+    }
+  });
+
   it("closes at once with a run still going: the bot's signal fires, no real grace is waited", async () => {
     const kit = await createWebhookTriggerHarness({ bots: [PatientBot] });
     const run = await kit.trigger('patient');
