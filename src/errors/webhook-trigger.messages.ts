@@ -162,7 +162,7 @@ export const CANNOT_CONNECT = (part: string, url: string, reason: string) =>
 export const CALLBACK_SECRET_INVALID =
   'A webhook secret must be "whsec_" followed by the base64 of its bytes (as generated), or that base64 alone';
 export const CALLBACK_SECRET_MISSING =
-  'No webhook secret was given (undefined or empty): set the variable it comes from to the whsec_… secret the admin showed for the callback';
+  'No webhook secret was given (undefined or empty): set the variable it comes from to the whsec_… secret the admin showed for the callback (one loaded after your controllers are imported, e.g. by ConfigModule from a .env file, needs the function form: withSecret(() => process.env.X!))';
 export const WITH_SECRET_INVALID = (problem: string) => `WebhookSignatureGuard.withSecret(): ${problem}`;
 export const WEBHOOK_HEADERS_MISSING = (names: string[]) => `Missing webhook header(s): ${names.join(', ')}`;
 export const WEBHOOK_HEADER_REPEATED = (name: string) => `The ${name} header appears more than once`;

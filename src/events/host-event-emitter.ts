@@ -5,8 +5,9 @@ export const HOST_EVENT_EMITTER = Symbol('WEBHOOK_HOST_EVENT_EMITTER');
 
 /** What the module needs of the host's `EventEmitter2`. */
 export interface HostEventEmitter {
+  emit(event: string, payload: unknown): unknown;
   /** Calls every listener now; answers what they answered, settled together (`false` when there are none). */
-  emitAsync(event: string, payload: unknown): Promise<unknown[]> | false;
+  emitAsync?(event: string, payload: unknown): Promise<unknown[]> | false;
 }
 
 /**

@@ -97,8 +97,11 @@ export class InvocationEvents {
    * which ends a Node process by default). Listeners are called at once either way; nothing waits for them.
    */
   private send(name: string, event: InvocationEvent | CallbackDisabledEvent): void {
+    if (!this.emitter) return;
     try {
-      const settled = this.emitter?.emitAsync(name, event);
+      // A host's stand-in for EventEmitter2 (a test's `{ emit: jest.fn() }`) may have `emit` only.
+      if (typeof this.emitter.emitAsync !== 'function') return void this.emitter.emit(name, event);
+      const settled = this.emitter.emitAsync(name, event);
       if (settled) settled.catch((error: unknown) => this.listenerFailed(name, 'failed', error));
     } catch (error) {
       this.listenerFailed(name, 'threw', error);

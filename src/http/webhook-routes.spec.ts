@@ -94,6 +94,13 @@ describe('webhook routes under a global prefix', () => {
     expect(requestOf('GET', '/api/webhooks/trg_A/trigger/invocation/inv_x/sync')?.operation).toBe('sync');
     expect(requestOf('GET', '/webhooks/trg_A/trigger/invocation/inv_x/sync')).toBeUndefined();
   });
+
+  it("takes a parameter of the prefix (api/:tenant) as any segment, keeping the route's own ids in their places", () => {
+    const requestOf = under('api/:tenant');
+    expect(requestOf('POST', '/api/acme/webhooks/trg_A/trigger')?.readsOwnBody).toBe(true);
+    expect(requestOf('POST', '/api/acme/webhooks/%zz/trigger')?.undecodableId).toEqual({ kind: 'trigger', id: '%zz' });
+    expect(requestOf('GET', '/api/%zz/webhooks/trg_A/trigger/invocation/inv_x')?.undecodableId).toBeUndefined();
+  });
 });
 
 describe('webhook operations', () => {

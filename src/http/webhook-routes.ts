@@ -34,11 +34,13 @@ export const AT_ROOT: RoutesMount = { prefix: '', excluded: () => false };
  */
 function pathPattern(routePath: string, prefix: string): RegExp {
   const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const segments = `${prefix}/${routePath}`
-    .split('/')
-    .filter(Boolean)
-    .map((s) => (s.startsWith(':') ? '([^/]+)' : literal(s)));
-  return new RegExp(`^/${segments.join('/')}/?$`, 'i');
+  // A parameter of the prefix (`api/:tenant`) is any segment, not captured: the captures are the route's own.
+  const segments = (path: string, param: string) =>
+    path
+      .split('/')
+      .filter(Boolean)
+      .map((s) => (s.startsWith(':') ? param : literal(s)));
+  return new RegExp(`^/${[...segments(prefix, '[^/]+'), ...segments(routePath, '([^/]+)')].join('/')}/?$`, 'i');
 }
 
 /** The table's operations (the requests metric's `operation` label). */

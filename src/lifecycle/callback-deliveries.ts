@@ -16,6 +16,7 @@ import { ShutdownState } from './shutdown.state.js';
 import { Clock, type ClockTimer } from '../time/clock.js';
 import { WebhookMetrics } from '../telemetry/webhook-metrics.js';
 import { traceDelivery } from '../telemetry/run-tracing.js';
+import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 
 /** How often due deliveries are looked for (those stored by other processes, retries, a dead sender's). */
 export const CALLBACK_SWEEP_MS = 5_000;
@@ -27,8 +28,9 @@ const MAX_IN_FLIGHT = 32;
  */
 export const MAX_IN_FLIGHT_PER_TRIGGER = 4;
 /**
- * Attempts in flight at once in this process for the callbacks of one account's triggers: an account whose
- * receivers hang, however many triggers it has, holds at most a quarter of the places.
+ * Attempts in flight at once in this process for the callbacks of one account's triggers, when the bots belong
+ * to more than one account: an account whose receivers hang, however many triggers it has, holds at most a
+ * quarter of the places. (An app of one account keeps all of them for it: nobody else to keep room for.)
  */
 export const MAX_IN_FLIGHT_PER_ACCOUNT = 8;
 /** How often at most a sweep an attempt's end asked for lists a page past the triggers at their cap (it scans their backlog). */
@@ -77,6 +79,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
     private readonly clock: Clock,
     private readonly transport: CallbackTransport,
     private readonly metrics: WebhookMetrics,
+    private readonly registry: WebhookBotRegistry,
   ) {}
 
   /** Attempts in flight in this process now. */
@@ -170,11 +173,17 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   }
 
   /** Whether the delivery's trigger, or its account, has all its places in flight. */
-  private atCap({ triggerId, accountId }: DueDelivery): boolean {
+  private atCap(delivery: DueDelivery): boolean {
+    const accountId = this.cappedAccount(delivery);
     return (
-      this.triggerInFlight.of(triggerId) >= MAX_IN_FLIGHT_PER_TRIGGER ||
+      this.triggerInFlight.of(delivery.triggerId) >= MAX_IN_FLIGHT_PER_TRIGGER ||
       (accountId !== undefined && this.accountInFlight.of(accountId) >= MAX_IN_FLIGHT_PER_ACCOUNT)
     );
+  }
+
+  /** The account whose places the delivery counts in: none when every bot is of one account (or the store gave none). */
+  private cappedAccount(delivery: DueDelivery): string | undefined {
+    return this.registry.manyAccounts ? delivery.accountId : undefined;
   }
 
   /**
@@ -182,7 +191,8 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
    * False when it was not started here (held already, or no place free: the process's, its trigger's or its account's).
    */
   deliver(delivery: DueDelivery): boolean {
-    const { id, triggerId, accountId } = delivery;
+    const { id, triggerId } = delivery;
+    const accountId = this.cappedAccount(delivery);
     if (!this.started || this.shutdown.isShuttingDown || this.inFlight.has(id)) return false;
     if (this.inFlight.size >= MAX_IN_FLIGHT || this.atCap(delivery)) {
       this.backlog = true; // taken by the sweep that the next attempt to end starts

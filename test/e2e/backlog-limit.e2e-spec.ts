@@ -10,10 +10,11 @@ import { cancelRun, expectError, startRun, syncInvocation, triggerBot } from '..
 import { UNTHROTTLED, createTrigger, describeOnEveryAdapterAndDatabase, startWebhookApp } from '../helpers/webhook-app.js';
 import { ACCOUNT_BACKLOG_FULL } from '../../src/errors/webhook-trigger.messages.js';
 import { OtherSlowBot } from '../fixtures/bots.js';
+import { accountBacklogShare } from '../../src/invocations/invocation.service.js';
 
 /** Runs waiting to start that the app accepts; one more run executes in its only slot. One account may hold 2. */
 const MAX_QUEUED = 4;
-const SHARE = 2;
+const SHARE = accountBacklogShare(MAX_QUEUED);
 
 /** Remembers the warnings, to count the module's notes on refusals. */
 class WarningLogger implements LoggerService {

@@ -579,6 +579,38 @@ describeOnEveryAdapterAndDatabase('callbacks of several triggers', ({ makeAdapte
   });
 });
 
+describeOnEveryAdapterAndDatabase('callbacks of an app whose bots are all of one account', ({ makeAdapter, database }) => {
+  it("keeps every place for that account: nine triggers' hanging receivers hold all 32, not an account's 8", async () => {
+    const t = await startWebhookApp(makeAdapter, {
+      database,
+      options: {
+        accounts: { acct: { credits: 10_000 } },
+        rateLimits: UNTHROTTLED,
+        callbackAllowedHosts: ['127.0.0.1'],
+        callbackRetryScheduleMs: [0, 60_000],
+      },
+    });
+    const hanging = await startCallbackReceiver();
+    hanging.respond(() => undefined);
+    try {
+      const triggers = await Promise.all(
+        Array.from({ length: 9 }, async () => {
+          const trigger = await createTrigger(t, 'echo');
+          await t.admin.setCallback(trigger.id, { url: `${hanging.origin}/hooks` });
+          return trigger;
+        }),
+      );
+      await Promise.all(triggers.flatMap((trigger) => Array.from({ length: 5 }, (_, i) => startRun(trigger, { i: String(i) }))));
+      await until(() => hanging.received.length === 32, 5_000, 'all 32 places taken');
+      expect(MAX_IN_FLIGHT_PER_ACCOUNT).toBeLessThan(32);
+    } finally {
+      for (const trigger of await t.admin.listTriggers('echo')) await t.admin.deleteCallback(trigger.id);
+      await hanging.close();
+      await t.close();
+    }
+  });
+});
+
 describe('callbacks without keySecret', () => {
   let t: WebhookTestApp;
   let receiver: CallbackReceiver;

@@ -5,7 +5,6 @@
  */
 import { HealthModule } from '../../sample-app/src/health/health.module.js';
 import { cancelRun, send, startRun, syncInvocation } from '../helpers/http.js';
-import { OtherSlowBot } from '../fixtures/bots.js';
 import { UNTHROTTLED, createTrigger, describeApp, describeOnEveryAdapter } from '../helpers/webhook-app.js';
 
 const MAX_QUEUED = 2;
@@ -13,7 +12,6 @@ const MAX_QUEUED = 2;
 describeOnEveryAdapter('health endpoint (terminus)', (row) => {
   const ctx = describeApp(row, {
     options: { rateLimits: UNTHROTTLED, maxConcurrentRuns: 1, maxQueuedRuns: MAX_QUEUED, shutdownGraceMs: 0 },
-    providers: [OtherSlowBot],
     imports: [HealthModule],
   });
   const health = () => send('GET', `${ctx.app.baseUrl}/health`);
@@ -31,10 +29,8 @@ describeOnEveryAdapter('health endpoint (terminus)', (row) => {
 
   it(`is down naming backlog (503) while ${MAX_QUEUED} runs wait to start, and up again once they started`, async () => {
     const slow = await createTrigger(ctx.app, 'slow');
-    const otherSlow = await createTrigger(ctx.app, 'other-slow'); // one account may hold half of the backlog
-    await ctx.app.admin.setCredits('other', 10);
     const holder = await startRun(slow, { ms: 60_000 });
-    const waiting = [await startRun(slow, { ms: 10, i: 1 }), await startRun(otherSlow, { ms: 10, i: 2 })];
+    const waiting = [await startRun(slow, { ms: 10, i: 1 }), await startRun(slow, { ms: 10, i: 2 })];
 
     const down = await health();
     expect(down.status).toBe(503);
@@ -48,8 +44,7 @@ describeOnEveryAdapter('health endpoint (terminus)', (row) => {
     expect(down.body.error.webhooks.database.status).toBe('up');
 
     expect((await cancelRun(slow, holder)).status).toBe(200);
-    expect((await syncInvocation(slow, waiting[0])).body).toMatchObject({ success: true });
-    expect((await syncInvocation(otherSlow, waiting[1])).body).toMatchObject({ success: true });
+    for (const id of waiting) expect((await syncInvocation(slow, id)).body).toMatchObject({ success: true });
     const up = await health();
     expect(up.status).toBe(200);
     expect(up.body.details.webhooks.backlog).toEqual({ status: 'up', queued: 0, max: MAX_QUEUED });
