@@ -11,7 +11,13 @@ import type { DispatchedRun } from '../../src/runs/bot-runner.js';
 import { InProcessBotRunner } from '../../src/runs/in-process.runner.js';
 import { storedCredits, storedInvocations } from '../helpers/db.js';
 import { cancelRun, getStatus, startRun, triggerBot, until } from '../helpers/http.js';
-import { UNTHROTTLED, createTrigger, describeOnEveryAdapterAndDatabase, startWebhookApp } from '../helpers/webhook-app.js';
+import {
+  UNTHROTTLED,
+  createTrigger,
+  describeOnEveryAdapterAndDatabase,
+  startWebhookApp,
+  type WebhookTestApp,
+} from '../helpers/webhook-app.js';
 
 /** Remembers what the module logs as warnings and errors. */
 class RecordingLogger implements LoggerService {
@@ -109,16 +115,22 @@ describeOnEveryAdapterAndDatabase('runs that fail to start', ({ makeAdapter, dat
     }
   });
 
-  it("runs and answers 200 when a host's listener of the queued and started events throws; the throw is logged", async () => {
-    const logger = new RecordingLogger();
+  /** An app with the module's events, logging to `logger`, its account funded with 10 credits. */
+  async function startWithEvents(logger: RecordingLogger): Promise<WebhookTestApp> {
     const t = await startWebhookApp(makeAdapter, {
       database,
       options: { rateLimits: UNTHROTTLED, shutdownGraceMs: 0 },
       events: true,
       logger,
     });
+    await t.admin.setCredits('acct', 10);
+    return t;
+  }
+
+  it("runs and answers 200 when a host's listener of the queued and started events throws; the throw is logged", async () => {
+    const logger = new RecordingLogger();
+    const t = await startWithEvents(logger);
     try {
-      await t.admin.setCredits('acct', 10);
       const emitter = t.app.get(EventEmitter2);
       for (const name of [WEBHOOK_EVENTS.queued, WEBHOOK_EVENTS.started])
         emitter.on(name, () => {
@@ -144,14 +156,8 @@ describeOnEveryAdapterAndDatabase('runs that fail to start', ({ makeAdapter, dat
     const unhandled: unknown[] = [];
     const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
     process.on('unhandledRejection', onUnhandled);
-    const t = await startWebhookApp(makeAdapter, {
-      database,
-      options: { rateLimits: UNTHROTTLED, shutdownGraceMs: 0 },
-      events: true,
-      logger,
-    });
+    const t = await startWithEvents(logger);
     try {
-      await t.admin.setCredits('acct', 10);
       const emitter = t.app.get(EventEmitter2);
       emitter.on(WEBHOOK_EVENTS.succeeded, async () => {
         await new Promise((resolve) => setTimeout(resolve, 5));
