@@ -8,6 +8,7 @@ import {
   Logger,
   Module,
   type NestInterceptor,
+  RequestMethod,
   type OnModuleInit,
   type Provider,
   type Type,
@@ -16,7 +17,8 @@ import {
   UseInterceptors,
   VERSION_NEUTRAL,
 } from '@nestjs/common';
-import { HttpAdapterHost, ModuleRef } from '@nestjs/core';
+import { ApplicationConfig, HttpAdapterHost, ModuleRef } from '@nestjs/core';
+import { servedPath } from '../http/global-prefix.js';
 import { ApiExcludeController } from '../http/openapi-decorators.js';
 import type { Observable } from 'rxjs';
 import { ADMIN_NO_GUARDS } from '../errors/webhook-trigger.messages.js';
@@ -64,6 +66,7 @@ class AdminMountCheck implements OnModuleInit {
   constructor(
     @Inject(ADMIN_MOUNT) private readonly mount: { path: string; guards: AdminGuard[] },
     private readonly moduleRef: ModuleRef,
+    private readonly appConfig: ApplicationConfig,
   ) {}
 
   onModuleInit(): void {
@@ -74,7 +77,8 @@ class AdminMountCheck implements OnModuleInit {
     } catch {
       paths = undefined;
     }
-    paths?.add(this.mount.path);
+    // The page's route, as Nest serves it under the global prefix and its `exclude`.
+    paths?.add(() => servedPath(this.appConfig, this.mount.path, RequestMethod.GET));
   }
 }
 

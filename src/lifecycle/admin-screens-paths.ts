@@ -1,20 +1,22 @@
 import { Injectable } from '@nestjs/common';
 
 /**
- * Where this app mounted the admin screens (`WebhookTriggerAdminModule`'s `path`, without the global
- * prefix), told by that module at init so the startup hints can give the real path. A registry here rather
- * than a look-up from lifecycle/: admin/ imports lifecycle/'s folders below it, never the reverse.
+ * Where this app serves the admin screens, told by `WebhookTriggerAdminModule` at init so the startup hints
+ * can give the real path. Each mount gives a function, read when the hint is written: the path depends on
+ * the global prefix and its `exclude`, which the host sets after the modules are built. A registry here
+ * rather than a look-up from lifecycle/: admin/ imports lifecycle/'s folders below it, never the reverse.
  */
 @Injectable()
 export class AdminScreensPaths {
-  private readonly paths: string[] = [];
+  private readonly paths: Array<() => string> = [];
 
-  add(path: string): void {
-    this.paths.push(path);
+  /** A mount, by the path it is served at (`/api/ops/webhooks`: global prefix included unless excluded). */
+  add(servedPath: () => string): void {
+    this.paths.push(servedPath);
   }
 
-  /** The first mount's path, or undefined when the screens are not mounted. */
+  /** The first mount's served path, or undefined when the screens are not mounted. */
   first(): string | undefined {
-    return this.paths[0];
+    return this.paths[0]?.();
   }
 }

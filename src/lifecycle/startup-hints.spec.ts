@@ -1,25 +1,22 @@
 import { Logger } from '@nestjs/common';
-import { ApplicationConfig } from '@nestjs/core';
 import { createWebhookFakes } from '../../test/fakes/webhook-fakes.js';
 import type { WebhookTriggerModuleOptions } from '../options/webhook-trigger-options.interface.js';
 import { AdminScreensPaths } from './admin-screens-paths.js';
 import { StartupHints } from './startup-hints.js';
 
-/** The hints of an app with these options and bots, the admin screens mounted at `adminPath` (if given). */
+/** The hints of an app with these options and bots, the admin screens served at `adminPath` (if given). */
 async function hintsOf(
   options: WebhookTriggerModuleOptions,
   setUp: (f: ReturnType<typeof createWebhookFakes>) => Promise<void> | void,
-  { adminPath, globalPrefix }: { adminPath?: string; globalPrefix?: string } = {},
+  { adminPath }: { adminPath?: string } = {},
 ): Promise<{ warnings: string[]; logs: string[] }> {
   const f = createWebhookFakes(options);
   await setUp(f);
   const screens = new AdminScreensPaths();
-  if (adminPath !== undefined) screens.add(adminPath);
-  const appConfig = new ApplicationConfig();
-  if (globalPrefix !== undefined) appConfig.setGlobalPrefix(globalPrefix);
+  if (adminPath !== undefined) screens.add(() => adminPath);
   const warn = jest.spyOn(Logger.prototype, 'warn').mockImplementation(() => undefined);
   const log = jest.spyOn(Logger.prototype, 'log').mockImplementation(() => undefined);
-  await new StartupHints(f.registry, f.triggers, f.accounts, screens, appConfig, f.options).onApplicationBootstrap();
+  await new StartupHints(f.registry, f.triggers, f.accounts, screens, f.options).onApplicationBootstrap();
   return { warnings: warn.mock.calls.map(([m]) => String(m)), logs: log.mock.calls.map(([m]) => String(m)) };
 }
 
@@ -27,8 +24,8 @@ describe('StartupHints', () => {
   afterEach(() => jest.restoreAllMocks());
 
   describe('the first trigger', () => {
-    it('names the bot Settings screen under the global prefix when the admin screens are mounted', async () => {
-      const { logs } = await hintsOf({}, (f) => void f.addBot({ id: 'sum.v2' }), { adminPath: 'ops/webhooks', globalPrefix: '/api/' });
+    it('names the bot Settings screen where the admin screens are served', async () => {
+      const { logs } = await hintsOf({}, (f) => void f.addBot({ id: 'sum.v2' }), { adminPath: '/api/ops/webhooks' });
       expect(logs).toHaveLength(1);
       expect(logs[0]).toContain('no triggers yet');
       expect(logs[0]).toContain('open /api/ops/webhooks#/bots/sum.v2/settings, then Bot Triggers → Add Trigger');
@@ -36,7 +33,7 @@ describe('StartupHints', () => {
     });
 
     it('encodes the bot id in the screens path, as the screens route it', async () => {
-      const { logs } = await hintsOf({}, (f) => void f.addBot({ id: 'a b' }), { adminPath: 'admin' });
+      const { logs } = await hintsOf({}, (f) => void f.addBot({ id: 'a b' }), { adminPath: '/admin' });
       expect(logs[0]).toContain('open /admin#/bots/a%20b/settings');
     });
 

@@ -1,5 +1,4 @@
 import { Inject, Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
-import { ApplicationConfig } from '@nestjs/core';
 import { DECLARED_BOTS } from '../bots/webhook-bot.decorator.js';
 import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 import { ACCOUNT_NEVER_OPENED, BOT_NOT_PROVIDED, FIRST_TRIGGER, NO_BOTS } from '../errors/webhook-trigger.messages.js';
@@ -23,7 +22,6 @@ export class StartupHints implements OnApplicationBootstrap {
     private readonly triggers: TriggerRepository,
     private readonly accounts: CreditAccounts,
     private readonly adminScreens: AdminScreensPaths,
-    private readonly appConfig: ApplicationConfig,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {}
 
@@ -56,9 +54,7 @@ export class StartupHints implements OnApplicationBootstrap {
 
   /** The bot's Settings in the admin screens (`/<prefix>/<path>#/bots/<id>/settings`), when they are mounted. */
   private settingsPath(botId: string): string | undefined {
-    const path = this.adminScreens.first();
-    if (path === undefined) return undefined;
-    const prefix = this.appConfig.getGlobalPrefix().replace(/^\/+|\/+$/g, '');
-    return `/${prefix ? `${prefix}/` : ''}${path}#/bots/${encodeURIComponent(botId)}/settings`;
+    const served = this.adminScreens.first();
+    return served === undefined ? undefined : `${served}#/bots/${encodeURIComponent(botId)}/settings`;
   }
 }

@@ -263,8 +263,8 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
     }
   });
 
-  it('with the admin screens mounted, gives their real path for the first trigger, and names an account never opened', async () => {
-    const start = async (accounts: Record<string, { credits: number }>) => {
+  it('with the admin screens mounted, gives their real path for the first trigger (global prefix and its exclude), and names an account never opened', async () => {
+    const start = async (accounts: Record<string, { credits: number }>, exclude: string[] = []) => {
       const log = warnings();
       const moduleRef = await Test.createTestingModule({
         imports: [
@@ -275,7 +275,7 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
       }).compile();
       const adapter = makeAdapter();
       const app = adapter ? moduleRef.createNestApplication(adapter, { logger: log }) : moduleRef.createNestApplication({ logger: log });
-      app.setGlobalPrefix('api');
+      app.setGlobalPrefix('api', { exclude });
       app.enableShutdownHooks();
       await app.listen(0, '127.0.0.1');
       return { app, log };
@@ -300,6 +300,16 @@ describe.each(ADAPTERS)('first use on %s', (_name, makeAdapter) => {
       expect(opened.log.lines.filter((l) => l.includes('has not been funded yet'))).toEqual([]);
     } finally {
       await opened.app.close();
+    }
+    // The global prefix's `exclude` keeps the screens at the root: the hint names the root path, where they answer.
+    const excluded = await start({}, ['ops/webhooks', 'ops/webhooks/*path']);
+    try {
+      const screens = '/ops/webhooks#/bots/echo/settings';
+      expect(excluded.log.logs).toContain(FIRST_TRIGGER(['echo'], screens));
+      const page = await fetch(`${await excluded.app.getUrl()}/ops/webhooks`, { headers: { authorization: ADMIN_TEST_BASIC } });
+      expect(page.status).toBe(200);
+    } finally {
+      await excluded.app.close();
     }
   });
 
