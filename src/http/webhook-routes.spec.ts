@@ -43,14 +43,14 @@ describe('webhook routes', () => {
 
   it("judges a webhook path with another method as the module's: its undecodable id answered 404, else 405 with Allow", () => {
     expect(webhookRequestOf('PUT', '/webhooks/%zz/trigger')).toEqual({
-      operation: undefined,
+      operation: 'trigger',
       readsOwnBody: false,
       ignoresBody: false,
       allow: 'POST',
       undecodableId: { kind: 'trigger', id: '%zz' },
     });
     expect(webhookRequestOf('POST', '/webhooks/trg_A/trigger/invocation/inv_x')).toEqual({
-      operation: undefined,
+      operation: 'status',
       readsOwnBody: false,
       ignoresBody: false,
       allow: 'GET, HEAD',
@@ -111,7 +111,9 @@ describe('webhook operations', () => {
     ['GET', '/webhooks/trg_A/trigger/invocation/inv_x/sync?timeout=3', 'sync'],
     ['POST', '/webhooks/trg_A/trigger/invocation/inv_x/cancel', 'cancel'],
     ['GET', '/webhooks/trg_A/trigger/invocation/inv_x/events', 'events'],
-    ['GET', '/webhooks/trg_A/trigger', undefined], // no such route: the module's 405, not an operation
+    ['GET', '/webhooks/trg_A/trigger', 'trigger'], // the module's 405, an answer of the trigger's path
+    ['HEAD', '/webhooks/trg_A/trigger/invocation/inv_x/sync', 'sync'], // served as its GET
+    ['OPTIONS', '/webhooks/trg_A/trigger', undefined], // the host's (a CORS preflight)
     ['GET', '/admin/api/triggers', undefined],
   ])('%s %s is %s', (method, url, operation) => {
     expect(webhookRequestOf(method, url)?.operation).toBe(operation);

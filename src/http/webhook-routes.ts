@@ -54,7 +54,10 @@ export function pathOf(url: string): string {
 
 /** What the module makes of a request to one of its paths, judged once, at the adapter's front. */
 export interface WebhookRequest {
-  /** The route whose path it is, for the route's own method: the requests metric's `operation`; undefined for another method. */
+  /**
+   * The route whose path it is, whatever the method (a HEAD, a wrong method's 405 and an undecodable id's 404 are
+   * answers of that path, counted under it): the requests metric's `operation`; undefined for OPTIONS, the host's.
+   */
   operation: Operation | undefined;
   /** A POST to the trigger or cancel route: its body is kept from the host's body parser. */
   readsOwnBody: boolean;
@@ -97,7 +100,7 @@ export function webhookRequests(mount: RoutesMount = AT_ROOT): WebhookRequestOf 
       const own = route.method === method;
       const served = own || (route.method === 'GET' && method === 'HEAD');
       return {
-        operation: own ? route.operation : undefined,
+        operation: method === 'OPTIONS' ? undefined : route.operation,
         readsOwnBody: own && route.method === 'POST',
         ignoresBody: served && route.method === 'GET',
         // OPTIONS is the host's (a CORS preflight).

@@ -7,7 +7,7 @@
 import { metrics } from '@opentelemetry/api';
 import { AggregationTemporality, DataPointType, MeterProvider, MetricReader, type MetricData } from '@opentelemetry/sdk-metrics';
 import { openRunStream } from '../helpers/event-stream.js';
-import { cancelRun, expectError, getStatus, startRun, syncInvocation, triggerBot, until } from '../helpers/http.js';
+import { cancelRun, expectError, getStatus, rawRequest, send, startRun, syncInvocation, triggerBot, until } from '../helpers/http.js';
 import { startCallbackReceiver, type CallbackReceiver } from '../helpers/callback-receiver.js';
 import {
   type AdapterFactory,
@@ -165,6 +165,35 @@ describeOnEveryAdapter('metrics', ({ makeAdapter }) => {
     for (const name of ['webhook_trigger.runs_finished', 'webhook_trigger.credits_charged', 'webhook_trigger.queue_wait_seconds']) {
       expect(attributeKeys(m, name).has('account')).toBe(false);
     }
+  });
+
+  it("counts the answers given at the adapter's front under the path's operation: a wrong method's 405, an undecodable id's 404, a HEAD as its GET", async () => {
+    const echo = await createTrigger(t, 'echo', 'front');
+    const status = `${echo.url}/invocation/inv_AAAAAAAAAAAAAAAAAAAAAA`;
+    const counted = async () => {
+      const m = await reader.read();
+      const requests = (operation: string, status_code: number) => valueOf(m, 'webhook_trigger.requests', { operation, status_code });
+      return {
+        trigger405: requests('trigger', 405),
+        sync405: requests('sync', 405),
+        trigger404: requests('trigger', 404),
+        status404: requests('status', 404),
+      };
+    };
+    const before = await counted();
+
+    expectError(await send('GET', echo.url, { headers: { 'x-key': echo.key } }), 405);
+    expectError(await send('POST', `${status}/sync`, { headers: { 'x-key': echo.key } }), 405);
+    expectError(await send('GET', `${t.baseUrl}/webhooks/%zz/trigger`), 404);
+    expect((await rawRequest(status, { method: 'HEAD', headers: { 'x-key': echo.key } })).status).toBe(404);
+
+    const after = await counted();
+    expect({
+      trigger405: after.trigger405 - before.trigger405,
+      sync405: after.sync405 - before.sync405,
+      trigger404: after.trigger404 - before.trigger404,
+      status404: after.status404 - before.status404,
+    }).toEqual({ trigger405: 1, sync405: 1, trigger404: 1, status404: 1 });
   });
 });
 

@@ -13,8 +13,8 @@ function closeAfter(res: ServerResponse): void {
 
 /**
  * The one place that sees every answer of the webhook routes, whoever gives it (the guard's 401/429, the body's
- * 413, the filter's 503, the undecodable-id 404 before the router, the controller's 2xx), from the front of the
- * adapter to the raw response's `close`. Other routes are not touched. Two things are decided here:
+ * 413, the filter's 503, the undecodable-id 404 and the wrong-method 405 before the router, the controller's 2xx),
+ * from the front of the adapter to the raw response's `close`. Other routes are not touched. Two things are decided here:
  * - **metrics**: each answer counted by operation and status code (a client that left before any answer is not);
  * - **shutdown**: once it began, every answer of the webhook routes closes its connection (`Connection: close`),
  *   those of requests already in flight then too. A caller's retry then opens a new connection, which a load
