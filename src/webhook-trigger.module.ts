@@ -47,16 +47,18 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
 const PROCESS_GAUGES = Symbol('WEBHOOK_TRIGGER_PROCESS_GAUGES');
 const processGaugesProvider: FactoryProvider<void> = {
   provide: PROCESS_GAUGES,
-  inject: [WebhookMetrics, BotRunner, InvocationExecutor, InvocationWaiter, RunEventStreams],
+  inject: [WebhookMetrics, BotRunner, DispatchRetries, InvocationExecutor, InvocationWaiter, RunEventStreams],
   useFactory: (
     metrics: WebhookMetrics,
     runner: BotRunner,
+    retries: DispatchRetries,
     executor: InvocationExecutor,
     waiter: InvocationWaiter,
     streams: RunEventStreams,
   ) =>
     metrics.observeProcess({
-      backlog: () => runner.backlog(),
+      // What `maxQueuedRuns` bounds: the runs waiting to be dispatched again count too, as the trigger's refusal counts them.
+      backlog: () => runner.backlog() + retries.pending,
       running: () => executor.runningCount,
       syncWaiters: () => waiter.waiting,
       eventStreams: () => streams.count,

@@ -7,6 +7,7 @@ import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-o
 import { WebhookStorage } from '../persistence/webhook-storage.js';
 import { RateLimitStorage } from '../rate-limits/rate-limit.storage.js';
 import { BotRunner } from '../runs/bot-runner.js';
+import { DispatchRetries } from '../runs/dispatch-retries.js';
 
 /** Longest a probe waits for the database or a service: a health check must answer while they hang. */
 export const PROBE_TIMEOUT_MS = 2_000;
@@ -32,7 +33,8 @@ export interface WebhookTriggerHealth {
  * - `database`: a cheap read through the storage (`WebhookStorage.ping`);
  * - one entry per outside service the runner, the cluster bus or the rate-limit storage relies on
  *   (`redis`: a PING on each of their connections), only when they do;
- * - `backlog`: runs waiting to start (what `maxQueuedRuns` bounds, as this node's runner sees them), down at the bound;
+ * - `backlog`: runs waiting to start (what `maxQueuedRuns` bounds: this node's runner's, and those waiting to be
+ *   dispatched again), down at the bound;
  * - `workers`, on `'api'` nodes with a runner that has workers: down when none was seen recently.
  * Nothing here needs `@nestjs/terminus`.
  */
@@ -43,6 +45,7 @@ export class WebhookTriggerProbes {
     private readonly runner: BotRunner,
     private readonly bus: ClusterBus,
     private readonly rateLimits: RateLimitStorage,
+    private readonly retries: DispatchRetries,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {}
 
@@ -87,7 +90,9 @@ export class WebhookTriggerProbes {
   }
 
   private backlog(): ProbeResult {
-    const queued = this.runner.backlog();
+    // Counted as the trigger's refusal counts them: with the runs waiting here to be dispatched again (a runner
+    // that throws), or triggers would be refused 503 while this check said up.
+    const queued = this.runner.backlog() + this.retries.pending;
     const max = this.options.maxQueuedRuns;
     // 0 sets no bound: never down.
     if (max > 0 && queued >= max) return { status: 'down', queued, max, error: PROBE_BACKLOG_FULL(queued, max) };

@@ -20,7 +20,7 @@ export type CallbackAttemptOutcome = 'delivered' | 'retrying' | 'failed' | 'gone
 
 /** What the process gauges read, each time a reader collects. */
 export interface ProcessCounts {
-  /** Runs dispatched here and not started (`BotRunner.backlog()`). */
+  /** Runs dispatched here and not started (`BotRunner.backlog()`), and those waiting here to be dispatched again. */
   backlog(): number;
   /** Runs whose bot is executing here, or whose outcome is being stored. */
   running(): number;

@@ -1,10 +1,12 @@
 /**
  * The health endpoint of a host on @nestjs/terminus (the sample app's HealthModule, with the
  * `nestjs-webhook-triggers/terminus` indicator): 200 with each check while the node can serve; 503 naming
- * `backlog` once `maxQueuedRuns` runs wait to start, and 200 again once they have.
+ * `backlog` once `maxQueuedRuns` runs wait to start (those waiting to be dispatched again included), and 200
+ * again once they have.
  */
 import { HealthModule } from '../../sample-app/src/health/health.module.js';
-import { cancelRun, send, startRun, syncInvocation } from '../helpers/http.js';
+import { UnreachableQueueRunner } from '../fixtures/unreachable-runner.js';
+import { cancelRun, expectError, send, startRun, syncInvocation, triggerBot } from '../helpers/http.js';
 import { UNTHROTTLED, createTrigger, describeApp, describeOnEveryAdapter } from '../helpers/webhook-app.js';
 
 const MAX_QUEUED = 2;
@@ -48,5 +50,23 @@ describeOnEveryAdapter('health endpoint (terminus)', (row) => {
     const up = await health();
     expect(up.status).toBe(200);
     expect(up.body.details.webhooks.backlog).toEqual({ status: 'up', queued: 0, max: MAX_QUEUED });
+  });
+
+  describe('with a runner whose dispatch throws', () => {
+    const unreachable = describeApp(row, {
+      options: { rateLimits: UNTHROTTLED, maxQueuedRuns: MAX_QUEUED, shutdownGraceMs: 0 },
+      extras: { runner: UnreachableQueueRunner },
+      imports: [HealthModule],
+    });
+
+    it('is down naming backlog while the runs waiting to be dispatched again fill maxQueuedRuns, as triggers are refused 503', async () => {
+      const echo = await createTrigger(unreachable.app, 'echo');
+      for (let i = 0; i < MAX_QUEUED; i++) await startRun(echo, { i });
+      expectError(await triggerBot(echo, { i: MAX_QUEUED }), 503);
+
+      const down = await send('GET', `${unreachable.app.baseUrl}/health`);
+      expect(down.status).toBe(503);
+      expect(down.body.error.webhooks.backlog).toMatchObject({ status: 'down', queued: MAX_QUEUED, max: MAX_QUEUED });
+    });
   });
 });

@@ -18,6 +18,7 @@ import {
   UNTHROTTLED,
 } from '../helpers/webhook-app.js';
 import type { WebhookTriggerModuleExtras } from '../../src/webhook-trigger.extras.js';
+import { UnreachableQueueRunner } from '../fixtures/unreachable-runner.js';
 
 /** A reader that collects when asked. */
 class CollectingReader extends MetricReader {
@@ -209,6 +210,20 @@ describeOnEveryAdapter('metrics with metricsAccountLabels', ({ makeAdapter }) =>
       expect(valueOf(m, 'webhook_trigger.credits_charged', { account: 'acct' })).toBe(1);
       expect(valueOf(m, 'webhook_trigger.queue_wait_seconds', { account: 'acct' })).toBe(1);
       expect(valueOf(m, 'webhook_trigger.run_duration_seconds', { account: 'acct' })).toBe(1);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describeOnEveryAdapter('metrics with a runner whose dispatch throws', ({ makeAdapter }) => {
+  it('counts the runs waiting to be dispatched again in the backlog gauge, as maxQueuedRuns counts them', async () => {
+    const { app: t, reader } = await startMeteredApp(makeAdapter, { runner: UnreachableQueueRunner });
+    try {
+      const echo = await createTrigger(t, 'echo');
+      await startRun(echo, { i: 1 });
+      await startRun(echo, { i: 2 });
+      expect(valueOf(await reader.read(), 'webhook_trigger.backlog_runs')).toBe(2);
     } finally {
       await t.close();
     }
