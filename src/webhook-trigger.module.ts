@@ -57,8 +57,7 @@ const processGaugesProvider: FactoryProvider<void> = {
     streams: RunEventStreams,
   ) =>
     metrics.observeProcess({
-      // What `maxQueuedRuns` bounds: the runs waiting to be dispatched again count too, as the trigger's refusal counts them.
-      backlog: () => runner.backlog() + retries.pending,
+      backlog: () => retries.backlogWith(runner), // what `maxQueuedRuns` bounds, as the trigger's refusal counts it
       running: () => executor.runningCount,
       syncWaiters: () => waiter.waiting,
       eventStreams: () => streams.count,

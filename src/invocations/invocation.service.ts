@@ -197,7 +197,7 @@ export class InvocationService {
   private refuseOverBacklog(accountId: string): void {
     const max = this.options.maxQueuedRuns;
     if (max === 0) return;
-    if (this.runner.backlog() + this.retries.pending < max) {
+    if (this.retries.backlogWith(this.runner) < max) {
       const share = accountBacklogShare(max);
       if (!this.registry.manyAccounts || this.runner.backlogOf(accountId) < share) return;
       throw new RateLimitedError('account', 1, ACCOUNT_BACKLOG_FULL(share));

@@ -90,9 +90,8 @@ export class WebhookTriggerProbes {
   }
 
   private backlog(): ProbeResult {
-    // Counted as the trigger's refusal counts them: with the runs waiting here to be dispatched again (a runner
-    // that throws), or triggers would be refused 503 while this check said up.
-    const queued = this.runner.backlog() + this.retries.pending;
+    // Counted as the trigger's refusal counts them, or triggers could be refused 503 while this check said up.
+    const queued = this.retries.backlogWith(this.runner);
     const max = this.options.maxQueuedRuns;
     // 0 sets no bound: never down.
     if (max > 0 && queued >= max) return { status: 'down', queued, max, error: PROBE_BACKLOG_FULL(queued, max) };
