@@ -426,12 +426,15 @@ function checkGeneratedApp(app, dir) {
   return `type ${type}, @nestjs/core ${nestRange}, tsconfig module ${tsconfig.module}${tsconfig.strict ? ', strict' : ''}`;
 }
 
+/** The version of `pkg` installed in the app, or 'missing'. */
+function installedVersion(dir, pkg) {
+  const f = join(dir, 'node_modules', pkg, 'package.json');
+  return existsSync(f) ? JSON.parse(readFileSync(f, 'utf8')).version : 'missing';
+}
+
 /** Installed versions of what matters, and one copy of Nest. */
 function checkInstalled(app, dir) {
-  const version = (p) => {
-    const f = join(dir, 'node_modules', p, 'package.json');
-    return existsSync(f) ? JSON.parse(readFileSync(f, 'utf8')).version : 'missing';
-  };
+  const version = (p) => installedVersion(dir, p);
   const core = version('@nestjs/core');
   if (core.split('.')[0] !== String(app.nest)) fail(`@nestjs/core ${core} installed, expected ${app.nest}.x`);
   const want = [
@@ -488,6 +491,93 @@ function checkShippedLinks(pkgDir) {
       fail(`dist/${m} points at ${map.sources.join(', ')} without their content: the package does not ship src/`);
     }
   }
+}
+
+// --- the package's declarations as strict hosts compile them ----------------------------------------------
+
+/** Each entry of the package and names it must export with their types. */
+const ENTRIES = {
+  '': ['WebhookTriggerModule', 'WebhookBot', 'WebhookBotHost', 'WebhookTriggersAdmin'],
+  '/redis': ['RedisRateLimitStorage', 'RedisClusterBus', 'BullMqBotRunner'],
+  '/testing': ['createWebhookTriggerHarness', 'runBot', 'TestClock'],
+  '/terminus': ['WebhookTriggerHealthIndicator'],
+};
+
+/**
+ * The module resolutions a host of this kind may compile with (`module` beside each; a CommonJS app's files are
+ * CommonJS). TypeScript 6 (NestJS 12's) flags node10 as deprecated unless the host says `ignoreDeprecations`, as
+ * such a host has to.
+ */
+function typeResolutions(app, tsMajor) {
+  const esm = app.moduleType === 'module';
+  return [
+    { moduleResolution: 'node10', module: esm ? 'es2022' : 'commonjs', ...(tsMajor >= 6 ? { ignoreDeprecations: '6.0' } : {}) },
+    { moduleResolution: 'node16', module: 'node16' },
+    { moduleResolution: 'nodenext', module: 'nodenext' },
+    ...(esm ? [{ moduleResolution: 'bundler', module: 'es2022' }] : []),
+  ];
+}
+
+/**
+ * Type-checks small consumer files with the app's own TypeScript under each module resolution of `typeResolutions`:
+ * root.ts imports only the main entry and compiles with skipLibCheck: false and none of the optional peers installed
+ * (every .d.ts the entry reaches is checked, so none may name a package the host may not have); entries.ts imports
+ * every entry and compiles with skipLibCheck: true as `nest new` sets it (a subpath's declarations may name its own
+ * peer), each import resolving to the package's declarations (an untyped or unresolved entry is an error under
+ * strict). The files live in types-check/ only for this step: the app's own build would take them in.
+ */
+async function checkTypes(app, dir, { npmEnv, logFile }) {
+  const optional = Object.keys(JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).peerDependenciesMeta ?? {});
+  const absent = optional.filter((p) => installedVersion(dir, p) === 'missing');
+  if (!absent.includes('@opentelemetry/api'))
+    fail('@opentelemetry/api is installed in the app: the main entry cannot be checked without it');
+  const checkDir = join(dir, 'types-check');
+  mkdirSync(checkDir, { recursive: true });
+  const importLine = (entry, names) => `import { ${names.join(', ')} } from '${PACKAGE}${entry}';`;
+  const root = ENTRIES[''];
+  writeFileSync(join(checkDir, 'root.ts'), `${importLine('', root)}\n\nexport const used = [${root.join(', ')}];\n`);
+  const all = Object.entries(ENTRIES);
+  writeFileSync(
+    join(checkDir, 'entries.ts'),
+    `${all.map(([entry, names]) => importLine(entry, names)).join('\n')}\n\nexport const used = [${all.flatMap(([, n]) => n).join(', ')}];\n`,
+  );
+  const done = [];
+  try {
+    const tsVersion = installedVersion(dir, 'typescript');
+    for (const { moduleResolution, module, ...more } of typeResolutions(app, Number(tsVersion.split('.')[0]))) {
+      for (const [file, skipLibCheck] of [
+        ['root.ts', false],
+        ['entries.ts', true],
+      ]) {
+        const config = join(checkDir, `tsconfig.${moduleResolution}.${file.replace('.ts', '')}.json`);
+        const compilerOptions = {
+          strict: true,
+          skipLibCheck,
+          noEmit: true,
+          target: 'es2022',
+          module,
+          moduleResolution,
+          esModuleInterop: true,
+          experimentalDecorators: true,
+          emitDecoratorMetadata: true,
+          types: ['node'],
+          ...more,
+        };
+        writeFileSync(config, `${JSON.stringify({ compilerOptions, files: [file] }, null, 2)}\n`);
+        await run('npx', ['tsc', '-p', config], { cwd: dir, env: npmEnv, logFile, timeoutMs: 5 * 60_000 }).catch((e) => {
+          const errors = (e.output ?? '').split('\n').filter((l) => /error TS\d+/.test(l));
+          fail(
+            `types-check/${file} (moduleResolution ${moduleResolution}, skipLibCheck ${skipLibCheck}): ${errors.slice(0, 8).join(' | ') || e.message}`,
+          );
+        });
+      }
+      done.push(moduleResolution);
+    }
+  } finally {
+    rmSync(checkDir, { recursive: true, force: true });
+  }
+  const entries = Object.keys(ENTRIES).map((e) => PACKAGE + e);
+  return `TypeScript ${installedVersion(dir, 'typescript')}, ${done.join(', ')}: the main entry with skipLibCheck false, without ${absent.join(', ')}; every entry resolves (${entries.join(', ')})`;
 }
 
 // --- docs/testing.md in the app -----------------------------------------------------------------------------
@@ -637,6 +727,7 @@ async function testApp(app, ctx) {
       const native = await shareNativeBuild(dir, ctx, logFile);
       return [checkInstalled(app, dir), native].filter(Boolean).join('; ');
     });
+    await step("the package's declarations in strict consumers (tsc --noEmit)", () => checkTypes(app, dir, { npmEnv, logFile }));
     await step('write README snippets', async () => writeAppCode(app, dir).join(', '));
     await step('npm run build', async () => {
       await run('npm', ['run', 'build'], { cwd: dir, env: npmEnv, logFile, timeoutMs: 5 * 60_000 });
