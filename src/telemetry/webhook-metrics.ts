@@ -1,13 +1,4 @@
 import { type FactoryProvider, type OnModuleDestroy } from '@nestjs/common';
-import type {
-  Attributes,
-  BatchObservableCallback,
-  BatchObservableResult,
-  Histogram,
-  Meter,
-  ObservableCounter,
-  ObservableGauge,
-} from '@opentelemetry/api';
 import { WEBHOOK_TRIGGER_EXTRAS } from '../options/module.constants.js';
 import type { InvocationRecord, InvocationStatus } from '../persistence/records.js';
 import { INSTRUMENTATION_SCOPE, otelApi } from './otel-api.js';
@@ -32,6 +23,43 @@ export interface ProcessCounts {
 
 /** What a run's state change tells the metrics. */
 export type RunFacts = Pick<InvocationRecord, 'botId' | 'accountId' | 'credits' | 'createdAt'> & { startedAt?: Date | null };
+
+/**
+ * The part of `@opentelemetry/api`'s `Meter` the metrics use, written out here instead of imported: the main
+ * entry's declarations reach this file, and a host that has not installed the optional peer compiles them too
+ * (with `skipLibCheck: false`, an import of the API's types fails there, TS2307). The provider hands in the API's
+ * own meter, so the compiler checks that it fits.
+ */
+export interface MetricsMeter {
+  createHistogram(name: string, options?: InstrumentOptions): HistogramInstrument;
+  createObservableCounter(name: string, options?: InstrumentOptions): ObservableInstrument;
+  createObservableGauge(name: string, options?: InstrumentOptions): ObservableInstrument;
+  addBatchObservableCallback(callback: BatchCallback, instruments: ObservableInstrument[]): void;
+  removeBatchObservableCallback(callback: BatchCallback, instruments: ObservableInstrument[]): void;
+}
+
+/** A series' labels (the API's `Attributes`, narrowed to the values the module gives). */
+type MetricAttributes = Record<string, string | number>;
+
+interface InstrumentOptions {
+  description?: string;
+  unit?: string;
+  advice?: { explicitBucketBoundaries?: number[] };
+}
+
+interface HistogramInstrument {
+  record(value: number, attributes?: MetricAttributes): void;
+}
+
+/** An observable counter or gauge: only ever handed back to the meter, or to a batch's result. */
+type ObservableInstrument = object;
+
+/** What a batch callback reports its observations to. */
+interface BatchResult {
+  observe(instrument: ObservableInstrument, value: number, attributes?: MetricAttributes): void;
+}
+
+type BatchCallback = (result: BatchResult) => void;
 
 /**
  * Upper bounds (seconds) of the run duration and queue wait histograms: from a quick bot (50 ms) to the
@@ -63,12 +91,12 @@ export const METRIC_NAMES = {
  * it was first counted.
  */
 class CountedSeries {
-  private readonly series = new Map<string, { attributes: Attributes; value: number }>();
+  private readonly series = new Map<string, { attributes: MetricAttributes; value: number }>();
 
-  constructor(readonly instrument: ObservableCounter) {}
+  constructor(readonly instrument: ObservableInstrument) {}
 
   /** Adds `value` to the series named `key`, made with `attributes()` the first time; answers the series' attributes. */
-  add(key: string, value: number, attributes: () => Attributes): Attributes {
+  add(key: string, value: number, attributes: () => MetricAttributes): MetricAttributes {
     const series = this.series.get(key);
     if (series) {
       series.value += value;
@@ -79,7 +107,7 @@ class CountedSeries {
     return made;
   }
 
-  observe(result: BatchObservableResult): void {
+  observe(result: BatchResult): void {
     for (const { attributes, value } of this.series.values()) result.observe(this.instrument, value, attributes);
   }
 }
@@ -87,14 +115,14 @@ class CountedSeries {
 interface Instruments {
   requests: CountedSeries;
   runsFinished: CountedSeries;
-  runDuration: Histogram;
-  queueWait: Histogram;
+  runDuration: HistogramInstrument;
+  queueWait: HistogramInstrument;
   creditsCharged: CountedSeries;
   callbackDeliveries: CountedSeries;
-  gauges: ObservableGauge[];
+  gauges: ObservableInstrument[];
 }
 
-function createInstruments(meter: Meter): Instruments {
+function createInstruments(meter: MetricsMeter): Instruments {
   const seconds = { unit: 's', advice: { explicitBucketBoundaries: RUN_SECONDS_BUCKETS } };
   const gauge = (name: string, description: string, unit = '{run}') => meter.createObservableGauge(name, { description, unit });
   const counter = (name: string, description: string, unit?: string) =>
@@ -123,20 +151,20 @@ function createInstruments(meter: Meter): Instruments {
  */
 export class WebhookMetrics implements OnModuleDestroy {
   private readonly instruments: Instruments | undefined;
-  private counted: { callback: BatchObservableCallback; instruments: ObservableCounter[] } | undefined;
-  private observer: BatchObservableCallback | undefined;
+  private counted: { callback: BatchCallback; instruments: ObservableInstrument[] } | undefined;
+  private observer: BatchCallback | undefined;
   /** Each run's attributes (bot, and account when opted in), made once per series. */
-  private readonly runAttributes = new Map<string, Attributes>();
+  private readonly runAttributes = new Map<string, MetricAttributes>();
 
   constructor(
-    private readonly meter: Meter | undefined,
+    private readonly meter: MetricsMeter | undefined,
     private readonly accountLabels = false,
   ) {
     const m = meter && createInstruments(meter);
     this.instruments = m;
     if (!meter || !m) return;
     const counters = [m.requests, m.runsFinished, m.creditsCharged, m.callbackDeliveries];
-    const callback: BatchObservableCallback = (result) => {
+    const callback: BatchCallback = (result) => {
       for (const counter of counters) counter.observe(result);
     };
     this.counted = { callback, instruments: counters.map((counter) => counter.instrument) };
@@ -203,7 +231,7 @@ export class WebhookMetrics implements OnModuleDestroy {
   }
 
   /** The run's attributes, one object per series (read, never changed, by the SDK). */
-  private ofRun(run: RunFacts): Attributes {
+  private ofRun(run: RunFacts): MetricAttributes {
     const key = this.runKey(run);
     let attributes = this.runAttributes.get(key);
     if (!attributes) {
