@@ -38,7 +38,7 @@ export type { VerifyWebhookOptions, WebhookHeadersInput, WebhookSecrets } from '
 export { WebhookSignatureGuard } from './callbacks/webhook-signature.guard.js';
 export type { WebhookSecretSource, WebhookSignatureGuardOptions } from './callbacks/webhook-signature.guard.js';
 
-export { WebhookBot } from './bots/webhook-bot.decorator.js';
+export { WebhookBot, type WebhookBotClass } from './bots/webhook-bot.decorator.js';
 export { WebhookBotHost } from './bots/webhook-bot-host.js';
 export type { BotContext, BotInputs, BotOutput, WebhookBotOptions } from './bots/bot.types.js';
 

@@ -35,6 +35,15 @@ class NotABot {
   }
 }
 
+// Without the main() the runner calls, the compiler refuses the decorator (and startup refuses the class).
+// @ts-expect-error: @WebhookBot() takes a class with the bot's main()
+@WebhookBot({ id: 'no-main' })
+class NoMainBot {
+  async run(): Promise<BotOutput[]> {
+    return [];
+  }
+}
+
 @WebhookBot({ id: 'has spaces' })
 class BadIdBot extends WebhookBotHost {
   async main(): Promise<BotOutput[]> {
@@ -86,6 +95,8 @@ describe('WebhookBotExplorer', () => {
     const starting = (await create([PlainBot, NotABot])).init();
     await expect(starting).rejects.toThrow(BOT_NOT_EXTENDING_BASE('NotABot'));
     expect(BOT_NOT_EXTENDING_BASE('NotABot')).toContain('class NotABot extends WebhookBotHost');
+    await app!.close().catch(() => undefined);
+    await expect((await create([NoMainBot])).init()).rejects.toThrow(BOT_NOT_EXTENDING_BASE('NoMainBot'));
   });
 
   it('stops startup for an unusable id or a negative price, naming the class', async () => {

@@ -524,7 +524,8 @@ function typeResolutions(app, tsMajor) {
 /**
  * Type-checks small consumer files with the app's own TypeScript under each module resolution of `typeResolutions`:
  * root.ts imports only the main entry and compiles with skipLibCheck: false and none of the optional peers installed
- * (every .d.ts the entry reaches is checked, so none may name a package the host may not have); entries.ts imports
+ * (every .d.ts the entry reaches is checked, so none may name a package the host may not have), a bot in it, and
+ * `@WebhookBot()` on a class without main() that must not compile (`// @ts-expect-error`); entries.ts imports
  * every entry and compiles with skipLibCheck: true as `nest new` sets it (a subpath's declarations may name its own
  * peer), each import resolving to the package's declarations (an untyped or unresolved entry is an error under
  * strict). The files live in types-check/ only for this step: the app's own build would take them in.
@@ -538,7 +539,24 @@ async function checkTypes(app, dir, { npmEnv, logFile }) {
   mkdirSync(checkDir, { recursive: true });
   const importLine = (entry, names) => `import { ${names.join(', ')} } from '${PACKAGE}${entry}';`;
   const root = ENTRIES[''];
-  writeFileSync(join(checkDir, 'root.ts'), `${importLine('', root)}\n\nexport const used = [${root.join(', ')}];\n`);
+  writeFileSync(
+    join(checkDir, 'root.ts'),
+    `${importLine('', root)}
+
+export const used = [${root.join(', ')}];
+
+@WebhookBot({ id: 'typed' })
+export class TypedBot extends WebhookBotHost {
+  async main(): Promise<{ title: string; message: string }[]> {
+    return [];
+  }
+}
+
+// @ts-expect-error: @WebhookBot() takes a class with the main() the runner calls
+@WebhookBot({ id: 'no-main' })
+export class NoMainBot {}
+`,
+  );
   const all = Object.entries(ENTRIES);
   writeFileSync(
     join(checkDir, 'entries.ts'),
