@@ -25,10 +25,45 @@ if left <= 0 then redis.call('DEL', KEYS[1]) end
 return left
 `;
 
+/**
+ * Each account's runs waiting: its count (enqueued, not ended) minus its counted jobs that workers hold now (the
+ * queue's active list; a job's data is its account, or an object with it: `runJobData`). One call, whatever the
+ * number of accounts; its work in Redis grows with the jobs active, which the workers' slots bound, never with the
+ * queue's backlog. KEYS[1] the queue's active list, then each account's count; ARGV[1] the prefix of the queue's
+ * job keys, ARGV[2] the name of a counted job, then the accounts in the order of their keys.
+ */
+const WAITING = `
+local held = {}
+for _, id in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  local job = redis.call('HMGET', ARGV[1] .. id, 'name', 'data')
+  if job[1] == ARGV[2] and job[2] then
+    local ok, data = pcall(cjson.decode, job[2])
+    if ok and type(data) == 'table' then data = data.accountId end
+    if ok and type(data) == 'string' then held[data] = (held[data] or 0) + 1 end
+  end
+end
+local waiting = {}
+for i = 2, #KEYS do
+  waiting[i - 1] = (tonumber(redis.call('GET', KEYS[i])) or 0) - (held[ARGV[i + 1]] or 0)
+end
+return waiting
+`;
+
 type PositionRedis = RedisClient & {
   webhookRunsEnqueued(key: string, enqueued: number, ttlMs: number): Promise<number>;
   webhookRunsEnded(key: string, ended: number): Promise<number>;
+  webhookRunsWaiting(...keysThenArgs: (string | number)[]): Promise<number[]>;
 };
+
+/** Where the run queue keeps its jobs (BullMQ's keys): what `AccountQueuePositions.waiting` reads besides the counts. */
+export interface RunQueueKeys {
+  /** The list of the jobs workers hold. */
+  active: string;
+  /** A job's hash is this prefix and its id. */
+  jobPrefix: string;
+  /** The name of the jobs counted in their account's runs pending (COUNTED_JOB). */
+  countedJob: string;
+}
 
 /**
  * How long an account's count outlives its last enqueue. The count only orders the queue, so a count
@@ -61,6 +96,7 @@ export class AccountQueuePositions {
     this.redis = redis as PositionRedis;
     this.redis.defineCommand('webhookRunsEnqueued', { numberOfKeys: 1, lua: ENQUEUED });
     this.redis.defineCommand('webhookRunsEnded', { numberOfKeys: 1, lua: ENDED });
+    this.redis.defineCommand('webhookRunsWaiting', { lua: WAITING });
   }
 
   /** The key of an account's count of runs enqueued and not ended. */
@@ -93,6 +129,18 @@ export class AccountQueuePositions {
       next.set(run.accountId, position + 1);
       return Math.min(MAX_JOB_PRIORITY, Math.max(1, position));
     });
+  }
+
+  /**
+   * Of the accounts' counted runs, the ones waiting (pending and not held by a worker), by account: one script call
+   * (`WAITING`). Runs whose job left the active list and whose end is not reported yet count as waiting for that
+   * moment; a count left too high by a dead worker counts its runs until it heals (the caller bounds each by the
+   * queue's waiting jobs). Rejects when Redis does not answer.
+   */
+  async waiting(accounts: readonly string[], queue: RunQueueKeys): Promise<Map<string, number>> {
+    const keys = [queue.active, ...accounts.map((accountId) => this.key(accountId))];
+    const waiting = await this.redis.webhookRunsWaiting(keys.length, ...keys, queue.jobPrefix, queue.countedJob, ...accounts);
+    return new Map(accounts.map((accountId, i) => [accountId, Math.max(0, Number(waiting[i]))]));
   }
 
   /** A counted run ended (however it ended): reported with the others of this turn. Never throws. */

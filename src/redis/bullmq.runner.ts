@@ -11,12 +11,14 @@ import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
 import { CANNOT_CONNECT } from '../errors/webhook-trigger.messages.js';
 import { BotRunner, type DispatchedRun } from '../runs/bot-runner.js';
+import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 import { AccountRunSlots } from './account-run-slots.js';
 import { AccountQueuePositions } from './account-queue-positions.js';
 import { Batcher } from '../batching/batcher.js';
 import { WorkerHeartbeats } from './worker-heartbeats.js';
 import { RunQueueBacklog } from './run-queue-backlog.js';
 import {
+  COUNTED_JOB,
   ENQUEUE_BATCH,
   ENQUEUE_TIMEOUT_MS,
   HAND_OFF_TRIES,
@@ -69,7 +71,8 @@ import {
  *   Redis); the delay (200 ms, plus 5 ms per waiting run, at most 60 s) is the safety net.
  * - **Backlog** (`maxQueuedRuns`, `RunQueueBacklog`): the queue's waiting, prioritized and delayed jobs, read from Redis
  *   every 250 ms, plus the jobs this node added since the read. No trigger waits on Redis for it; the bound holds per queue
- *   and may be overshot by what the other API nodes accept within one read's interval.
+ *   and may be overshot by what the other API nodes accept within one read's interval. When the bots belong to more
+ *   than one account, each account's waiting runs are read in the same turn (`backlogOf`, its share of the bound).
  * - **Cancel** of a run executing on a worker reaches it through the cluster bus (use the Redis bus): the executor
  *   fires the bot's signal when someone else finishes its run. **Heartbeats**: see `WorkerHeartbeats`.
  * - **Shutdown**: the worker stops taking jobs when shutdown begins; a job handed to it after that goes
@@ -101,6 +104,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     private readonly invocations: InvocationRepository,
     private readonly interrupted: InterruptedRuns,
     private readonly shutdown: ShutdownState,
+    private readonly registry: WebhookBotRegistry,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {
     super();
@@ -148,11 +152,14 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     this.heartbeats = new WorkerHeartbeats(this.producer, keyPrefix);
     const cap = this.options.maxConcurrentRunsPerAccount;
     if (cap !== undefined) this.slots = new AccountRunSlots(this.producer, keyPrefix, cap, this.options.runLeaseMs, this.logger);
-    if (this.options.maxQueuedRuns > 0) await this.queued.start();
   }
 
-  /** Starts the worker after every module is ready (the executor needs bots and the database). */
+  /**
+   * Starts the backlog's reads once the bots are known (their accounts decide what is read), before the first
+   * trigger; then the worker, once every module is ready (the executor needs bots and the database).
+   */
   async onApplicationBootstrap(): Promise<void> {
+    if (this.options.maxQueuedRuns > 0) await this.queued.start(this.waitingOfAccounts());
     if (this.options.role === 'api') return;
     this.workerConnection = createRedisClient('BullMqBotRunner', this.url, {
       maxRetriesPerRequest: null,
@@ -202,7 +209,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
    * sweep); never rejects, so the trigger is answered 200 either way: the row and the charge are committed.
    */
   async dispatch(run: DispatchedRun): Promise<void> {
-    this.queued.dispatched();
+    this.queued.dispatched(run.accountId);
     return this.enqueues.push({ id: run.id, accountId: run.accountId, traceContext: run.traceContext });
   }
 
@@ -212,7 +219,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
    * reads. Never rejects: a batch that could not be added is logged and its runs stay queued for the sweep.
    */
   private enqueue(runs: DispatchedRun[]): Promise<void[]> {
-    return this.queued.add(runs.length, () => this.addJobs(runs));
+    return this.queued.add(runs, () => this.addJobs(runs));
   }
 
   private async addJobs(runs: DispatchedRun[]): Promise<void[]> {
@@ -239,6 +246,29 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   /** The queue's waiting and delayed jobs at the last read, plus this node's jobs that read could not see (`RunQueueBacklog`). */
   override backlog(): number {
     return this.queued.current();
+  }
+
+  /** Of those, the account's waiting runs, across all nodes (see `waitingOfAccounts`); 0 when the bots belong to one account. */
+  override backlogOf(accountId: string): number {
+    return this.queued.currentOf(accountId);
+  }
+
+  /**
+   * The reader of each account's waiting runs for the backlog's reads, only where an account's share applies: the
+   * bots belong to several accounts, and this node accepts triggers. An app of one account reads nothing more and
+   * adds no command per run. The runs waiting are the account's pending count (AccountQueuePositions, kept for
+   * fair share anyway) minus its jobs that workers hold, both read by one script per read, never per trigger or
+   * run; reading the waiting jobs themselves would cost as much as the backlog (up to `maxQueuedRuns` jobs a
+   * read), the active ones no more than the workers' slots. What it may miss (bounded, and never more than the
+   * queue's waiting jobs, by which each account's count is capped): the other nodes' enqueues of the last read's
+   * interval (250 ms), as for the whole bound; runs that just ended and whose end is not counted yet (a worker's
+   * turn) counted as waiting; jobs a sweep re-added (not counted, as their account's place in line is not).
+   */
+  private waitingOfAccounts(): (() => Promise<Map<string, number>>) | undefined {
+    if (!this.registry.manyAccounts || this.options.role === 'worker') return undefined;
+    const accounts = [...new Set(this.registry.list().map((bot) => bot.accountId))];
+    const queue = { active: this.queue!.keys.active, jobPrefix: this.queue!.toKey(''), countedJob: COUNTED_JOB };
+    return () => this.positions!.waiting(accounts, queue);
   }
 
   /** Re-dispatches runs still `queued` that were created before `createdBefore`; repeats are no-ops. */

@@ -1,7 +1,9 @@
 import { BotRunner, WebhookTriggersAdmin } from '../../src/index.js';
-import { EchoBot } from '../fixtures/bots.js';
+import { ACCOUNT_BACKLOG_FULL } from '../../src/errors/webhook-trigger.messages.js';
+import { accountBacklogShare } from '../../src/invocations/invocation.service.js';
+import { EchoBot, OtherSlowBot, SlowBot } from '../fixtures/bots.js';
 import { BullMqCluster, type ApiNode } from '../helpers/bullmq-cluster.js';
-import { expectError, startRun, syncInvocation, triggerBot, until } from '../helpers/http.js';
+import { cancelRun, expectError, startRun, syncInvocation, triggerBot, until } from '../helpers/http.js';
 import { serviceUrl } from '../helpers/services.js';
 import { triggerOn, type TestTrigger } from '../helpers/webhook-app.js';
 import { storedCredits, storedInvocations } from '../helpers/db.js';
@@ -11,6 +13,8 @@ const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
 
 /** Jobs the run queue may hold waiting before the API nodes answer 503. */
 const MAX_QUEUED = 3;
+/** Past its share one account's triggers get 429, when the bots belong to several; less than MAX_QUEUED. */
+const SHARE = accountBacklogShare(MAX_QUEUED);
 
 if (!redisUrl || !postgresUrl) {
   it.todo(
@@ -35,7 +39,7 @@ if (!redisUrl || !postgresUrl) {
 
     afterAll(() => cluster?.close());
 
-    it('with no worker the queue fills: both API nodes answer 503 with Retry-After, nothing stored or charged; once a worker drains it, 200 again', async () => {
+    it('with no worker the queue fills, all of it with one account when every bot is of that account: both API nodes answer 503 with Retry-After, nothing stored or charged; once a worker drains it, 200 again', async () => {
       const created = await api.app.get(WebhookTriggersAdmin).createTrigger('echo', { name: 'echo' });
       const on = (node: ApiNode): TestTrigger => triggerOn({ baseUrl: node.url }, { id: created.id, key: created.key, botId: 'echo' });
 
@@ -46,6 +50,8 @@ if (!redisUrl || !postgresUrl) {
       expectError(refusedHere, 503);
       expect(refusedHere.headers.get('retry-after')).toBe('1');
       expect(refusedHere.body.message).toMatch(/maxQueuedRuns: 3/);
+      // Past its share of the bound (SHARE < MAX_QUEUED): no share to keep for nobody, and no account counted.
+      expect(api.app.get(BotRunner).backlogOf('acct')).toBe(0);
       // The other node sees them at its next read of the queue (every 250 ms).
       await until(() => other.app.get(BotRunner).backlog() >= MAX_QUEUED, 2_000, "the other node's read of the queue");
       const refusedThere = await triggerBot(on(other), { over: 'there' });
@@ -92,5 +98,84 @@ if (!redisUrl || !postgresUrl) {
       }
       expect(runner.backlog()).toBe(before + 1);
     });
+  });
+
+  describe("bounded backlog on BullMQ: one account's share when the bots belong to two, across the API nodes", () => {
+    /** One account may hold 2 waiting runs of the 4; one more of its runs executes on the worker's only slot. */
+    const MAX = 4;
+    const HALF = accountBacklogShare(MAX);
+    let cluster: BullMqCluster;
+    let api: ApiNode;
+    let other: ApiNode;
+    const store = () => ({ type: 'postgres' as const, url: cluster.dbUrl });
+
+    beforeAll(async () => {
+      cluster = await BullMqCluster.create(redisUrl, postgresUrl, {
+        providers: [SlowBot, OtherSlowBot],
+        options: { maxQueuedRuns: MAX, maxConcurrentRuns: 1, shutdownGraceMs: 0 },
+      });
+      api = await cluster.startApi();
+      other = await cluster.startApi();
+      await cluster.startWorker();
+      const admin = api.app.get(WebhookTriggersAdmin);
+      await admin.setCredits('acct', 100);
+      await admin.setCredits('other', 100);
+    });
+
+    afterAll(() => cluster?.close());
+
+    it("counts an account's waiting runs, not its running one: past its share 429 on every node, nothing stored or charged, while the other account's are accepted up to the bound", async () => {
+      const admin = api.app.get(WebhookTriggersAdmin);
+      const slow = await admin.createTrigger('slow', { name: 'slow' });
+      const otherSlow = await admin.createTrigger('other-slow', { name: 'other-slow' });
+      const on = (node: ApiNode, created: { id: string; key: string }, botId: string): TestTrigger =>
+        triggerOn({ baseUrl: node.url }, { id: created.id, key: created.key, botId });
+      const runner = (node: ApiNode) => node.app.get(BotRunner);
+
+      // acct's first run holds the worker's only slot; once a read of the queue saw it held, it is not waiting.
+      const holder = await startRun(on(api, slow, 'slow'), { ms: 60_000 });
+      await until(
+        async () => (await storedInvocations(store(), slow.id)).find((r) => r.id === holder)?.status === 'running',
+        5_000,
+        'the holder to run',
+      );
+      await until(
+        () => runner(api).backlog() === 0 && runner(api).backlogOf('acct') === 0,
+        2_000,
+        'a read of the queue with the holder running',
+      );
+
+      const accepted = [holder];
+      for (let i = 0; i < HALF; i++) accepted.push(await startRun(on(api, slow, 'slow'), { ms: 10, i }));
+      // acct holds its share of the waiting runs: refused here at once (this node's own runs count at once) ...
+      const refusedHere = await triggerBot(on(api, slow, 'slow'), { ms: 10, over: 'here' });
+      expectError(refusedHere, 429);
+      expect(refusedHere.headers.get('retry-after')).toBe('1');
+      expect(refusedHere.body.message).toBe(ACCOUNT_BACKLOG_FULL(HALF));
+      // ... and on the other node from its next read of the queue (every 250 ms).
+      await until(() => runner(other).backlogOf('acct') >= HALF, 2_000, "the other node's read of acct's runs");
+      const refusedThere = await triggerBot(on(other, slow, 'slow'), { ms: 10, over: 'there' });
+      expectError(refusedThere, 429);
+      expect(refusedThere.body.message).toBe(ACCOUNT_BACKLOG_FULL(HALF));
+
+      // The other account's runs are still accepted, on either node, up to the whole bound; then 503.
+      const otherWaiting = [await startRun(on(other, otherSlow, 'other-slow'), { ms: 10, i: 0 })];
+      for (let i = 1; i < MAX - HALF; i++) otherWaiting.push(await startRun(on(api, otherSlow, 'other-slow'), { ms: 10, i }));
+      // (The bound holds per queue: this node counts the other node's run from its next read.)
+      await until(() => runner(api).backlog() >= MAX, 2_000, "this node's read of the other node's run");
+      expectError(await triggerBot(on(api, otherSlow, 'other-slow'), { ms: 10, over: 'bound' }), 503);
+
+      // Charged exactly for the accepted runs; no row for the refused ones.
+      expect(await storedCredits(store(), 'acct')).toBe(100 - 1 - HALF);
+      expect(await storedCredits(store(), 'other')).toBe(100 - (MAX - HALF));
+      expect((await storedInvocations(store(), slow.id)).map((r) => r.id).sort()).toEqual([...accepted].sort());
+      expect((await storedInvocations(store(), otherSlow.id)).map((r) => r.id).sort()).toEqual([...otherWaiting].sort());
+
+      // The holder's slot frees; every waiting run starts and finishes.
+      expect((await cancelRun(on(api, slow, 'slow'), holder)).status).toBe(200);
+      for (const id of accepted.slice(1)) expect((await syncInvocation(on(api, slow, 'slow'), id)).body).toMatchObject({ success: true });
+      for (const id of otherWaiting)
+        expect((await syncInvocation(on(other, otherSlow, 'other-slow'), id)).body).toMatchObject({ success: true });
+    }, 30_000);
   });
 }
