@@ -146,6 +146,12 @@ if (!redisUrl || !postgresUrl) {
         'a read of the queue with the holder running',
       );
 
+      // A run of the other account waits, accepted by the other node; once this node's read saw it, the queue holds
+      // one job, and acct's run held by the worker is still not among acct's waiting ones.
+      const otherWaiting = [await startRun(on(other, otherSlow, 'other-slow'), { ms: 10, i: 0 })];
+      await until(() => runner(api).backlog() === 1, 2_000, "this node's read of the other node's run");
+      expect(runner(api).backlogOf('acct')).toBe(0);
+
       const accepted = [holder];
       for (let i = 0; i < HALF; i++) accepted.push(await startRun(on(api, slow, 'slow'), { ms: 10, i }));
       // acct holds its share of the waiting runs: refused here at once (this node's own runs count at once) ...
@@ -160,10 +166,8 @@ if (!redisUrl || !postgresUrl) {
       expect(refusedThere.body.message).toBe(ACCOUNT_BACKLOG_FULL(HALF));
 
       // The other account's runs are still accepted, on either node, up to the whole bound; then 503.
-      const otherWaiting = [await startRun(on(other, otherSlow, 'other-slow'), { ms: 10, i: 0 })];
       for (let i = 1; i < MAX - HALF; i++) otherWaiting.push(await startRun(on(api, otherSlow, 'other-slow'), { ms: 10, i }));
-      // (The bound holds per queue: this node counts the other node's run from its next read.)
-      await until(() => runner(api).backlog() >= MAX, 2_000, "this node's read of the other node's run");
+      expect(runner(api).backlog()).toBe(MAX);
       expectError(await triggerBot(on(api, otherSlow, 'other-slow'), { ms: 10, over: 'bound' }), 503);
 
       // Charged exactly for the accepted runs; no row for the refused ones.
