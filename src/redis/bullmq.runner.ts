@@ -254,15 +254,17 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   }
 
   /**
-   * The reader of each account's waiting runs for the backlog's reads, only where an account's share applies: the
-   * bots belong to several accounts, and this node accepts triggers. An app of one account reads nothing more and
-   * adds no command per run. The runs waiting are the account's pending count (AccountQueuePositions, kept for
-   * fair share anyway) minus its jobs that workers hold, both read by one script per read, never per trigger or
-   * run; reading the waiting jobs themselves would cost as much as the backlog (up to `maxQueuedRuns` jobs a
-   * read), the active ones no more than the workers' slots. What it may miss (bounded, and never more than the
-   * queue's waiting jobs, by which each account's count is capped): the other nodes' enqueues of the last read's
-   * interval (250 ms), as for the whole bound; runs that just ended and whose end is not counted yet (a worker's
-   * turn) counted as waiting; jobs a sweep re-added (not counted, as their account's place in line is not).
+   * The reader of each account's waiting runs for the backlog's reads, only where a share applies: the bots belong
+   * to several accounts and this node accepts triggers (an app of one account reads nothing more and adds no command
+   * per run). Why this way: Redis already counts each account's runs pending (enqueued, not ended) for fair share;
+   * less its jobs workers hold (the active list) they are its waiting ones, read by one script in the queue count's
+   * turn, never per trigger or run. Its work grows with the jobs active, which the workers' slots bound; reading the
+   * waiting jobs instead grows with the backlog (up to `maxQueuedRuns` a read), and counting starts on the workers
+   * costs a command per turn of starts. Error, per account: the other nodes' enqueues of one read's interval (250 ms)
+   * are missed, as for the whole bound; a run whose job just left its worker counts as waiting until its end is
+   * counted off (a turn); a dead worker's jobs count as held until BullMQ hands them out again (`runLeaseMs`), and
+   * its unreported ends as waiting until the count heals; swept jobs are not counted. Each account's count is capped
+   * by the queue's waiting jobs, so a count left too high never refuses an account while the queue holds less.
    */
   private waitingOfAccounts(): (() => Promise<Map<string, number>>) | undefined {
     if (!this.registry.manyAccounts || this.options.role === 'worker') return undefined;

@@ -75,7 +75,7 @@ export class RunQueueBacklog {
         return await step();
       } finally {
         this.enqueued += runs.length;
-        if (this.countWaitingOf) for (const run of runs) this.own.get(run.accountId)!.enqueued++;
+        if (this.countWaitingOf) for (const run of runs) this.own.get(run.accountId)!.enqueued++; // dispatched first: there
       }
     });
   }
