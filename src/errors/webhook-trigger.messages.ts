@@ -242,6 +242,8 @@ export const LOG_UNEXPECTED_ERROR = 'Unexpected error in the webhook API';
 export const LOG_CLIENT_GONE = (method: string, url: string) => `${method} ${url}: the client went away before its request was read`;
 export const LOG_BACKLOG_FULL = (max: number, refusals: number) =>
   `Backlog full (maxQueuedRuns: ${max}): ${refusals} trigger(s) answered 503 since the last such warning; bots are not keeping up with accepts`;
+export const LOG_ACCOUNT_BACKLOG_FULL = (share: number, refusals: ReadonlyMap<string, number>) =>
+  `Account backlog share full (${share} waiting runs, half of maxQueuedRuns): triggers answered 429 since the last such warning, by account: ${[...refusals].map(([account, n]) => `${account} ${n}`).join(', ')}; those accounts' bots are not keeping up with their accepts`;
 
 // IP allow-lists and the audit log (docs/security.md)
 export const IP_NOT_ALLOWED = (ip: string) => `This trigger does not accept requests from ${ip}`;

@@ -20,7 +20,7 @@ import {
   RateLimitedError,
   ShuttingDownError,
 } from '../errors/webhook-trigger.errors.js';
-import { ACCOUNT_BACKLOG_FULL, LOG_BACKLOG_FULL } from '../errors/webhook-trigger.messages.js';
+import { ACCOUNT_BACKLOG_FULL, LOG_ACCOUNT_BACKLOG_FULL, LOG_BACKLOG_FULL } from '../errors/webhook-trigger.messages.js';
 import { InvocationExecutor } from '../runs/invocation.executor.js';
 import { RunStop } from '../runs/run-stop.reasons.js';
 import { ShutdownState } from '../lifecycle/shutdown.state.js';
@@ -36,7 +36,7 @@ export interface StartOptions {
   traceContext?: string | null;
 }
 
-/** Refusals over `maxQueuedRuns` are logged at most this often, with how many there were meanwhile. */
+/** Refusals over `maxQueuedRuns` (and over an account's share of it) are logged at most this often, with how many there were meanwhile. */
 const BACKLOG_LOG_EVERY_MS = 10_000;
 
 export interface StartedInvocation {
@@ -56,6 +56,9 @@ export class InvocationService {
   private readonly logger = new Logger(LOG_CONTEXT);
   private backlogRefusals = 0;
   private backlogLoggedAt = -Infinity;
+  /** Refusals past an account's share since the last warning, by account (the registered bots' accounts: bounded). */
+  private readonly shareRefusals = new Map<string, number>();
+  private shareLoggedAt = -Infinity;
 
   private readonly invocations: InvocationRepository;
 
@@ -200,6 +203,7 @@ export class InvocationService {
     if (this.retries.backlogWith(this.runner) < max) {
       const share = accountBacklogShare(max);
       if (!this.registry.manyAccounts || this.runner.backlogOf(accountId) < share) return;
+      this.noteShareRefusal(accountId, share);
       throw new RateLimitedError('account', 1, ACCOUNT_BACKLOG_FULL(share));
     }
     this.backlogRefusals++;
@@ -210,6 +214,16 @@ export class InvocationService {
       this.backlogLoggedAt = now;
     }
     throw new BacklogFullError(max);
+  }
+
+  /** An account's bots are not keeping up with its accepts: its operator hears of it, at most every `BACKLOG_LOG_EVERY_MS`. */
+  private noteShareRefusal(accountId: string, share: number): void {
+    this.shareRefusals.set(accountId, (this.shareRefusals.get(accountId) ?? 0) + 1);
+    const now = performance.now();
+    if (now - this.shareLoggedAt < BACKLOG_LOG_EVERY_MS) return;
+    this.logger.warn(LOG_ACCOUNT_BACKLOG_FULL(share, this.shareRefusals));
+    this.shareRefusals.clear();
+    this.shareLoggedAt = now;
   }
 }
 

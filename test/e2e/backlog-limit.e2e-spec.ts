@@ -8,7 +8,7 @@ import { storedCredits, storedInvocations } from '../helpers/db.js';
 import { captureEvents } from '../helpers/events.js';
 import { cancelRun, expectError, startRun, syncInvocation, triggerBot } from '../helpers/http.js';
 import { UNTHROTTLED, createTrigger, describeOnEveryAdapterAndDatabase, startWebhookApp } from '../helpers/webhook-app.js';
-import { ACCOUNT_BACKLOG_FULL } from '../../src/errors/webhook-trigger.messages.js';
+import { ACCOUNT_BACKLOG_FULL, LOG_ACCOUNT_BACKLOG_FULL } from '../../src/errors/webhook-trigger.messages.js';
 import { OtherSlowBot } from '../fixtures/bots.js';
 import { accountBacklogShare } from '../../src/invocations/invocation.service.js';
 
@@ -52,6 +52,10 @@ describeOnEveryAdapterAndDatabase('bounded backlog (maxQueuedRuns)', ({ makeAdap
       expectError(overShare, 429);
       expect(overShare.headers.get('retry-after')).toBe('1');
       expect(overShare.body.message).toBe(ACCOUNT_BACKLOG_FULL(SHARE));
+      // The operator hears which account it is (at most every 10 s).
+      expect(logger.warnings.filter((w) => w.startsWith('Account backlog share full'))).toEqual([
+        LOG_ACCOUNT_BACKLOG_FULL(SHARE, new Map([['acct', 1]])),
+      ]);
       // Another account's runs are still accepted, up to the whole backlog.
       const otherWaiting: string[] = [];
       for (let i = 0; i < MAX_QUEUED - SHARE; i++) otherWaiting.push(await startRun(otherSlow, { ms: 10, i }));
