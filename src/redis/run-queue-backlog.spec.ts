@@ -118,6 +118,26 @@ describe('RunQueueBacklog', () => {
     expect([backlog.currentOf('acct'), backlog.currentOf('other')]).toEqual([1, 0]);
   });
 
+  it('adds a run dispatched before accounts were counted without failing, and counts the runs dispatched after', async () => {
+    const q = queue();
+    q.hold(0);
+    const accounts = accountsRead();
+    const backlog = (opened = new RunQueueBacklog(q.countQueued));
+    backlog.dispatched('acct'); // before start: recovery's dispatch, say
+    const starting = backlog.start(accounts.countWaitingOf);
+    await turn();
+    q.reads[0].answer();
+    await starting;
+    await expect(backlog.add([{ accountId: 'acct' }], () => Promise.resolve('added'))).resolves.toBe('added');
+    backlog.dispatched('acct');
+    await backlog.add([{ accountId: 'acct' }], () => Promise.resolve());
+    expect(backlog.current()).toBe(2);
+    backlog.dispatched('acct');
+    // Until the next read, the account's own runs dispatched since `start` count (the earlier one in the queue's count only).
+    expect(backlog.currentOf('acct')).toBe(2);
+    expect(backlog.current()).toBe(3);
+  });
+
   it('counts no account without a reader of their runs (the bots belong to one account)', async () => {
     const { backlog } = await started(4);
     backlog.dispatched('acct');

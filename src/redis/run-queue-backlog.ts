@@ -75,7 +75,13 @@ export class RunQueueBacklog {
         return await step();
       } finally {
         this.enqueued += runs.length;
-        if (this.countWaitingOf) for (const run of runs) this.own.get(run.accountId)!.enqueued++; // dispatched first: there
+        // A run dispatched before accounts were counted (before `start`) has no entry: nothing of it to count off.
+        if (this.countWaitingOf) {
+          for (const run of runs) {
+            const own = this.own.get(run.accountId);
+            if (own) own.enqueued++;
+          }
+        }
       }
     });
   }
@@ -107,7 +113,7 @@ export class RunQueueBacklog {
         this.waitingAtRead = new Map([...waitingOf].map(([accountId, n]) => [accountId, Math.min(n, queued)]));
         for (const [accountId, own] of this.own) {
           own.enqueuedAtRead = own.enqueued;
-          if (own.dispatched === own.enqueued) this.own.delete(accountId);
+          if (own.dispatched <= own.enqueued) this.own.delete(accountId);
         }
       });
     } catch {
