@@ -10,6 +10,9 @@
 //   --keep                 keep the temp dir (apps, logs, tarball) and print its path
 //   --build-native-each    build better-sqlite3 from source in every app (by default, the first app builds
 //                          it and later apps unpack that build as a local prebuild: ~70 s saved per app)
+// Runs on the Node first on PATH (every npm, npx and app it starts too): CI runs it on Node 20 for every app, then
+// on the newer lines with their binary first on PATH and `npm_config_nodedir` naming its headers (better-sqlite3
+// is built from source against them).
 // Environment: WEBHOOK_TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test) names the server
 // on which the PostgreSQL app gets a scratch database.
 import { spawn, spawnSync } from 'node:child_process';
@@ -989,6 +992,7 @@ async function main() {
     readmeBlock('snippet:admin-module');
     readmeBlock('snippet:admin-guard');
 
+    log(`Node ${process.version} (${process.execPath}), npm ${spawnSync('npm', ['--version'], { encoding: 'utf8' }).stdout.trim()}`);
     const s = Date.now();
     log('npm pack (prepack builds dist/) …');
     const packLog = join(tmp, 'pack.log');
@@ -1009,7 +1013,7 @@ async function main() {
     cleanup();
   }
 
-  console.log(`\n=== install tests (${secs(Date.now() - started)}s in all)`);
+  console.log(`\n=== install tests on Node ${process.version} (${secs(Date.now() - started)}s in all)`);
   for (const r of results) {
     console.log(`${r.ok ? 'ok  ' : 'FAIL'} ${r.name}${r.ms !== undefined ? ` (${secs(r.ms)}s)` : ''}${r.error ? `: ${r.error}` : ''}`);
     for (const [label, ms] of r.timings ?? []) console.log(`       ${secs(ms).padStart(6)}s  ${label}`);
