@@ -30,7 +30,11 @@ const TESTING_DOC = readFileSync(join(ROOT, 'docs', 'testing.md'), 'utf8');
 const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).name;
 const POSTGRES_URL = process.env.WEBHOOK_TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-/** The three hosts. `module` names the README snippet that becomes src/app.module.ts. */
+/**
+ * The hosts. `module` names the README snippet that becomes src/app.module.ts. `install` names a block of
+ * docs/configuration.md to install with instead of the README's line; `minNode` ([major, minor]) keeps an app out of
+ * a run on an older Node (without --only; with it, such a run fails): CI runs it on its newer Node line.
+ */
 const APPS = [
   {
     name: 'nest11-cjs-express',
@@ -65,6 +69,20 @@ const APPS = [
     db: 'postgres',
     extras: ['pg', '@nestjs/typeorm'],
   },
+  {
+    // SQLite on Node 24 and 26: better-sqlite3 13 with npm's override, as docs/configuration.md says.
+    name: 'nest12-sqlite-better-sqlite3-13',
+    cli: '@nestjs/cli@12',
+    nest: 12,
+    moduleType: 'module',
+    adapter: 'express',
+    module: 'app.module',
+    db: 'sqlite',
+    install: 'install:better-sqlite3-13',
+    sqliteMajor: 13,
+    minNode: [22, 14],
+    kit: { scaffold: 'vitest', other: 'jest' },
+  },
 ];
 
 const args = process.argv.slice(2);
@@ -82,6 +100,12 @@ function usage(msg) {
 }
 for (const a of args) if (!['--keep', '--build-native-each'].includes(a) && !a.startsWith('--only=')) usage(`unknown argument ${a}`);
 if (only) for (const n of only) if (!APPS.some((a) => a.name === n)) usage(`unknown app ${n}`);
+
+/** Whether this Node is `[major, minor]` or later. */
+function nodeAtLeast([major, minor]) {
+  const [m, n] = process.versions.node.split('.').map(Number);
+  return m > major || (m === major && n >= minor);
+}
 
 const started = Date.now();
 const secs = (ms) => (ms / 1000).toFixed(1);
@@ -121,6 +145,23 @@ function installLine(tarball) {
   const words = lines[0].trim().split(/\s+/);
   if (!words.includes(PACKAGE)) fail(`<!-- install:any --> does not install ${PACKAGE}`);
   return words.map((w) => (w === PACKAGE ? tarball : w));
+}
+
+/** The app's install commands, the package's name replaced by the tarball's path: a docs block's, or the README's line. */
+function installLines(app, tarball) {
+  if (!app.install) return [installLine(tarball)];
+  const lines = readmeBlock(app.install)
+    .split('\n')
+    .filter((l) => l.trim() !== '');
+  if (!lines.every((l) => l.startsWith('npm '))) fail(`<!-- ${app.install} --> has a line that is not an npm command`);
+  // Words as the shell gives them: a word in single quotes loses its quotes (no other quoting is used there).
+  const words = (line) =>
+    line
+      .trim()
+      .split(/\s+/)
+      .map((w) => w.replace(/^'(.*)'$/, '$1'));
+  if (!lines.some((l) => words(l).includes(PACKAGE))) fail(`<!-- ${app.install} --> does not install ${PACKAGE}`);
+  return lines.map((l) => words(l).map((w) => (w === PACKAGE ? tarball : w)));
 }
 
 /** From the table after `<!-- install:extras -->`, the `npm install …` command that installs `pkg`. */
@@ -278,6 +319,7 @@ async function shareNativeBuild(dir, ctx, logFile) {
   const pkgDir = join(dir, 'node_modules', 'better-sqlite3');
   if (!existsSync(join(pkgDir, 'package.json'))) return undefined;
   const { version } = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8'));
+  if (!existsSync(join(pkgDir, 'build'))) return `better-sqlite3 ${version}: the binary shipped in the package (no build)`;
   const fromSource = existsSync(join(pkgDir, 'build', 'Release', 'obj'));
   const how = `better-sqlite3 ${version} ${fromSource ? 'built from source' : 'unpacked from the local prebuild'}`;
   if (buildNativeEach || !fromSource) return how;
@@ -453,6 +495,9 @@ function checkInstalled(app, dir) {
   ];
   const versions = want.map((p) => `${p} ${version(p)}`);
   for (const v of versions) if (v.endsWith(' missing')) fail(`not installed: ${v}`);
+  const sqlite = version('better-sqlite3');
+  if (app.sqliteMajor && sqlite.split('.')[0] !== String(app.sqliteMajor))
+    fail(`better-sqlite3 ${sqlite} installed, expected ${app.sqliteMajor}.x`);
   // The one install line brings none of the optional Nest packages: the app runs without them.
   for (const optional of ['@nestjs/swagger', '@nestjs/event-emitter', '@nestjs/throttler', '@nestjs/typeorm']) {
     if (!want.includes(optional) && version(optional) !== 'missing') fail(`${optional} was installed though this app did not ask for it`);
@@ -739,7 +784,7 @@ async function testApp(app, ctx) {
       });
       return checkGeneratedApp(app, dir);
     });
-    const lines = [installLine(ctx.tarball), ...(app.extras ?? []).map(extrasLine)];
+    const lines = [...installLines(app, ctx.tarball), ...(app.extras ?? []).map(extrasLine)];
     for (const words of lines) {
       const shown = words.map((w) => (w === ctx.tarball ? `<${PACKAGE}.tgz>` : w)).join(' ');
       await step(shown, async () => {
@@ -980,10 +1025,16 @@ async function main() {
   try {
     log(`README.md: ${Buffer.byteLength(README)} bytes; temp dir ${tmp}`);
     const example = curlExample();
-    const apps = APPS.filter((a) => !only || only.includes(a.name));
+    const apps = APPS.filter((a) => (only ? only.includes(a.name) : !a.minNode || nodeAtLeast(a.minNode)));
+    for (const a of APPS.filter((a) => !apps.includes(a) && !only)) {
+      log(`${a.name}: not on Node ${process.version} (it needs ${a.minNode.join('.')} or later; CI runs it on a newer Node line)`);
+    }
+    for (const a of apps) {
+      if (a.minNode && !nodeAtLeast(a.minNode)) fail(`${a.name} needs Node ${a.minNode.join('.')} or later, this is ${process.version}`);
+    }
     // Fail on a README that lost a marker before spending minutes on installs.
     for (const a of apps) {
-      installLine(a.nest, 'x.tgz');
+      installLines(a, 'x.tgz');
       for (const e of a.extras ?? []) extrasLine(e);
       readmeBlock(`snippet:${a.module}`);
     }
