@@ -153,6 +153,10 @@ export const HOST_DATA_SOURCE_SQLITE = (name: string, type: string) =>
   `WebhookTriggerModule: DataSource "${name}" is ${type}; the module's SQLite writes are grouped into shared transactions on one connection, ` +
   `which would interleave with your own writes on it. Use the module's own SQLite file (the "database" option, without "dataSourceName") ` +
   `or a PostgreSQL DataSource`;
+export const SQLITE_DRIVER_MAY_ABORT = (driverVersion: string, nodeVersion: string) =>
+  `better-sqlite3 ${driverVersion} on Node ${nodeVersion} can abort the process when the garbage collector frees one of its ` +
+  `statements (nodejs/node#65446, Node 24.19 and later). Install better-sqlite3 13 (Node-API), or run on Node 22: see ` +
+  `docs/configuration.md, "SQLite on Node 24 and 26"`;
 export const MISSING_PACKAGE = (part: string, install: string) =>
   `WebhookTriggerModule: ${part} needs a package that is not installed: npm install ${install}`;
 export const CANNOT_CONNECT = (part: string, url: string, reason: string) =>

@@ -6,6 +6,7 @@ import {
   HOST_DATA_SOURCE_MISSING,
   HOST_DATA_SOURCE_SQLITE,
   HOST_DATA_SOURCE_SYNCHRONIZE,
+  SQLITE_DRIVER_MAY_ABORT,
 } from '../../errors/webhook-trigger.messages.js';
 import { WebhookConfigurationError } from '../../errors/webhook-trigger.errors.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../../options/module.constants.js';
@@ -95,6 +96,29 @@ function closeSqliteReader(dataSource: DataSource): void {
   sqliteReaders.delete(writer);
 }
 
+/**
+ * Whether this better-sqlite3 can abort on this Node: from 24.19 on, `node::ObjectWrap` (which better-sqlite3
+ * before 13 builds on) removes an environment cleanup hook when an object is freed, and asserts if the garbage
+ * collector frees it where no environment is current (nodejs/node#65446). better-sqlite3 13 is on Node-API.
+ * The warning to log, or undefined (safe, or the driver's version unknown).
+ */
+export function sqliteDriverHazard(nodeVersion: string, driverVersion: string | undefined): string | undefined {
+  const [major, minor] = nodeVersion.replace(/^v/, '').split('.').map(Number);
+  const brokenNode = major > 24 || (major === 24 && minor >= 19);
+  if (!brokenNode || driverVersion === undefined || Number(driverVersion.split('.')[0]) >= 13) return undefined;
+  return SQLITE_DRIVER_MAY_ABORT(driverVersion, nodeVersion);
+}
+
+/** The installed better-sqlite3's version (the copy this package resolves, as TypeORM's driver does), if it can be read. */
+function sqliteDriverVersion(): string | undefined {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the optional peer's manifest, read only on SQLite
+    return (require('better-sqlite3/package.json') as { version?: string }).version;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Opens the module's own database: WAL on SQLite (and its read connection), shipped migrations (never `synchronize`). */
 export async function openOwnedDataSource(options: ResolvedWebhookTriggerOptions): Promise<DataSource> {
   const db = options.database;
@@ -119,6 +143,10 @@ export async function openOwnedDataSource(options: ResolvedWebhookTriggerOptions
           },
           ...common,
         });
+  if (db.type === 'better-sqlite3') {
+    const hazard = sqliteDriverHazard(process.version, sqliteDriverVersion());
+    if (hazard) new Logger(LOG_CONTEXT).warn(hazard);
+  }
   await dataSource.initialize();
   if (options.migrationsRun) await dataSource.runMigrations({ transaction: 'each' });
   if (db.type === 'better-sqlite3') {
