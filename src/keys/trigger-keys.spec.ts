@@ -1,4 +1,8 @@
-import { generateTriggerKey, hashTriggerKey, matchTriggerKey, TriggerKeyCipher, verifyTriggerKey } from './trigger-keys.js';
+import { generateTriggerKey, hashTriggerKey, matchTriggerKey, TriggerKeyCipher } from './trigger-keys.js';
+
+/** Whether `presented` opens a trigger whose one key is stored as `storedHash`. */
+const opensOneKey = (presented: string, storedHash: string) =>
+  matchTriggerKey(presented, [{ id: 'key', keyHash: storedHash, expiresAt: null, revokedAt: null }], 0) !== null;
 
 describe('trigger keys', () => {
   it('are whk_ followed by 43 base64url characters (32 random bytes), never repeating', () => {
@@ -22,12 +26,12 @@ describe('trigger keys', () => {
   it('verify only the key that was hashed', () => {
     const key = generateTriggerKey();
     const hash = hashTriggerKey(key);
-    expect(verifyTriggerKey(key, hash)).toBe(true);
-    expect(verifyTriggerKey(generateTriggerKey(), hash)).toBe(false);
-    expect(verifyTriggerKey(key.slice(0, -1), hash)).toBe(false);
-    expect(verifyTriggerKey(key + 'A', hash)).toBe(false);
-    expect(verifyTriggerKey(key.toLowerCase() === key ? key.toUpperCase() : key.toLowerCase(), hash)).toBe(false);
-    expect(verifyTriggerKey('', hash)).toBe(false);
+    expect(opensOneKey(key, hash)).toBe(true);
+    expect(opensOneKey(generateTriggerKey(), hash)).toBe(false);
+    expect(opensOneKey(key.slice(0, -1), hash)).toBe(false);
+    expect(opensOneKey(key + 'A', hash)).toBe(false);
+    expect(opensOneKey(key.toLowerCase() === key ? key.toUpperCase() : key.toLowerCase(), hash)).toBe(false);
+    expect(opensOneKey('', hash)).toBe(false);
   });
 
   it("compare the whole hash: a stored hash one byte away from the key's, first, middle or last, is refused", () => {
@@ -36,16 +40,16 @@ describe('trigger keys', () => {
     for (const at of [0, 3, 4, 16, 31]) {
       const other = Buffer.from(hash);
       other[at] ^= 1;
-      expect(verifyTriggerKey(key, other.toString('hex'))).toBe(false);
+      expect(opensOneKey(key, other.toString('hex'))).toBe(false);
     }
-    expect(verifyTriggerKey(key, hash.toString('hex'))).toBe(true);
+    expect(opensOneKey(key, hash.toString('hex'))).toBe(true);
   });
 
   it('refuse, without throwing, a stored hash of the wrong length or not hex', () => {
     const key = generateTriggerKey();
     const hash = hashTriggerKey(key);
     for (const stored of ['', hash.slice(0, 62), hash + '00', 'zz'.repeat(32), hash.slice(0, 32)]) {
-      expect(verifyTriggerKey(key, stored)).toBe(false);
+      expect(opensOneKey(key, stored)).toBe(false);
     }
   });
 });

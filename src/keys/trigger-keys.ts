@@ -12,11 +12,6 @@ export function hashTriggerKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-/** Constant-time comparison of a presented key against one stored hash (`matchTriggerKey` with one key). */
-export function verifyTriggerKey(presented: string, storedHash: string): boolean {
-  return matchTriggerKey(presented, [{ id: 'key', keyHash: storedHash, expiresAt: null, revokedAt: null }], 0) !== null;
-}
-
 /** What the check reads of a stored key (a `TriggerKeyRecord`; keys/ imports nothing of persistence/). */
 export interface CheckedKey {
   id: string;

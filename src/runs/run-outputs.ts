@@ -74,12 +74,6 @@ export class RunOutputs {
     return stored;
   }
 
-  /** JSON bytes of these outputs followed by `returned`. */
-  bytesWith(returned: BotOutput[]): number {
-    const returnedBytes = returned.reduce((sum, o) => sum + Buffer.byteLength(JSON.stringify(o)), 0);
-    return arrayBytes(this.list.length + returned.length, this.elementBytes + returnedBytes);
-  }
-
   /** No more outputs are accepted; resolves once the writes in flight are done. */
   async end(): Promise<void> {
     this.ended = true;
