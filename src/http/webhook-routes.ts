@@ -11,6 +11,18 @@ export const WEBHOOK_ROUTES = {
   events: ':triggerId/trigger/invocation/:invocationId/events',
 } as const;
 
+/**
+ * The method each route of the table is served with: the body capture and the trigger URLs read it here, and the
+ * controller declares the same (its spec holds the two together).
+ */
+export const WEBHOOK_ROUTE_METHODS: { readonly [operation in Operation]: 'GET' | 'POST' } = {
+  trigger: 'POST',
+  status: 'GET',
+  sync: 'GET',
+  cancel: 'POST',
+  events: 'GET',
+};
+
 /** The methods a route of the table is served with (the form of an `Allow` header): Express and Fastify serve a GET's HEAD too. */
 type Allowed = 'GET, HEAD' | 'POST';
 
@@ -85,7 +97,7 @@ export type WebhookRequestOf = (method: string | undefined, url: string | undefi
  */
 export function webhookRequests(mount: RoutesMount = AT_ROOT): WebhookRequestOf {
   const routes = (Object.keys(WEBHOOK_ROUTES) as Operation[]).map((operation) => {
-    const method = operation === 'trigger' || operation === 'cancel' ? 'POST' : 'GET';
+    const method = WEBHOOK_ROUTE_METHODS[operation];
     const routePath = `/${WEBHOOKS_PATH}/${WEBHOOK_ROUTES[operation]}`;
     const prefix = mount.excluded(routePath, method) ? '' : mount.prefix;
     const allow: Allowed = method === 'GET' ? 'GET, HEAD' : 'POST';

@@ -97,7 +97,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
   private slotRefresh?: NodeJS.Timeout;
   private heartbeats?: WorkerHeartbeats;
   /** What `maxQueuedRuns` bounds; its reads of the queue and this runner's adds take turns. */
-  private readonly queued = new RunQueueBacklog(() => this.queue!.getJobCountByTypes('waiting', 'prioritized', 'delayed'));
+  private readonly queueBacklog = new RunQueueBacklog(() => this.queue!.getJobCountByTypes('waiting', 'prioritized', 'delayed'));
 
   constructor(
     private readonly executor: InvocationExecutor,
@@ -159,7 +159,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
    * trigger; then the worker, once every module is ready (the executor needs bots and the database).
    */
   async onApplicationBootstrap(): Promise<void> {
-    if (this.options.maxQueuedRuns > 0) await this.queued.start(this.waitingOfAccounts());
+    if (this.options.maxQueuedRuns > 0) await this.queueBacklog.start(this.waitingOfAccounts());
     if (this.options.role === 'api') return;
     this.workerConnection = createRedisClient('BullMqBotRunner', this.url, {
       maxRetriesPerRequest: null,
@@ -209,7 +209,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
    * sweep); never rejects, so the trigger is answered 200 either way: the row and the charge are committed.
    */
   async dispatch(run: DispatchedRun): Promise<void> {
-    this.queued.dispatched(run.accountId);
+    this.queueBacklog.dispatched(run.accountId);
     return this.enqueues.push({ id: run.id, accountId: run.accountId, traceContext: run.traceContext });
   }
 
@@ -219,7 +219,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
    * reads. Never rejects: a batch that could not be added is logged and its runs stay queued for the sweep.
    */
   private enqueue(runs: DispatchedRun[]): Promise<void[]> {
-    return this.queued.add(runs, () => this.addJobs(runs));
+    return this.queueBacklog.add(runs, () => this.addJobs(runs));
   }
 
   private async addJobs(runs: DispatchedRun[]): Promise<void[]> {
@@ -245,12 +245,12 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
 
   /** The queue's waiting and delayed jobs at the last read, plus this node's jobs that read could not see (`RunQueueBacklog`). */
   override backlog(): number {
-    return this.queued.current();
+    return this.queueBacklog.current();
   }
 
   /** Of those, the account's waiting runs, across all nodes (see `waitingOfAccounts`); 0 when the bots belong to one account. */
   override backlogOf(accountId: string): number {
-    return this.queued.currentOf(accountId);
+    return this.queueBacklog.currentOf(accountId);
   }
 
   /**
@@ -373,7 +373,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     // The same promise as the close begun with shutdown, if it was.
     await this.worker?.close().catch(() => undefined);
     clearInterval(this.slotRefresh);
-    this.queued.stop();
+    this.queueBacklog.stop();
     await this.queue?.close().catch(() => undefined);
     this.workerConnection?.disconnect();
     this.producer?.disconnect();

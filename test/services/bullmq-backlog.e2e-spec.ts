@@ -89,7 +89,7 @@ if (!redisUrl || !postgresUrl) {
       await added;
       expect(runner.backlog()).toBe(before + 1);
       // Two reads of the queue later (watched as they pass, not changed), it is counted once, not twice.
-      const backlog = (runner as unknown as { queued: { read(): Promise<void> } }).queued;
+      const backlog = (runner as unknown as { queueBacklog: { read(): Promise<void> } }).queueBacklog;
       const reads = jest.spyOn(backlog, 'read');
       try {
         await until(() => reads.mock.calls.length >= 2, 2_000, 'two reads of the queue');

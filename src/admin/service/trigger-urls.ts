@@ -1,7 +1,7 @@
 import { Inject, Injectable, RequestMethod } from '@nestjs/common';
 import { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
 import { servedPath } from '../../http/global-prefix.js';
-import { WEBHOOK_ROUTES, WEBHOOKS_PATH } from '../../http/webhook-routes.js';
+import { WEBHOOK_ROUTE_METHODS, WEBHOOK_ROUTES, WEBHOOKS_PATH } from '../../http/webhook-routes.js';
 import { RESOLVED_OPTIONS } from '../../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../../options/webhook-trigger-options.interface.js';
 
@@ -22,7 +22,7 @@ export class TriggerUrls {
    */
   triggerUrl(triggerId: string, origin?: string): string {
     // Read at each call: the host calls setGlobalPrefix() after the module's providers are built.
-    const route = servedPath(this.appConfig, `${WEBHOOKS_PATH}/${WEBHOOK_ROUTES.trigger}`, RequestMethod.POST);
+    const route = servedPath(this.appConfig, `${WEBHOOKS_PATH}/${WEBHOOK_ROUTES.trigger}`, RequestMethod[WEBHOOK_ROUTE_METHODS.trigger]);
     const base = this.options.publicBaseUrl ?? origin ?? this.ownOrigin();
     return `${base}${route.replace(':triggerId', () => triggerId)}`;
   }
