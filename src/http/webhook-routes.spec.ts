@@ -1,4 +1,6 @@
-import { pathOf, webhookRequests, type RoutesMount } from './webhook-routes.js';
+import { RequestMethod } from '@nestjs/common';
+import { WebhookTriggerController } from './webhook-trigger.controller.js';
+import { pathOf, WEBHOOK_ROUTE_METHODS, WEBHOOK_ROUTES, webhookRequests, type RoutesMount } from './webhook-routes.js';
 
 const webhookRequestOf = webhookRequests();
 const readsOwnBody = (method: string, url: string) => webhookRequestOf(method, url)?.readsOwnBody ?? false;
@@ -117,5 +119,21 @@ describe('webhook operations', () => {
     ['GET', '/admin/api/triggers', undefined],
   ])('%s %s is %s', (method, url, operation) => {
     expect(webhookRequestOf(method, url)?.operation).toBe(operation);
+  });
+});
+
+describe('the route table and the controller', () => {
+  it('the controller serves each route of the table with the method the table names (what the body capture and the URLs read)', () => {
+    // Nest's route metadata, as its @Get()/@Post() write it ('path' and 'method': PATH_METADATA, METHOD_METADATA).
+    const declared = Object.getOwnPropertyNames(WebhookTriggerController.prototype)
+      .filter((name) => name !== 'constructor')
+      .map((name) => (WebhookTriggerController.prototype as unknown as Record<string, unknown>)[name])
+      .filter((handler): handler is object => typeof handler === 'function' && Reflect.hasMetadata('path', handler))
+      .map((handler) => [Reflect.getMetadata('path', handler) as string, RequestMethod[Reflect.getMetadata('method', handler) as number]]);
+    const table = Object.entries(WEBHOOK_ROUTES).map(([operation, path]) => [
+      path,
+      WEBHOOK_ROUTE_METHODS[operation as keyof typeof WEBHOOK_ROUTES],
+    ]);
+    expect(declared.sort()).toEqual(table.sort());
   });
 });
