@@ -1,7 +1,7 @@
 import { type DynamicModule, type FactoryProvider, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { ADMIN_SERVICE_PROVIDERS, WebhookTriggersAdmin } from './admin/webhook-triggers.admin.js';
-import { CallbackOutbox, CallbackSecrets } from './deliveries/callback-outbox.js';
+import { CallbackOutbox } from './deliveries/callback-outbox.js';
 import { CallbackDeliveries } from './lifecycle/callback-deliveries.js';
 import { RunFinisher } from './deliveries/run-finisher.js';
 import { WebhookStorage } from './persistence/webhook-storage.js';
@@ -33,7 +33,9 @@ import { OpenAccounts } from './lifecycle/open-accounts.js';
 import { TriggerAccounts } from './lifecycle/trigger-accounts.js';
 import { ShutdownState } from './lifecycle/shutdown.state.js';
 import { WebhookTriggerProbes } from './lifecycle/webhook-trigger-probes.js';
+import { SecretsAtRest } from './keys/secrets-at-rest.js';
 import { RESOLVED_OPTIONS } from './options/module.constants.js';
+import type { ResolvedWebhookTriggerOptions } from './options/webhook-trigger-options.interface.js';
 import { CreditAccounts } from './persistence/credit-accounts.js';
 import { CreditLedger } from './persistence/credit-ledger.js';
 import { InvocationRepository } from './persistence/invocation.repository.js';
@@ -62,6 +64,13 @@ const processGaugesProvider: FactoryProvider<void> = {
       syncWaiters: () => waiter.waiting,
       eventStreams: () => streams.count,
     }),
+};
+
+/** Callback and signing secrets at rest, sealed with `keySecret` when the host set one. */
+const secretsAtRestProvider: FactoryProvider<SecretsAtRest> = {
+  provide: SecretsAtRest,
+  inject: [RESOLVED_OPTIONS],
+  useFactory: (options: ResolvedWebhookTriggerOptions) => new SecretsAtRest(options.keySecret),
 };
 
 /**
@@ -104,7 +113,7 @@ const processGaugesProvider: FactoryProvider<void> = {
     HostThrottlerOptOut,
     WebhookBodyCapture,
     ...ADMIN_SERVICE_PROVIDERS,
-    CallbackSecrets,
+    secretsAtRestProvider,
     CallbackOutbox,
     RunFinisher,
     CallbackDeliveries,

@@ -4,7 +4,6 @@ import { TriggerChangeCache } from '../cluster/trigger-change-cache.js';
 import { randomBytes } from 'node:crypto';
 import type { BotOutput } from '../bots/bot.types.js';
 import { generateMessageId } from '../callbacks/standard-webhooks.js';
-import { TriggerKeyCipher } from '../keys/trigger-keys.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import type { CallbackEvent, DeliveryRecord, InvocationError, InvocationStatus } from '../persistence/records.js';
@@ -62,34 +61,6 @@ export function callbackBody(event: CallbackEvent, run: CallbackInvocation, at: 
       ...(run.output ? { output: { index: run.output.index } } : {}),
     },
   });
-}
-
-/**
- * A callback's secret at rest: AES-256-GCM with `keySecret` when the host set one (the key cipher of trigger
- * keys), else the `whsec_…` itself (it must be readable to sign); `shown` tells whether it may be shown again.
- */
-@Injectable()
-export class CallbackSecrets {
-  private readonly cipher: TriggerKeyCipher | null;
-
-  constructor(@Inject(RESOLVED_OPTIONS) options: ResolvedWebhookTriggerOptions) {
-    this.cipher = options.keySecret ? new TriggerKeyCipher(options.keySecret) : null;
-  }
-
-  /** True when a stored secret can be shown again (`keySecret` set). */
-  get shown(): boolean {
-    return this.cipher !== null;
-  }
-
-  seal(secret: string): string {
-    return this.cipher ? this.cipher.encrypt(secret) : secret;
-  }
-
-  /** The secret, or null when it was sealed with another `keySecret` (or none is set now). */
-  open(stored: string): string | null {
-    if (stored.startsWith('whsec_')) return stored;
-    return this.cipher ? this.cipher.decrypt(stored) : null;
-  }
 }
 
 /**

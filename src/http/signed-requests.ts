@@ -5,7 +5,7 @@ import {
   webhookSecretKeys,
   webhookSignatureMatches,
 } from '../callbacks/standard-webhooks.js';
-import { CallbackSecrets } from '../deliveries/callback-outbox.js';
+import { SecretsAtRest } from '../keys/secrets-at-rest.js';
 import { RateLimitedError, SignedRequestRefusedError, WebhookVerificationError } from '../errors/webhook-trigger.errors.js';
 import {
   SIGNED_REQUEST_HEADERS_MISSING,
@@ -76,7 +76,7 @@ export class SignedRequests {
 
   constructor(
     private readonly store: SigningSecretStore,
-    private readonly secrets: CallbackSecrets,
+    private readonly secrets: SecretsAtRest,
     private readonly limits: RateLimitStorage,
     @Inject(Clock) private readonly clock: Clock,
   ) {}

@@ -6,7 +6,8 @@ import { hostname } from 'node:os';
 import { CallbackTransport } from '../callbacks/callback-transport.js';
 import { nextAttemptDelay } from '../callbacks/retry-schedule.js';
 import { webhookHeaders } from '../callbacks/standard-webhooks.js';
-import { CallbackOutbox, CallbackSecrets } from '../deliveries/callback-outbox.js';
+import { CallbackOutbox } from '../deliveries/callback-outbox.js';
+import { SecretsAtRest } from '../keys/secrets-at-rest.js';
 import { InvocationEvents } from '../events/invocation.events.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
@@ -71,7 +72,7 @@ export class CallbackDeliveries implements OnApplicationBootstrap, OnModuleDestr
   constructor(
     private readonly store: CallbackStore,
     private readonly outbox: CallbackOutbox,
-    private readonly secrets: CallbackSecrets,
+    private readonly secrets: SecretsAtRest,
     private readonly events: InvocationEvents,
     private readonly shutdown: ShutdownState,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,

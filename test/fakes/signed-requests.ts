@@ -1,4 +1,4 @@
-import { CallbackSecrets } from '../../src/deliveries/callback-outbox.js';
+import { SecretsAtRest } from '../../src/keys/secrets-at-rest.js';
 import { SignedRequests } from '../../src/http/signed-requests.js';
 import { resolveWebhookTriggerOptions } from '../../src/options/resolve-options.js';
 import { InMemoryWebhookStorage } from '../../src/persistence/memory/in-memory-webhook-storage.js';
@@ -14,5 +14,5 @@ export function signedRequestsOn(
   storage = new InMemoryWebhookStorage(),
   clock: Clock = SYSTEM_CLOCK,
 ): SignedRequests {
-  return new SignedRequests(storage.signing, new CallbackSecrets(resolveWebhookTriggerOptions()), limits, clock);
+  return new SignedRequests(storage.signing, new SecretsAtRest(resolveWebhookTriggerOptions().keySecret), limits, clock);
 }

@@ -2,7 +2,8 @@ import { Inject, Injectable } from '@nestjs/common';
 import { checkCallbackUrl } from '../../callbacks/callback-address.js';
 import { generateCallbackSecret } from '../../callbacks/standard-webhooks.js';
 import { ClusterBus } from '../../cluster/cluster-bus.js';
-import { CallbackOutbox, CallbackSecrets, DELIVERY_ID_PATTERN } from '../../deliveries/callback-outbox.js';
+import { CallbackOutbox, DELIVERY_ID_PATTERN } from '../../deliveries/callback-outbox.js';
+import { SecretsAtRest } from '../../keys/secrets-at-rest.js';
 import { WebhookAdminInputError } from '../../errors/webhook-trigger.errors.js';
 import { BAD_ADMIN_FIELD } from '../../errors/webhook-trigger.messages.js';
 import { INVOCATION_ID_PATTERN, TRIGGER_ID_PATTERN } from '../../keys/ids.js';
@@ -26,7 +27,7 @@ export class AdminCallbacks {
   constructor(
     private readonly triggers: TriggerRepository,
     private readonly store: CallbackStore,
-    private readonly secrets: CallbackSecrets,
+    private readonly secrets: SecretsAtRest,
     private readonly outbox: CallbackOutbox,
     private readonly bus: ClusterBus,
     private readonly audit: AdminAudit,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { generateCallbackSecret } from '../../callbacks/standard-webhooks.js';
 import { ClusterBus } from '../../cluster/cluster-bus.js';
-import { CallbackSecrets } from '../../deliveries/callback-outbox.js';
+import { SecretsAtRest } from '../../keys/secrets-at-rest.js';
 import { WebhookAdminInputError } from '../../errors/webhook-trigger.errors.js';
 import { REQUEST_SIGNING_INVALID } from '../../errors/webhook-trigger.messages.js';
 import { TRIGGER_ID_PATTERN } from '../../keys/ids.js';
@@ -23,7 +23,7 @@ export const SIGNING_SECRET_ID_PATTERN = /^sgs_[A-Za-z0-9_-]{22}$/;
 /**
  * Signed requests, for the admin: a trigger's mode, and its signing secrets (rotate with a grace, revoke at
  * once). Behind `WebhookTriggersAdmin`; one method per change. The secret is sealed as callback secrets are
- * (`CallbackSecrets`: AES-256-GCM with `keySecret`, else as is) and shown only in the rotation's answer.
+ * (`SecretsAtRest`: AES-256-GCM with `keySecret`, else as is) and shown only in the rotation's answer.
  */
 @Injectable()
 export class AdminSigning {
@@ -31,7 +31,7 @@ export class AdminSigning {
     private readonly triggers: TriggerRepository,
     private readonly store: SigningSecretStore,
     private readonly unitOfWork: WebhookUnitOfWork,
-    private readonly secrets: CallbackSecrets,
+    private readonly secrets: SecretsAtRest,
     private readonly bus: ClusterBus,
     private readonly audit: AdminAudit,
     @Inject(Clock) private readonly clock: Clock,
