@@ -75,7 +75,8 @@ const secretsAtRestProvider: FactoryProvider<SecretsAtRest> = {
 
 /**
  * Mounts the webhook trigger API (`POST /webhooks/:triggerId/trigger`; under
- * `/webhooks/:triggerId/trigger/invocation/:invocationId`: `GET …/sync`, `GET` (status), `POST …/cancel`)
+ * `/webhooks/:triggerId/trigger/invocation/:invocationId`: `GET …/sync`, `GET` (status), `POST …/cancel`,
+ * `GET …/events`)
  * and runs `@WebhookBot()` providers.
  *
  * ```ts
