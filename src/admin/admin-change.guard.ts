@@ -6,7 +6,7 @@ import { ADMIN_SETTINGS, type ResolvedAdminSettings } from './admin-options.js';
 import { isCrossSiteRequest } from './request-origin.js';
 
 /** The header the screens send with every change; a cross-site form cannot set it, and fetch needs CORS to. */
-export const ADMIN_CHANGE_HEADER = 'x-webhook-admin';
+const ADMIN_CHANGE_HEADER = 'x-webhook-admin';
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /**

@@ -7,7 +7,7 @@ import { ADMIN_SETTINGS, type ResolvedAdminSettings } from './admin-options.js';
 import type { WebhookTriggersAdmin } from './webhook-triggers.admin.js';
 
 /** How often an open stream gets a `ping` event, so proxies and the browser see it alive. */
-export const EVENT_STREAM_PING_MS = 15_000;
+const EVENT_STREAM_PING_MS = 15_000;
 
 /**
  * The live history streams of this node: each one a watcher of run changes (through the cluster bus,

@@ -113,7 +113,7 @@ export function isAllowedHost(host: string, allowedHosts: readonly string[] | un
   );
 }
 
-export const CALLBACK_URL_MAX_LENGTH = 2048;
+const CALLBACK_URL_MAX_LENGTH = 2048;
 
 /**
  * Checks a callback URL before it is stored (the admin answers 400 with the message): http or https, at most

@@ -20,8 +20,8 @@ import {
 // a secret is "whsec_" + base64 of random bytes; the signature is "v1," + base64(HMAC-SHA256(secret bytes,
 // "{id}.{timestamp}.{body}")); the header carries one or more of them, space-separated (key rotation).
 
-export const CALLBACK_SECRET_PREFIX = 'whsec_';
-export const MESSAGE_ID_PREFIX = 'msg_';
+const CALLBACK_SECRET_PREFIX = 'whsec_';
+const MESSAGE_ID_PREFIX = 'msg_';
 /** The spec's lower bound (192 bits) and this library's upper one (512 bits). */
 const SECRET_BYTES_MIN = 24;
 const SECRET_BYTES_MAX = 64;
@@ -31,9 +31,9 @@ const MESSAGE_ID = /^[\x21-\x2d\x2f-\x7e]{1,255}$/;
 const TIMESTAMP = /^\d{1,12}$/;
 
 /** The names of the three headers, as sent (lower case). */
-export const WEBHOOK_ID_HEADER = 'webhook-id';
-export const WEBHOOK_TIMESTAMP_HEADER = 'webhook-timestamp';
-export const WEBHOOK_SIGNATURE_HEADER = 'webhook-signature';
+const WEBHOOK_ID_HEADER = 'webhook-id';
+const WEBHOOK_TIMESTAMP_HEADER = 'webhook-timestamp';
+const WEBHOOK_SIGNATURE_HEADER = 'webhook-signature';
 
 /** One secret, or several during a rotation: signing uses each, verifying accepts any. */
 export type WebhookSecrets = string | readonly string[];

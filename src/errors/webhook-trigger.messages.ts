@@ -192,7 +192,7 @@ export const SIGNED_REQUEST_SIGNATURE_MISMATCH =
 export const SIGNED_REQUEST_REPLAYED = (windowSec: number) =>
   `This webhook-id was already used on this trigger within the last ${windowSec} s (a replay): send each message with a new webhook-id`;
 export const REQUEST_SIGNING_INVALID = (modes: readonly string[]) => `requestSigning must be one of ${modes.join(', ')}`;
-export const CALLBACK_URL_INVALID = (problem: string) => `Invalid callback URL: ${problem}`;
+const CALLBACK_URL_INVALID = (problem: string) => `Invalid callback URL: ${problem}`;
 export const CALLBACK_URL_REQUIRED = CALLBACK_URL_INVALID('a URL is required');
 export const CALLBACK_URL_TOO_LONG = (max: number) => CALLBACK_URL_INVALID(`longer than ${max} characters`);
 export const CALLBACK_URL_NOT_ABSOLUTE = CALLBACK_URL_INVALID('not an absolute URL');

@@ -8,7 +8,7 @@ import { matchTriggerKey } from '../keys/trigger-keys.js';
 /** A key's last use is written at most this often by one process. */
 export const KEY_USE_WRITE_INTERVAL_MS = 60_000;
 /** Uses noted within this long go to the database in one write. */
-export const KEY_USE_FLUSH_DELAY_MS = 1_000;
+const KEY_USE_FLUSH_DELAY_MS = 1_000;
 
 /**
  * Checks a presented `X-Key` against a trigger's keys (`matchTriggerKey`, judged on the module's `Clock`) and

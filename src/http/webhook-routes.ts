@@ -37,7 +37,7 @@ export interface RoutesMount {
 }
 
 /** The routes of an app without a global prefix. */
-export const AT_ROOT: RoutesMount = { prefix: '', excluded: () => false };
+const AT_ROOT: RoutesMount = { prefix: '', excluded: () => false };
 
 /**
  * A route of the table as a pattern over a request PATH (never the query): the whole path, from the global prefix

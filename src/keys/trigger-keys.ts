@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, scryptSync, timingSafeEqual } from 'node:crypto';
 
-export const KEY_PREFIX = 'whk_';
+const KEY_PREFIX = 'whk_';
 
 /** A new trigger key: `whk_` + 32 random bytes, base64url. */
 export function generateTriggerKey(): string {

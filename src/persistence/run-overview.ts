@@ -76,7 +76,7 @@ export interface PercentileRow extends Percentiles {
 }
 
 /** The rank (1-based, of `n` values in ascending order) of the `pct`-th percentile by nearest rank. */
-export function nearestRank(pct: number, n: number): number {
+function nearestRank(pct: number, n: number): number {
   return Math.max(1, Math.floor((pct * n + 99) / 100));
 }
 

@@ -3,7 +3,7 @@ import type { Redis as RedisClient } from 'ioredis';
 import type { DispatchedRun } from '../runs/bot-runner.js';
 
 /** BullMQ's highest job priority (`2 ** 21 - 1`); a lower number is fetched first. */
-export const MAX_JOB_PRIORITY = 2 ** 21 - 1;
+const MAX_JOB_PRIORITY = 2 ** 21 - 1;
 
 /**
  * Adds `ARGV[1]` to the count (the runs enqueued) and sets it to expire `ARGV[2]` ms from now; answers the new

@@ -72,7 +72,7 @@ export function inJobTraceContext<J extends { data: unknown }, R>(process: (job:
 /** A job counted in its account's pending runs (AccountQueuePositions) until it ends. */
 export const COUNTED_JOB = 'run';
 /** A job a sweep re-added: not counted (the add is a no-op when the job is still in the queue). */
-export const SWEPT_JOB = 'swept';
+const SWEPT_JOB = 'swept';
 
 /** Name of the queue inside the `redis.keyPrefix` namespace. */
 export const WEBHOOK_RUN_QUEUE = 'runs';
@@ -87,9 +87,9 @@ export const ENQUEUE_BATCH = 1000;
  * only the safety net (a hand-off lost with a dead worker, or raced): the least, plus a little per run of
  * the account waiting, so a deep backlog is not fetched and refused over and over.
  */
-export const REFUSED_DELAY_MIN_MS = 200;
-export const REFUSED_DELAY_PER_WAITING_MS = 5;
-export const REFUSED_DELAY_MAX_MS = 60_000;
+const REFUSED_DELAY_MIN_MS = 200;
+const REFUSED_DELAY_PER_WAITING_MS = 5;
+const REFUSED_DELAY_MAX_MS = 60_000;
 /** Waiting runs a freed slot tries to bring forward before it gives up (each may have just started, or be gone). */
 export const HAND_OFF_TRIES = 3;
 /** How often the queue's backlog (waiting and delayed jobs) is read for `maxQueuedRuns`: never on a trigger's path. */

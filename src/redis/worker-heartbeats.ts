@@ -3,9 +3,9 @@ import type { WorkersSeen } from '../runs/bot-runner.js';
 import { REDIS_NOW_MS } from './redis-time.lua.js';
 
 /** How often a worker says it is alive. */
-export const WORKER_HEARTBEAT_MS = 10_000;
+const WORKER_HEARTBEAT_MS = 10_000;
 /** A worker counts as seen while its last heartbeat is younger than this: three heartbeats. */
-export const WORKER_SEEN_WITHIN_MS = 3 * WORKER_HEARTBEAT_MS;
+const WORKER_SEEN_WITHIN_MS = 3 * WORKER_HEARTBEAT_MS;
 
 /**
  * Records this worker's heartbeat (score = Redis server ms) and drops those too old to count.

@@ -5,7 +5,7 @@ import { Clock, type ClockTimer } from '../time/clock.js';
 import type { BotRunner, DispatchedRun } from './bot-runner.js';
 
 /** The wait before a run's first retry; it doubles with each failure, up to `runLeaseMs`. */
-export const FIRST_RETRY_MS = 500;
+const FIRST_RETRY_MS = 500;
 
 /**
  * Runs accepted and charged whose start failed in this process (the runner's `dispatch` threw, or the in-process

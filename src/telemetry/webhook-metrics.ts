@@ -71,7 +71,7 @@ export const RUN_SECONDS_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60,
  * The metrics' OpenTelemetry names. The Prometheus exporter turns the dots into underscores and adds
  * `_total` to counters (monotonic sums), never a unit suffix, so each is scraped as the name in its comment.
  */
-export const METRIC_NAMES = {
+const METRIC_NAMES = {
   requests: 'webhook_trigger.requests', // webhook_trigger_requests_total
   runsFinished: 'webhook_trigger.runs_finished', // webhook_trigger_runs_finished_total
   runDuration: 'webhook_trigger.run_duration_seconds', // webhook_trigger_run_duration_seconds

@@ -9,7 +9,7 @@ const CONTROL = /[\x00-\x1f\x7f]/g;
 const PRINCIPAL_MAX = 200;
 
 /** A principal as the audit log stores it: text of 1–200 characters without control characters, else null. */
-export function auditPrincipalOf(value: unknown): string | null {
+function auditPrincipalOf(value: unknown): string | null {
   const text = typeof value === 'number' && Number.isFinite(value) ? String(value) : value;
   if (typeof text !== 'string') return null;
   const clean = text.replace(CONTROL, '').trim().slice(0, PRINCIPAL_MAX);

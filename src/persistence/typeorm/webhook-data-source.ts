@@ -120,7 +120,7 @@ function sqliteDriverVersion(): string | undefined {
 }
 
 /** Opens the module's own database: WAL on SQLite (and its read connection), shipped migrations (never `synchronize`). */
-export async function openOwnedDataSource(options: ResolvedWebhookTriggerOptions): Promise<DataSource> {
+async function openOwnedDataSource(options: ResolvedWebhookTriggerOptions): Promise<DataSource> {
   const db = options.database;
   const common = {
     entities: WEBHOOK_TRIGGER_ENTITIES,
@@ -169,7 +169,7 @@ const SCHEMA_PROBES = [
  * migrations (no `synchronize`) and have run them. Checked at startup, each failure naming the fix,
  * instead of failing at the first trigger.
  */
-export async function checkHostDataSource(dataSource: DataSource | undefined, name: string): Promise<DataSource> {
+async function checkHostDataSource(dataSource: DataSource | undefined, name: string): Promise<DataSource> {
   if (!dataSource) throw new WebhookConfigurationError(HOST_DATA_SOURCE_MISSING(name));
   if (dataSource.options.type !== 'postgres') throw new WebhookConfigurationError(HOST_DATA_SOURCE_SQLITE(name, dataSource.options.type));
   if (!dataSource.hasMetadata(WebhookTriggerEntity)) throw new WebhookConfigurationError(HOST_DATA_SOURCE_ENTITIES(name));
