@@ -9,6 +9,7 @@ import {
   TriggerRepository,
   WebhookBot,
   WebhookBotHost,
+  type WebhookTriggerModuleExtras,
   type WebhookTriggerModuleOptions,
 } from '../../src/index.js';
 import { startWebhookApp, type WebhookTestApp } from './webhook-app.js';
@@ -37,8 +38,12 @@ export interface AdminServicesApp {
  * The parts of the admin service as the module builds them (every provider it always has, nothing left
  * out), in a real app on a fresh SQLite file with `WeatherBot` only.
  */
-export async function startAdminServices(options: WebhookTriggerModuleOptions = {}, dbFile?: string): Promise<AdminServicesApp> {
-  const t = await startWebhookApp(() => undefined, { options, providers: [WeatherBot], onlyProviders: true, dbFile });
+export async function startAdminServices(
+  options: WebhookTriggerModuleOptions = {},
+  dbFile?: string,
+  extras?: WebhookTriggerModuleExtras,
+): Promise<AdminServicesApp> {
+  const t = await startWebhookApp(() => undefined, { options, extras, providers: [WeatherBot], onlyProviders: true, dbFile });
   return {
     t,
     triggers: t.app.get(AdminTriggers),

@@ -18,6 +18,7 @@ import {
   type TriggerRecord,
 } from '../../persistence/records.js';
 import { TriggerRepository } from '../../persistence/trigger.repository.js';
+import { Clock } from '../../time/clock.js';
 import { AdminAudit } from '../audit/admin-audit.js';
 import { type CallbackInput, type CallbackView, DELIVERIES_LISTED, type DeliveryView } from '../admin-views.js';
 
@@ -32,6 +33,7 @@ export class AdminCallbacks {
     private readonly bus: ClusterBus,
     private readonly audit: AdminAudit,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+    @Inject(Clock) private readonly clock: Clock,
   ) {}
 
   async setCallback(triggerId: string, input: CallbackInput): Promise<CallbackView | null> {
@@ -44,7 +46,10 @@ export class AdminCallbacks {
     const secret = existing ? this.secrets.open(existing.secret) : null;
     // A secret that can no longer be read (keySecret changed) is replaced: nothing could be signed with it.
     const fresh = secret === null ? generateCallbackSecret() : null;
-    await this.store.saveCallback({ triggerId, url, events, secret: fresh ? this.secrets.seal(fresh) : existing!.secret }, new Date());
+    await this.store.saveCallback(
+      { triggerId, url, events, secret: fresh ? this.secrets.seal(fresh) : existing!.secret },
+      new Date(this.clock.now()),
+    );
     // Every node's copy of what the trigger's callback wants (CallbackOutbox) is dropped.
     await this.bus.announceTriggerChanged(triggerId);
     await this.audit.callbackSet(triggerId, !existing, url, events);
@@ -68,7 +73,7 @@ export class AdminCallbacks {
   async rotateCallbackSecret(triggerId: string): Promise<CallbackView | null> {
     if (!(await this.activeTrigger(triggerId))) return null;
     const secret = generateCallbackSecret();
-    if (!(await this.store.replaceSecret(triggerId, this.secrets.seal(secret), new Date()))) return null;
+    if (!(await this.store.replaceSecret(triggerId, this.secrets.seal(secret), new Date(this.clock.now())))) return null;
     await this.audit.callbackSecretRotated(triggerId);
     const callback = await this.store.findCallback(triggerId);
     return callback ? view(callback, secret) : null;
@@ -86,7 +91,7 @@ export class AdminCallbacks {
 
   async redeliver(deliveryId: string): Promise<boolean> {
     if (typeof deliveryId !== 'string' || !DELIVERY_ID_PATTERN.test(deliveryId)) return false;
-    if (!(await this.store.redeliver(deliveryId, new Date()))) return false;
+    if (!(await this.store.redeliver(deliveryId, new Date(this.clock.now())))) return false;
     // Its trigger and account: the sender's places are counted per callback and per account.
     const delivery = await this.store.findDelivery(deliveryId);
     const trigger = delivery ? await this.triggers.findActive(delivery.triggerId) : null;

@@ -3,6 +3,7 @@ import { BAD_TRIGGER_NAME, TRIGGER_TYPE_UNSUPPORTED, UNKNOWN_BOT } from '../../e
 import { hashTriggerKey } from '../../keys/trigger-keys.js';
 import type { WebhookTriggerModuleOptions } from '../../options/webhook-trigger-options.interface.js';
 import { type AdminServicesApp, startAdminServices } from '../../../test/helpers/admin-services.js';
+import { ManualClock } from '../../../test/fakes/manual-clock.js';
 
 const KEY_SECRET = 'a host secret of enough length';
 const PUBLIC = 'https://api.example.com';
@@ -42,6 +43,26 @@ describe('AdminTriggers', () => {
     expect(await a.triggers.getBotSummary('weather')).toEqual(expected);
     expect(await a.triggers.listBotSummaries()).toEqual([expected]);
     expect(await a.triggers.getBotSummary('ghost')).toBeNull();
+  });
+
+  it("dates a new trigger and counts a bot's last 24 hours on the module's clock", async () => {
+    const now = Date.parse('2030-01-01T00:00:00Z');
+    const app = await startAdminServices({ publicBaseUrl: PUBLIC }, undefined, { clock: new ManualClock(now) });
+    started.push(app);
+    const created = await app.triggers.createTrigger('weather', { name: 'n' });
+    expect(created.createdAt).toEqual(new Date(now));
+    const run = {
+      triggerId: created.id,
+      botId: 'weather',
+      accountId: 'acme',
+      inputs: {},
+      credits: 3,
+      idempotencyKey: null,
+      requestHash: null,
+    };
+    await app.invocationRows.insert({ ...run, id: 'inv_clock_recent', createdAt: new Date(now - 60_000) });
+    await app.invocationRows.insert({ ...run, id: 'inv_clock_old', createdAt: new Date(now - 25 * 3600_000) });
+    expect((await app.triggers.getBotSummary('weather'))?.runsLast24h).toBe(1);
   });
 
   describe('createTrigger', () => {

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { WebhookBotRegistry } from '../../bots/webhook-bot.registry.js';
 import { ClusterBus } from '../../cluster/cluster-bus.js';
 import { WebhookAdminInputError } from '../../errors/webhook-trigger.errors.js';
@@ -9,6 +9,7 @@ import { CreditAccounts } from '../../persistence/credit-accounts.js';
 import { InvocationRepository } from '../../persistence/invocation.repository.js';
 import type { TriggerRecord } from '../../persistence/records.js';
 import { TriggerRepository } from '../../persistence/trigger.repository.js';
+import { Clock } from '../../time/clock.js';
 import {
   type BotSummary,
   type BotView,
@@ -36,6 +37,7 @@ export class AdminTriggers {
     private readonly urls: TriggerUrls,
     private readonly keys: AdminTriggerKeys,
     private readonly audit: AdminAudit,
+    @Inject(Clock) private readonly clock: Clock,
   ) {}
 
   listBots(): BotView[] {
@@ -57,7 +59,7 @@ export class AdminTriggers {
   }
 
   private async summarize(bot: BotView): Promise<BotSummary> {
-    const since = new Date(Date.now() - 24 * 60 * 60 * 1000);
+    const since = new Date(this.clock.now() - 24 * 60 * 60 * 1000);
     const [accountCredits, triggers, runsLast24h] = await Promise.all([
       this.accounts.getBalance(bot.accountId),
       this.triggers.listByBot(bot.id),
@@ -76,7 +78,15 @@ export class AdminTriggers {
     if (!PLAIN_TEXT_200.test(name)) throw new WebhookAdminInputError(BAD_TRIGGER_NAME);
     const id = newTriggerId();
     const { record: first, key } = this.keys.newKey(id, 'Key 1');
-    const record: TriggerRecord = { id, botId, accountId: bot.accountId, name, type: 'webhook', keys: [first], createdAt: new Date() };
+    const record: TriggerRecord = {
+      id,
+      botId,
+      accountId: bot.accountId,
+      name,
+      type: 'webhook',
+      keys: [first],
+      createdAt: new Date(this.clock.now()),
+    };
     await this.triggers.create(record);
     // Trigger caches keep no misses, so nothing needs it yet; said anyway, so every trigger write is heard.
     await this.bus.announceTriggerChanged(record.id);
