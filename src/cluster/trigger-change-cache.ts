@@ -1,5 +1,6 @@
 import { ClusterBus } from './cluster-bus.js';
 import { InMemoryClusterBus } from './in-memory-cluster.bus.js';
+import type { Clock } from '../time/clock.js';
 
 /**
  * How long a value is kept with the in-memory bus: one process serves the app then (sync wake-ups need
@@ -35,6 +36,8 @@ export class TriggerChangeCache<T> {
 
   constructor(
     private readonly bus: ClusterBus,
+    /** The module's clock: what the TTL is measured on. */
+    private readonly clock: Clock,
     private readonly ttlMs: number,
     private readonly load: (triggerId: string) => Promise<T>,
     private readonly keep: (value: T) => boolean = () => true,
@@ -57,7 +60,7 @@ export class TriggerChangeCache<T> {
 
   get(triggerId: string): Promise<T> {
     if (!this.enabled) return this.load(triggerId);
-    const startedAt = Date.now();
+    const startedAt = this.clock.now();
     const kept = this.entries.get(triggerId);
     if (kept) {
       this.entries.delete(triggerId);

@@ -86,7 +86,7 @@ export class CallbackOutbox implements OnModuleDestroy {
     bus: ClusterBus,
     private readonly clock: Clock,
   ) {
-    this.wanted = new TriggerChangeCache(bus, options.triggerCacheTtlMs, async (triggerId): Promise<ReadonlySet<CallbackEvent>> => {
+    this.wanted = new TriggerChangeCache(bus, clock, options.triggerCacheTtlMs, async (triggerId): Promise<ReadonlySet<CallbackEvent>> => {
       const callback = await this.store.findCallback(triggerId);
       return new Set(callback?.enabled ? callback.events : []);
     });

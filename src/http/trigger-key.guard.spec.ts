@@ -139,7 +139,7 @@ describe('TriggerKeyGuard', () => {
       }
     }
     const bus = new FleetBus();
-    const cache = new TriggerCache(triggers, bus, { triggerCacheTtlMs: 30_000 });
+    const cache = new TriggerCache(triggers, bus, SYSTEM_CLOCK, { triggerCacheTtlMs: 30_000 });
     guard = new TriggerKeyGuard(
       cache,
       storage,

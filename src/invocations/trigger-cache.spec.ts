@@ -5,6 +5,7 @@ import { triggerKeyRecord } from '../../test/fakes/trigger-keys.js';
 import type { TriggerRecord } from '../persistence/records.js';
 import { InMemoryWebhookDatabase } from '../persistence/memory/in-memory-database.js';
 import { InMemoryTriggerRepository } from '../persistence/memory/in-memory-trigger.repository.js';
+import { ManualClock } from '../time/manual-clock.js';
 import { TRIGGER_CACHE_MAX_ENTRIES, TriggerCache } from './trigger-cache.js';
 
 /** A trigger store that counts look-ups, and can hold one back to race it against a change. */
@@ -64,14 +65,13 @@ describe('TriggerCache', () => {
   let bus: FleetBus;
   let cache: TriggerCache;
   let t: TriggerRecord;
-  let now: number;
+  let clock: ManualClock;
 
   beforeEach(async () => {
-    now = 1_000_000;
-    jest.spyOn(Date, 'now').mockImplementation(() => now);
+    clock = new ManualClock(1_000_000);
     repository = new CountingTriggerRepository(new InMemoryWebhookDatabase());
     bus = new FleetBus();
-    cache = new TriggerCache(repository, bus, { triggerCacheTtlMs: 30_000 });
+    cache = new TriggerCache(repository, bus, clock, { triggerCacheTtlMs: 30_000 });
     t = trigger();
     await repository.create(t);
   });
@@ -84,10 +84,10 @@ describe('TriggerCache', () => {
     expect(TRIGGER_CACHE_MAX_ENTRIES).toBe(10_000);
     expect(await cache.findActive(t.id)).toEqual(t);
     expect(await cache.findActive(t.id)).toEqual(t);
-    now += 29_999;
+    clock.advance(29_999);
     expect(await cache.findActive(t.id)).toEqual(t);
     expect(repository.lookups).toBe(1);
-    now += 1; // 30 s after the read
+    clock.advance(1); // 30 s after the read
     expect(await cache.findActive(t.id)).toEqual(t);
     expect(repository.lookups).toBe(2);
   });
@@ -132,7 +132,7 @@ describe('TriggerCache', () => {
   });
 
   it('keeps at most maxEntries, dropping the least recently used', async () => {
-    const small = new SmallTriggerCache(repository, bus, { triggerCacheTtlMs: 30_000 });
+    const small = new SmallTriggerCache(repository, bus, clock, { triggerCacheTtlMs: 30_000 });
     const [a, b, c, d] = [t, trigger(), trigger(), trigger()];
     for (const x of [b, c, d]) await repository.create(x);
     await small.findActive(a.id);
@@ -159,7 +159,7 @@ describe('TriggerCache', () => {
     expect(cache.size).toBe(0);
 
     bus.reachesAll = true;
-    const off = new TriggerCache(repository, bus, { triggerCacheTtlMs: 0 });
+    const off = new TriggerCache(repository, bus, clock, { triggerCacheTtlMs: 0 });
     await off.findActive(t.id);
     await off.findActive(t.id);
     expect(repository.lookups).toBe(4);
@@ -169,21 +169,21 @@ describe('TriggerCache', () => {
 
   it('is not used with a bus of the host that keeps the defaults (it may reach other processes unheard)', () => {
     class HostBus extends InMemoryClusterBus {}
-    const c = new TriggerCache(repository, new HostBus(), { triggerCacheTtlMs: 30_000 });
+    const c = new TriggerCache(repository, new HostBus(), clock, { triggerCacheTtlMs: 30_000 });
     expect(c.enabled).toBe(false);
     c.onModuleDestroy();
   });
 
   it("with the module's in-memory bus (one process) keeps a look-up 1 s at most, and hears this process's changes", async () => {
     const local = new InMemoryClusterBus();
-    const c = new TriggerCache(repository, local, { triggerCacheTtlMs: 30_000 });
+    const c = new TriggerCache(repository, local, clock, { triggerCacheTtlMs: 30_000 });
     expect(c.enabled).toBe(true);
     const before = repository.lookups;
     await c.findActive(t.id);
-    now += 999;
+    clock.advance(999);
     await c.findActive(t.id);
     expect(repository.lookups).toBe(before + 1);
-    now += 1;
+    clock.advance(1);
     await c.findActive(t.id); // a script in another process may have rotated the key: read again
     expect(repository.lookups).toBe(before + 2);
     await local.announceTriggerChanged(t.id);

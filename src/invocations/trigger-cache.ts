@@ -5,6 +5,7 @@ import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
 import type { TriggerRecord } from '../persistence/records.js';
 import { TriggerRepository } from '../persistence/trigger.repository.js';
+import { Clock } from '../time/clock.js';
 
 /** Most triggers one process keeps; past it the least recently used goes. */
 export const TRIGGER_CACHE_MAX_ENTRIES = 10_000;
@@ -39,10 +40,12 @@ export class TriggerCache implements OnModuleDestroy {
   constructor(
     triggers: TriggerRepository,
     bus: ClusterBus,
+    clock: Clock,
     @Inject(RESOLVED_OPTIONS) options: Pick<ResolvedWebhookTriggerOptions, 'triggerCacheTtlMs'>,
   ) {
     this.cache = new TriggerChangeCache(
       bus,
+      clock,
       options.triggerCacheTtlMs,
       // Shared by every request that hits it: frozen, so nothing changes it for the others.
       async (id) => {
