@@ -29,6 +29,7 @@ import { HistoryRetention } from './lifecycle/history-retention.js';
 import { InterruptedRuns } from './lifecycle/interrupted-runs.js';
 import { LeaseRecovery } from './lifecycle/lease-recovery.js';
 import { DispatchRetries } from './runs/dispatch-retries.js';
+import { RunBacklog } from './runs/run-backlog.js';
 import { OpenAccounts } from './lifecycle/open-accounts.js';
 import { TriggerAccounts } from './lifecycle/trigger-accounts.js';
 import { ShutdownState } from './lifecycle/shutdown.state.js';
@@ -49,17 +50,16 @@ import { ConfigurableWebhookTriggerModule, type WebhookTriggerModuleForRootOptio
 const PROCESS_GAUGES = Symbol('WEBHOOK_TRIGGER_PROCESS_GAUGES');
 const processGaugesProvider: FactoryProvider<void> = {
   provide: PROCESS_GAUGES,
-  inject: [WebhookMetrics, BotRunner, DispatchRetries, InvocationExecutor, InvocationWaiter, RunEventStreams],
+  inject: [WebhookMetrics, RunBacklog, InvocationExecutor, InvocationWaiter, RunEventStreams],
   useFactory: (
     metrics: WebhookMetrics,
-    runner: BotRunner,
-    retries: DispatchRetries,
+    runBacklog: RunBacklog,
     executor: InvocationExecutor,
     waiter: InvocationWaiter,
     streams: RunEventStreams,
   ) =>
     metrics.observeProcess({
-      backlog: () => retries.backlogWith(runner), // what `maxQueuedRuns` bounds, as the trigger's refusal counts it
+      backlog: () => runBacklog.count(), // what `maxQueuedRuns` bounds, as the trigger's refusal counts it
       running: () => executor.runningCount,
       syncWaiters: () => waiter.waiting,
       eventStreams: () => streams.count,
@@ -94,6 +94,7 @@ const secretsAtRestProvider: FactoryProvider<SecretsAtRest> = {
     EventListenersHint,
     InvocationExecutor,
     DispatchRetries,
+    RunBacklog,
     InvocationService,
     InvocationWaiter,
     InvocationChanges,

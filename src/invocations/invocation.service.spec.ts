@@ -22,8 +22,20 @@ describe('InvocationService', () => {
   let trigger: TriggerRecord;
 
   function serviceOn(fakes: WebhookFakes, storage: InMemoryWebhookStorage = fakes.storage): InvocationService {
-    const { registry, runner, invocationEvents, executor, shutdown, options, finisher, clock, retries } = fakes;
-    return new InvocationService(storage, registry, runner, invocationEvents, executor, shutdown, options, finisher, clock, retries);
+    const { registry, runner, invocationEvents, executor, shutdown, options, finisher, clock, retries, backlog } = fakes;
+    return new InvocationService(
+      storage,
+      registry,
+      runner,
+      invocationEvents,
+      executor,
+      shutdown,
+      options,
+      finisher,
+      clock,
+      retries,
+      backlog,
+    );
   }
 
   const balance = () => f.accounts.getBalance('acct');

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { RunFinisher } from '../deliveries/run-finisher.js';
 import { WebhookBotRegistry } from '../bots/webhook-bot.registry.js';
 import type { BotInputs } from '../bots/bot.types.js';
@@ -10,17 +10,15 @@ import { acceptedRecord, type InvocationRecord, type NewInvocation, type Trigger
 import type { WebhookTransaction } from '../persistence/unit-of-work.js';
 import { BotRunner, dispatchedRun } from '../runs/bot-runner.js';
 import { DispatchRetries } from '../runs/dispatch-retries.js';
-import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
+import { RunBacklog } from '../runs/run-backlog.js';
+import { RESOLVED_OPTIONS } from '../options/module.constants.js';
 import {
-  BacklogFullError,
   BotNotRegisteredError,
   IdempotencyKeyReusedError,
   InvocationAlreadyFinishedError,
   NotEnoughCreditsError,
-  RateLimitedError,
   ShuttingDownError,
 } from '../errors/webhook-trigger.errors.js';
-import { ACCOUNT_BACKLOG_FULL, LOG_ACCOUNT_BACKLOG_FULL, LOG_BACKLOG_FULL } from '../errors/webhook-trigger.messages.js';
 import { InvocationExecutor } from '../runs/invocation.executor.js';
 import { RunStop } from '../runs/run-stop.reasons.js';
 import { ShutdownState } from '../lifecycle/shutdown.state.js';
@@ -36,9 +34,6 @@ export interface StartOptions {
   traceContext?: string | null;
 }
 
-/** Refusals over `maxQueuedRuns` (and over an account's share of it) are logged at most this often, with how many there were meanwhile. */
-const BACKLOG_LOG_EVERY_MS = 10_000;
-
 export interface StartedInvocation {
   id: string;
   /** True when an earlier request with the same idempotency key already started it. */
@@ -53,13 +48,6 @@ export interface StartedInvocation {
  */
 @Injectable()
 export class InvocationService {
-  private readonly logger = new Logger(LOG_CONTEXT);
-  private backlogRefusals = 0;
-  private backlogLoggedAt = -Infinity;
-  /** Refusals past an account's share since the last warning, by account (the registered bots' accounts: bounded). */
-  private readonly shareRefusals = new Map<string, number>();
-  private shareLoggedAt = -Infinity;
-
   private readonly invocations: InvocationRepository;
 
   constructor(
@@ -73,6 +61,7 @@ export class InvocationService {
     private readonly finisher: RunFinisher,
     private readonly clock: Clock,
     private readonly retries: DispatchRetries,
+    private readonly backlog: RunBacklog,
   ) {
     this.invocations = storage.invocations;
   }
@@ -141,7 +130,7 @@ export class InvocationService {
     { idempotencyKey, requestHash, traceContext }: StartOptions = {},
   ): Promise<StartedInvocation> {
     if (this.shutdown.isShuttingDown) throw new ShuttingDownError();
-    this.refuseOverBacklog(trigger.accountId);
+    this.backlog.admit(trigger.accountId);
     const bot = this.registry.get(trigger.botId);
     if (!bot) throw new BotNotRegisteredError(trigger.botId);
     const now = new Date(this.clock.now());
@@ -189,45 +178,4 @@ export class InvocationService {
     }
     return { id: record.id, replayed: false, credits: record.credits };
   }
-
-  /**
-   * Over `maxQueuedRuns` runs waiting to start, a trigger is refused (503) before anything is read, written or
-   * charged: also an idempotent repeat of a run already accepted (it would cost nothing, but telling it apart
-   * takes a database read, which is what a full backlog must not cost). Below it, when the bots belong to more
-   * than one account, one account may hold half of it: past its share its triggers are refused 429 (the
-   * account's limit), while the others' still go (an account alone may fill it: nobody else to keep room for).
-   */
-  private refuseOverBacklog(accountId: string): void {
-    const max = this.options.maxQueuedRuns;
-    if (max === 0) return;
-    if (this.retries.backlogWith(this.runner) < max) {
-      const share = accountBacklogShare(max);
-      if (!this.registry.manyAccounts || this.runner.backlogOf(accountId) < share) return;
-      this.noteShareRefusal(accountId, share);
-      throw new RateLimitedError('account', 1, ACCOUNT_BACKLOG_FULL(share));
-    }
-    this.backlogRefusals++;
-    const now = performance.now();
-    if (now - this.backlogLoggedAt >= BACKLOG_LOG_EVERY_MS) {
-      this.logger.warn(LOG_BACKLOG_FULL(max, this.backlogRefusals));
-      this.backlogRefusals = 0;
-      this.backlogLoggedAt = now;
-    }
-    throw new BacklogFullError(max);
-  }
-
-  /** An account's bots are not keeping up with its accepts: its operator hears of it, at most every `BACKLOG_LOG_EVERY_MS`. */
-  private noteShareRefusal(accountId: string, share: number): void {
-    this.shareRefusals.set(accountId, (this.shareRefusals.get(accountId) ?? 0) + 1);
-    const now = performance.now();
-    if (now - this.shareLoggedAt < BACKLOG_LOG_EVERY_MS) return;
-    this.logger.warn(LOG_ACCOUNT_BACKLOG_FULL(share, this.shareRefusals));
-    this.shareRefusals.clear();
-    this.shareLoggedAt = now;
-  }
-}
-
-/** How many of `maxQueuedRuns` one account's waiting runs may be: half, so one account never fills it for the rest. */
-export function accountBacklogShare(maxQueuedRuns: number): number {
-  return Math.ceil(maxQueuedRuns / 2);
 }

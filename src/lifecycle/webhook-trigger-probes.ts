@@ -7,7 +7,7 @@ import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-o
 import { WebhookStorage } from '../persistence/webhook-storage.js';
 import { RateLimitStorage } from '../rate-limits/rate-limit.storage.js';
 import { BotRunner } from '../runs/bot-runner.js';
-import { DispatchRetries } from '../runs/dispatch-retries.js';
+import { RunBacklog } from '../runs/run-backlog.js';
 
 /** Longest a probe waits for the database or a service: a health check must answer while they hang. */
 export const PROBE_TIMEOUT_MS = 2_000;
@@ -45,7 +45,7 @@ export class WebhookTriggerProbes {
     private readonly runner: BotRunner,
     private readonly bus: ClusterBus,
     private readonly rateLimits: RateLimitStorage,
-    private readonly retries: DispatchRetries,
+    private readonly runBacklog: RunBacklog,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
   ) {}
 
@@ -90,11 +90,10 @@ export class WebhookTriggerProbes {
   }
 
   private backlog(): ProbeResult {
-    // Counted as the trigger's refusal counts them, or triggers could be refused 503 while this check said up.
-    const queued = this.retries.backlogWith(this.runner);
+    // Counted and judged as the trigger's refusal does, or triggers could be refused 503 while this check said up.
+    const queued = this.runBacklog.count();
     const max = this.options.maxQueuedRuns;
-    // 0 sets no bound: never down.
-    if (max > 0 && queued >= max) return { status: 'down', queued, max, error: PROBE_BACKLOG_FULL(queued, max) };
+    if (this.runBacklog.full(queued)) return { status: 'down', queued, max, error: PROBE_BACKLOG_FULL(queued, max) };
     return { status: 'up', queued, max: max > 0 ? max : null };
   }
 

@@ -62,18 +62,9 @@ export class DispatchRetries implements OnApplicationShutdown {
     this.timers.add(timer);
   }
 
-  /** Runs waiting here for their next dispatch: counted in the backlog `maxQueuedRuns` bounds. */
+  /** Runs waiting here for their next dispatch: counted in the backlog `maxQueuedRuns` bounds (`RunBacklog`). */
   get pending(): number {
     return this.timers.size;
-  }
-
-  /**
-   * Runs waiting to start, as `maxQueuedRuns` bounds them: `runner`'s backlog and the runs waiting here for
-   * their next dispatch (a runner that throws must not let accepts grow without bound). The one count the
-   * trigger's refusal, the health check's `backlog` and the backlog gauge all read, so they never disagree.
-   */
-  backlogWith(runner: BotRunner): number {
-    return runner.backlog() + this.pending;
   }
 
   /** A start of `runId` took (it ran, or was found started elsewhere): its failures are forgotten. */

@@ -10,7 +10,7 @@ import { cancelRun, expectError, startRun, syncInvocation, triggerBot } from '..
 import { UNTHROTTLED, createTrigger, describeOnEveryAdapterAndDatabase, startWebhookApp } from '../helpers/webhook-app.js';
 import { ACCOUNT_BACKLOG_FULL, LOG_ACCOUNT_BACKLOG_FULL } from '../../src/errors/webhook-trigger.messages.js';
 import { OtherSlowBot } from '../fixtures/bots.js';
-import { accountBacklogShare } from '../../src/invocations/invocation.service.js';
+import { accountBacklogShare } from '../../src/runs/run-backlog.js';
 
 /** Runs waiting to start that the app accepts; one more run executes in its only slot. One account may hold 2. */
 const MAX_QUEUED = 4;

@@ -14,6 +14,7 @@ import type { ChosenExtras } from '../../src/options/resolve-options.js';
 import type { TriggerRecord } from '../../src/persistence/records.js';
 import { InvocationExecutor } from '../../src/runs/invocation.executor.js';
 import { DispatchRetries } from '../../src/runs/dispatch-retries.js';
+import { RunBacklog } from '../../src/runs/run-backlog.js';
 import { InvocationService } from '../../src/invocations/invocation.service.js';
 import { InMemoryWebhookStorage } from '../../src/persistence/memory/in-memory-webhook-storage.js';
 import { CallbackOutbox } from '../../src/deliveries/callback-outbox.js';
@@ -76,6 +77,7 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
   const executor = new InvocationExecutor(invocations, registry, bus, invocationEvents, resolved, outbox, finisher, clock);
   const runner = new RecordingBotRunner(executor);
   const retries = new DispatchRetries(resolved, clock);
+  const backlog = new RunBacklog(runner, retries, registry, resolved);
   const service = new InvocationService(
     storage,
     registry,
@@ -87,6 +89,7 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
     finisher,
     clock,
     retries,
+    backlog,
   );
 
   /** Registers a bot with the module's defaults for what it leaves out. */
@@ -144,6 +147,7 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
     executor,
     runner,
     retries,
+    backlog,
     service,
     addBot,
     addTrigger,

@@ -1,6 +1,6 @@
 import { BotRunner, WebhookTriggersAdmin } from '../../src/index.js';
 import { ACCOUNT_BACKLOG_FULL } from '../../src/errors/webhook-trigger.messages.js';
-import { accountBacklogShare } from '../../src/invocations/invocation.service.js';
+import { accountBacklogShare } from '../../src/runs/run-backlog.js';
 import { EchoBot, OtherSlowBot, SlowBot } from '../fixtures/bots.js';
 import { BullMqCluster, type ApiNode } from '../helpers/bullmq-cluster.js';
 import { cancelRun, expectError, startRun, syncInvocation, triggerBot, until } from '../helpers/http.js';
