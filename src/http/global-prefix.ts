@@ -48,13 +48,22 @@ const isRouteExcluded = loadIsRouteExcluded();
  */
 export function servedPath(appConfig: ApplicationConfig, path: string, method: RequestMethod): string {
   const route = `/${path.replace(/^\/+/, '')}`;
-  const prefix = appConfig.getGlobalPrefix().replace(/^\/+|\/+$/g, '');
-  if (!prefix || excludedFromPrefix(appConfig, route, method)) return route;
-  return `/${prefix}${route}`;
+  const prefix = prefixOf(appConfig, route, method);
+  return prefix ? `/${prefix}${route}` : route;
 }
 
-/** Whether the global prefix's `exclude` keeps the route (declared path, `:name` parameters) at the root, as Nest's router judges it. */
-export function excludedFromPrefix(appConfig: ApplicationConfig, path: string, method: RequestMethod): boolean {
+/**
+ * The global prefix Nest serves a route of this module under, without its outer slashes: '' when there is none or
+ * when its `exclude` keeps the route (declared path, `:name` parameters) at the root. The one place that decides
+ * it: the trigger URLs and the admin screens' path (`servedPath`) and the body capture's matching all ask here.
+ */
+export function prefixOf(appConfig: ApplicationConfig, path: string, method: RequestMethod): string {
+  const prefix = appConfig.getGlobalPrefix().replace(/^\/+|\/+$/g, '');
+  return prefix && !excludedFromPrefix(appConfig, path, method) ? prefix : '';
+}
+
+/** Whether the global prefix's `exclude` keeps the route at the root, as Nest's router judges it. */
+function excludedFromPrefix(appConfig: ApplicationConfig, path: string, method: RequestMethod): boolean {
   const exclude = (appConfig.getGlobalPrefixOptions() as { exclude?: unknown }).exclude;
   return Array.isArray(exclude) && isRouteExcluded(exclude as ExcludedRoute[], `/${path.replace(/^\/+/, '')}`, method);
 }

@@ -27,17 +27,14 @@ export const WEBHOOK_ROUTE_METHODS: { readonly [operation in Operation]: 'GET' |
 type Allowed = 'GET, HEAD' | 'POST';
 
 /**
- * Where the host serves the table's routes: under its global prefix, except a route the prefix's `exclude` keeps
- * at the root (Nest judges that on the route's path as declared, `/webhooks/:triggerId/trigger`, and its method).
+ * Where the host serves the table's routes: the prefix (with or without its slashes; '' for none) a route is
+ * served under, given its path as declared (`/webhooks/:triggerId/trigger`) and its method. In the app, the global
+ * prefix unless its `exclude` keeps the route at the root (`prefixOf`, global-prefix.ts).
  */
-export interface RoutesMount {
-  /** The global prefix ('' for none), with or without its slashes. */
-  prefix: string;
-  excluded: (routePath: string, method: 'GET' | 'POST') => boolean;
-}
+export type RoutesMount = (routePath: string, method: 'GET' | 'POST') => string;
 
 /** The routes of an app without a global prefix. */
-const AT_ROOT: RoutesMount = { prefix: '', excluded: () => false };
+const AT_ROOT: RoutesMount = () => '';
 
 /**
  * A route of the table as a pattern over a request PATH (never the query): the whole path, from the global prefix
@@ -99,7 +96,7 @@ export function webhookRequests(mount: RoutesMount = AT_ROOT): WebhookRequestOf 
   const routes = (Object.keys(WEBHOOK_ROUTES) as Operation[]).map((operation) => {
     const method = WEBHOOK_ROUTE_METHODS[operation];
     const routePath = `/${WEBHOOKS_PATH}/${WEBHOOK_ROUTES[operation]}`;
-    const prefix = mount.excluded(routePath, method) ? '' : mount.prefix;
+    const prefix = mount(routePath, method);
     const allow: Allowed = method === 'GET' ? 'GET, HEAD' : 'POST';
     return { operation, method, allow, pattern: pathPattern(routePath, prefix) };
   });

@@ -2,8 +2,8 @@ import { Injectable, type OnModuleInit, RequestMethod } from '@nestjs/common';
 import { ApplicationConfig, HttpAdapterHost } from '@nestjs/core';
 import { WebhookMetrics } from '../../telemetry/webhook-metrics.js';
 import { ShutdownState } from '../../lifecycle/shutdown.state.js';
-import { webhookRequests, type RoutesMount } from '../webhook-routes.js';
-import { excludedFromPrefix } from '../global-prefix.js';
+import { webhookRequests } from '../webhook-routes.js';
+import { prefixOf } from '../global-prefix.js';
 import { webhookAnswerHook } from './answer-hook.js';
 import { captureExpressBodies, type ExpressApp } from './express.js';
 import { captureFastifyBodies, type FastifyApp } from './fastify.js';
@@ -38,16 +38,8 @@ export class WebhookBodyCapture implements OnModuleInit {
     const instance: unknown = adapter.getInstance();
     const answerHook = webhookAnswerHook(this.metrics, this.shutdown);
     // Nest mounted the routes (under the global prefix as set now) before module init.
-    const webhookRequestOf = webhookRequests(mountOf(this.appConfig));
+    const webhookRequestOf = webhookRequests((routePath, method) => prefixOf(this.appConfig, routePath, RequestMethod[method]));
     if (adapter.getType() === 'fastify') captureFastifyBodies(instance as FastifyApp, webhookRequestOf, answerHook);
     else captureExpressBodies(instance as ExpressApp, webhookRequestOf, answerHook);
   }
-}
-
-/** Where the host's global prefix puts the routes: under it, except a route its `exclude` names (`excludedFromPrefix`). */
-function mountOf(appConfig: ApplicationConfig): RoutesMount {
-  return {
-    prefix: appConfig.getGlobalPrefix(),
-    excluded: (routePath, method) => excludedFromPrefix(appConfig, routePath, RequestMethod[method]),
-  };
 }
