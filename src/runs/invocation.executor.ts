@@ -18,6 +18,7 @@ import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import { BOT_NOT_REGISTERED, INVALID_OUTPUTS, OUTPUTS_TOO_LARGE } from '../errors/webhook-trigger.messages.js';
 import { InvocationEvents } from '../events/invocation.events.js';
 import { RunStop } from './run-stop.reasons.js';
+import { untilAborted } from './until-aborted.js';
 import { CallbackOutbox, type CallbackInvocation } from '../deliveries/callback-outbox.js';
 import { RunFinisher } from '../deliveries/run-finisher.js';
 import { cleanOutputs, isValidOutputs, RunOutputs } from './run-outputs.js';
@@ -48,29 +49,6 @@ function whenDone(run: ActiveRun): Promise<void> {
 const NO_EVENTS: ReadonlySet<CallbackEvent> = new Set();
 /** When the callback cannot be read, its events are tried (each delivery reads it again before it is stored). */
 const ALL_EVENTS: ReadonlySet<CallbackEvent> = new Set(CALLBACK_EVENTS);
-
-/**
- * What `main()` answers, or undefined as soon as the signal fires (the caller reads the signal): what lets a run
- * end even if its bot ignores the signal. One promise, not a race of two.
- */
-function untilAborted<T>(signal: AbortSignal, main: () => T | Promise<T>): Promise<T | undefined> {
-  return new Promise<T | undefined>((resolve, reject) => {
-    const onAbort = () => resolve(undefined);
-    signal.addEventListener('abort', onAbort, { once: true });
-    const settle = () => signal.removeEventListener('abort', onAbort);
-    if (signal.aborted) onAbort();
-    try {
-      // A plain (not async) main() may answer its outputs directly: Promise.resolve hands a promise back as it is.
-      Promise.resolve(main()).then(
-        (value) => (settle(), resolve(value)),
-        (error: unknown) => (settle(), reject(error)),
-      );
-    } catch (error) {
-      settle();
-      reject(error);
-    }
-  });
-}
 
 /**
  * Runs one invocation: claim it (`queued → running`, with this process as owner and a lease) → `main()`

@@ -54,6 +54,14 @@ class PatientBot extends WebhookBotHost {
   }
 }
 
+/** docs/testing.md's SlowBot: listens for its signal without looking whether it already fired. */
+@WebhookBot({ id: 'listening', accountId: 'acme' })
+class ListeningBot extends WebhookBotHost {
+  main(_inputs: BotInputs, ctx: BotContext): Promise<BotOutput[]> {
+    return new Promise((_resolve, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error)));
+  }
+}
+
 @WebhookBot({ id: 'verbose', accountId: 'acme' })
 class VerboseBot extends WebhookBotHost {
   async main(inputs: BotInputs): Promise<BotOutput[]> {
@@ -301,5 +309,18 @@ describe('runBot: main() alone', () => {
     const result = runBot(PatientBot, {}, { signal: controller.signal });
     controller.abort(new Error('stop now'));
     expect(await result).toMatchObject({ status: 'failed', error: { message: 'stop now' } });
+  });
+
+  it('ends once the signal fires, as a run does, even when main() missed or ignores it', async () => {
+    // Aborted before main() is reached (runBot builds the bot first): a listener added then never hears it.
+    const early = new AbortController();
+    const listening = runBot(ListeningBot, {}, { signal: early.signal });
+    early.abort(new Error('stop now'));
+    expect(await listening).toEqual({ status: 'failed', outputs: [], emitted: [], error: { message: 'stop now' } });
+
+    const later = new AbortController();
+    const stuck = runBot(StuckBot, {}, { signal: later.signal });
+    setTimeout(() => later.abort(new Error('time is up')), 50);
+    expect(await stuck).toMatchObject({ status: 'failed', error: { message: 'time is up' } });
   });
 });
