@@ -35,6 +35,7 @@ import { TriggerAccounts } from './lifecycle/trigger-accounts.js';
 import { ShutdownState } from './lifecycle/shutdown.state.js';
 import { WebhookTriggerProbes } from './lifecycle/webhook-trigger-probes.js';
 import { SecretsAtRest } from './keys/secrets-at-rest.js';
+import { Clock } from './time/clock.js';
 import { RESOLVED_OPTIONS } from './options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from './options/webhook-trigger-options.interface.js';
 import { CreditAccounts } from './persistence/credit-accounts.js';
@@ -134,6 +135,8 @@ const secretsAtRestProvider: FactoryProvider<SecretsAtRest> = {
     BotRunner,
     ClusterBus,
     WebhookTriggerProbes,
+    // A bot that waits (polls, backs off) injects it, so that its waits are on the module's time: a test moves them.
+    Clock,
   ],
 })
 export class WebhookTriggerModule extends ConfigurableWebhookTriggerModule {

@@ -7,6 +7,7 @@ import type { WebhookBotOptions } from '../bots/bot.types.js';
 import { INVALID_OUTPUTS } from '../errors/webhook-trigger.messages.js';
 import { cleanOutputs, isValidOutput, isValidOutputs } from '../runs/run-outputs.js';
 import { untilAborted } from '../runs/until-aborted.js';
+import { Clock, SYSTEM_CLOCK } from '../time/clock.js';
 
 /** What `runBot` gives `main()` besides the inputs, all optional. */
 export interface RunBotOptions {
@@ -23,6 +24,8 @@ export interface RunBotOptions {
   invocationId?: string;
   triggerId?: string;
   accountId?: string;
+  /** The `Clock` a bot injects (as the module provides it): a `TestClock` you move. @default the real time */
+  clock?: Clock;
 }
 
 /** How `main()` ended, judged as the module judges a run (without storing anything). */
@@ -44,7 +47,9 @@ export interface RunBotResult {
 export async function runBot(bot: Type<WebhookBotHost>, inputs: BotInputs = {}, options: RunBotOptions = {}): Promise<RunBotResult> {
   const declared = Reflect.getMetadata(WEBHOOK_BOT_METADATA, bot) as WebhookBotOptions | undefined;
   if (!declared) throw new Error(`${bot.name} is not decorated with @WebhookBot()`);
-  const moduleRef = await Test.createTestingModule({ providers: [bot, ...(options.providers ?? [])] }).compile();
+  const moduleRef = await Test.createTestingModule({
+    providers: [{ provide: Clock, useValue: options.clock ?? SYSTEM_CLOCK }, bot, ...(options.providers ?? [])],
+  }).compile();
   const emitted: BotOutput[] = [];
   const signal = options.signal ?? new AbortController().signal;
   const stopped = (): RunBotResult => ({ status: 'failed', outputs: [], emitted, error: { message: messageOf(signal.reason) } });

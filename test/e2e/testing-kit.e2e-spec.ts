@@ -5,7 +5,7 @@
  */
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { WebhookBot, WebhookBotHost, type BotContext, type BotInputs, type BotOutput } from '../../src/index.js';
+import { Clock, WebhookBot, WebhookBotHost, type BotContext, type BotInputs, type BotOutput } from '../../src/index.js';
 import { TESTING_NOT_A_BOT, TESTING_PACKAGE_MISSING } from '../../src/errors/webhook-trigger.messages.js';
 import {
   createWebhookTriggerHarness,
@@ -66,6 +66,19 @@ class ListeningBot extends WebhookBotHost {
 class VerboseBot extends WebhookBotHost {
   async main(inputs: BotInputs): Promise<BotOutput[]> {
     return [{ title: 'All of it', message: 'x'.repeat(Number(inputs.size)) }];
+  }
+}
+
+/** Waits 5 s on the module's clock (a poll, a back-off) before it answers. */
+@WebhookBot({ id: 'poller', accountId: 'acme' })
+class PollerBot extends WebhookBotHost {
+  constructor(private readonly clock: Clock) {
+    super();
+  }
+
+  async main(): Promise<BotOutput[]> {
+    await new Promise<void>((resolve) => this.clock.setTimer(resolve, 5_000));
+    return [{ title: 'Polled', message: 'after 5 s' }];
   }
 }
 
@@ -267,6 +280,19 @@ describe('the testing kit, configured', () => {
     }
   });
 
+  it("lets a bot wait on the module's Clock it injects, so that the spec's clock moves its wait", async () => {
+    const kit = await createWebhookTriggerHarness({ bots: [PollerBot] });
+    try {
+      const run = await kit.trigger('poller');
+      await kit.clock.tick(4_999);
+      expect((await run.status()).body).toMatchObject({ invocation: { status: 'running' } });
+      await kit.clock.tick(1);
+      expect((await run.sync()).body).toEqual({ success: true, outputs: [{ title: 'Polled', message: 'after 5 s' }] });
+    } finally {
+      await kit.close();
+    }
+  });
+
   it('runs on the clock it is given', async () => {
     const clock = new TestClock(Date.parse('2030-01-01T00:00:00Z'));
     const kit = await createWebhookTriggerHarness({ bots: [SummarizeBot], providers: [Summarizer], clock });
@@ -295,6 +321,14 @@ describe('runBot: main() alone', () => {
     expect((await runBot(SummarizeBot, { text: 'x' }, { providers: [fake] })).outputs).toEqual([
       { title: 'Summary', message: 'fake summary' },
     ]);
+  });
+
+  it('gives a bot the Clock it injects: the one given, which the spec moves', async () => {
+    const clock = new TestClock();
+    const result = runBot(PollerBot, {}, { clock });
+    while (clock.pendingTimers === 0) await new Promise((resolve) => setImmediate(resolve)); // main() has set its wait
+    await clock.tick(5_000);
+    expect(await result).toMatchObject({ status: 'succeeded', outputs: [{ title: 'Polled', message: 'after 5 s' }] });
   });
 
   it('reports what the bot threw as a failure', async () => {
