@@ -1,3 +1,5 @@
+import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
+import { TESTING_FAKE_TIMERS } from '../errors/webhook-trigger.messages.js';
 import { ManualClock } from '../time/manual-clock.js';
 
 /**
@@ -10,4 +12,16 @@ export class TestClock extends ManualClock {
   constructor(start: number = Date.now()) {
     super(start);
   }
+
+  /** As `ManualClock.tick`; refused, saying what to do, under fake timers (its settling would never end). */
+  override tick(ms: number): Promise<void> {
+    if (fakeImmediate()) return Promise.reject(new WebhookConfigurationError(TESTING_FAKE_TIMERS));
+    return super.tick(ms);
+  }
+}
+
+/** Whether `setImmediate` is a fake one: Jest's and Vitest's (@sinonjs/fake-timers mark theirs `clock`) or Jest's legacy mock. */
+function fakeImmediate(): boolean {
+  const fn = globalThis.setImmediate as unknown as { clock?: unknown; _isMockFunction?: unknown };
+  return fn.clock !== undefined || fn._isMockFunction === true;
 }
