@@ -1,5 +1,6 @@
 import type { CallbackRequest, CallbackResult } from '../callbacks/callback-sender.js';
 import { CallbackTransport } from '../callbacks/callback-transport.js';
+import { Clock, SYSTEM_CLOCK } from '../time/clock.js';
 
 /** A callback the module sent during a test, as its receiver would have got it. */
 export interface CapturedCallback {
@@ -10,6 +11,8 @@ export interface CapturedCallback {
   body: string;
   /** What the receiver answered (the status the spec chose). */
   answeredWith: number;
+  /** When it was received, on the transport's clock (ms): the time a receiver checks its signature's timestamp at. */
+  receivedAt: number;
 }
 
 /**
@@ -21,6 +24,11 @@ export class CapturingCallbackTransport extends CallbackTransport {
   readonly sent: CapturedCallback[] = [];
   private answer = 200;
 
+  /** `clock`: the module's, so that `receivedAt` is on the test's time. */
+  constructor(private readonly clock: Clock = SYSTEM_CLOCK) {
+    super();
+  }
+
   /** The status every following attempt is answered with (2xx delivered, 410 disables the callback, else retried). */
   answerWith(status: number): void {
     this.answer = status;
@@ -28,7 +36,13 @@ export class CapturingCallbackTransport extends CallbackTransport {
 
   send(request: CallbackRequest): Promise<CallbackResult> {
     const status = this.answer;
-    this.sent.push({ url: request.url, headers: { ...request.headers }, body: request.body.toString(), answeredWith: status });
+    this.sent.push({
+      url: request.url,
+      headers: { ...request.headers },
+      body: request.body.toString(),
+      answeredWith: status,
+      receivedAt: this.clock.now(),
+    });
     const outcome = status >= 200 && status < 300 ? 'delivered' : status === 410 ? 'gone' : 'failed';
     return Promise.resolve({
       ok: outcome === 'delivered',

@@ -36,7 +36,7 @@ export interface TestCallback {
   /** The parsed body: `{ type, timestamp, data: { invocation } }`; an `invocation.output` one also has `data.output: { index }`. */
   body: { type: CallbackEvent; timestamp: string; data: { invocation: Record<string, unknown>; output?: { index: number } } };
   headers: Record<string, string>;
-  /** The signature verified against the trigger's callback secret, within the timestamp window, on the test's clock. */
+  /** The signature verified against the trigger's callback secret, within the timestamp window when it was received (on the test's clock). */
   verified: boolean;
   /** What the receiver answered (see `answerCallbacksWith`). */
   answeredWith: number;
@@ -180,7 +180,7 @@ export class WebhookTriggerHarness {
     this.transport.answerWith(status);
   }
 
-  /** Every callback attempt so far, in order, each with its signature checked against its trigger's secret. */
+  /** Every callback attempt so far, in order, each with its signature checked against its trigger's secret as its receiver would have, when received. */
   async callbacks(): Promise<TestCallback[]> {
     const secrets = new Map<string, string | null>();
     const secretOf = async (triggerId: string) => {
@@ -194,7 +194,7 @@ export class WebhookTriggerHarness {
       const secret = await secretOf(triggerId);
       let verified = false;
       try {
-        verified = secret !== null && verifyWebhookSignature(secret, sent.headers, sent.body, { now: this.clock.now() }) !== undefined;
+        verified = secret !== null && verifyWebhookSignature(secret, sent.headers, sent.body, { now: sent.receivedAt }) !== undefined;
       } catch {
         verified = false;
       }

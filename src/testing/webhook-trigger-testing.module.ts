@@ -117,7 +117,7 @@ export class WebhookTriggerTestingModule {
       if (type && !Reflect.getMetadata(WEBHOOK_BOT_METADATA, type)) throw new WebhookConfigurationError(TESTING_NOT_A_BOT(type.name));
     }
     const clock = config.clock ?? new TestClock();
-    const transport = new CapturingCallbackTransport();
+    const transport = new CapturingCallbackTransport(clock);
     return {
       module: WebhookTriggerTestingModule,
       imports: [webhookModule({ storage: new InMemoryWebhookStorage(), clock, callbackTransport: transport })],

@@ -208,6 +208,14 @@ describe('the testing kit', () => {
     expect(attempts.map((c) => c.answeredWith)).toEqual([503, 200]);
     expect(attempts.every((c) => c.verified)).toBe(true);
   });
+
+  it('keeps a callback verified as it was when received, however far the clock moves after', async () => {
+    await kit.setCallback('summarize');
+    await (await kit.trigger('summarize', { text: 'hi' })).sync();
+    await kit.clock.tick(0);
+    await kit.clock.tick(60 * 60_000); // an hour: past the signature's 5-minute window, counted from now
+    expect((await kit.callbacks()).map((c) => c.verified)).toEqual([true]);
+  });
 });
 
 describe('the testing kit, configured', () => {
