@@ -273,6 +273,9 @@ export const TESTING_PACKAGE_MISSING =
   'createWebhookTriggerHarness() needs @nestjs/testing: npm install -D @nestjs/testing (the version of your @nestjs/core)';
 export const TESTING_NOT_A_BOT = (name: string) =>
   `WebhookTriggerTestingModule: bots lists ${name}, which is not a bot: decorate it with @WebhookBot({ id }), or give it in providers if your bots inject it`;
+export const TESTING_UNKNOWN_BOT = (botId: string, known: string[]) =>
+  `The harness has no bot "${botId}" (its bots: ${known.length ? known.join(', ') : 'none'}): give its class in bots ` +
+  '(createWebhookTriggerHarness({ bots }) or WebhookTriggerTestingModule.forRoot({ bots })), or trigger one of your triggers: { id, key }';
 export const TESTING_FAKE_TIMERS =
   "TestClock.tick() needs a real setImmediate (it lets the app's work go on between timers), and fake timers replaced it " +
   "(jest.useFakeTimers(), vi.useFakeTimers() or fakeTimers in your config). The kit needs none: its clock moves the module's time. " +

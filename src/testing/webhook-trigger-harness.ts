@@ -3,6 +3,7 @@ import { ModuleRef } from '@nestjs/core';
 import { WebhookTriggersAdmin } from '../admin/webhook-triggers.admin.js';
 import type { CallbackEvent } from '../persistence/records.js';
 import { verifyWebhookSignature } from '../callbacks/standard-webhooks.js';
+import { TESTING_UNKNOWN_BOT } from '../errors/webhook-trigger.messages.js';
 import { InvocationExecutor } from '../runs/invocation.executor.js';
 import { CapturingCallbackTransport } from './capturing-callback.transport.js';
 import { TestClock } from './test-clock.js';
@@ -144,6 +145,8 @@ export class WebhookTriggerHarness {
   triggerOf(botId: string): Promise<TestTrigger> {
     let trigger = this.botTriggers.get(botId);
     if (!trigger) {
+      const known = this.admin.listBots().map((bot) => bot.id);
+      if (!known.includes(botId)) return Promise.reject(new Error(TESTING_UNKNOWN_BOT(botId, known)));
       trigger = this.admin.createTrigger(botId, { name: `test ${botId}` }).then((t) => ({ id: t.id, key: t.key }));
       this.botTriggers.set(botId, trigger);
       trigger.catch(() => this.botTriggers.delete(botId));

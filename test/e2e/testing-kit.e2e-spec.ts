@@ -6,7 +6,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { Clock, WebhookBot, WebhookBotHost, type BotContext, type BotInputs, type BotOutput } from '../../src/index.js';
-import { TESTING_NOT_A_BOT, TESTING_PACKAGE_MISSING } from '../../src/errors/webhook-trigger.messages.js';
+import { TESTING_NOT_A_BOT, TESTING_PACKAGE_MISSING, TESTING_UNKNOWN_BOT } from '../../src/errors/webhook-trigger.messages.js';
 import {
   createWebhookTriggerHarness,
   runBot,
@@ -164,6 +164,10 @@ describe('the testing kit', () => {
     const again = await kit.trigger('summarize', { text: 'once' }, { idempotencyKey: 'order-1' });
     expect(again.id).toBe(first.id);
     expect(await kit.credits('acme')).toBe(998);
+  });
+
+  it('names the bots it has, and the fix, when asked to trigger a bot it was not given', async () => {
+    await expect(kit.trigger('summarise')).rejects.toThrow(TESTING_UNKNOWN_BOT('summarise', ['summarize', 'stuck', 'patient', 'verbose']));
   });
 
   it('refuses a wrong key (401)', async () => {
