@@ -17,11 +17,13 @@ return count
 
 /**
  * Takes `ARGV[1]` from the count (the runs that ended), and deletes it at zero or below, so an idle
- * account leaves nothing behind. KEYS[1] the account's count.
+ * account leaves nothing behind; else it expires `ARGV[2]` ms from now: an account whose runs still end is
+ * not idle, though it enqueued nothing for that long (its triggers refused past its share, or paused).
+ * KEYS[1] the account's count.
  */
 const ENDED = `
 local left = redis.call('DECRBY', KEYS[1], ARGV[1])
-if left <= 0 then redis.call('DEL', KEYS[1]) end
+if left <= 0 then redis.call('DEL', KEYS[1]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return left
 `;
 
@@ -51,7 +53,7 @@ return waiting
 
 type PositionRedis = RedisClient & {
   webhookRunsEnqueued(key: string, enqueued: number, ttlMs: number): Promise<number>;
-  webhookRunsEnded(key: string, ended: number): Promise<number>;
+  webhookRunsEnded(key: string, ended: number, ttlMs: number): Promise<number>;
   webhookRunsWaiting(...keysThenArgs: (string | number)[]): Promise<number[]>;
 };
 
@@ -66,9 +68,11 @@ export interface RunQueueKeys {
 }
 
 /**
- * How long an account's count outlives its last enqueue. The count only orders the queue, so a count
- * left too high (a worker that died between a run's end and its report) costs that account its place in
- * line, never a run; it heals once the account has been idle this long.
+ * How long an account's count outlives its last enqueue or reported end. The count orders the queue and bounds
+ * the account's share of the backlog, so it must last while the account's runs wait (a count that expired under a
+ * backlog let the account fill it again); a count left too high (a worker that died between a run's end and its
+ * report) costs that account its place in line (and some of its share), never a run; it heals once the account has
+ * been idle (nothing enqueued, nothing ended) this long.
  */
 const COUNT_TTL_MS = 10 * 60_000;
 
@@ -155,7 +159,7 @@ export class AccountQueuePositions {
     const ended = this.ended;
     this.ended = new Map();
     try {
-      await Promise.all([...ended].map(([accountId, n]) => this.redis.webhookRunsEnded(this.key(accountId), n)));
+      await Promise.all([...ended].map(([accountId, n]) => this.redis.webhookRunsEnded(this.key(accountId), n, COUNT_TTL_MS)));
     } catch (error) {
       this.logger.debug(`Ended runs not counted (${(error as Error).message}); their accounts' counts heal when idle`);
     } finally {

@@ -7,6 +7,7 @@ import { cancelRun, expectError, startRun, syncInvocation, triggerBot, until } f
 import { serviceUrl } from '../helpers/services.js';
 import { triggerOn, type TestTrigger } from '../helpers/webhook-app.js';
 import { storedCredits, storedInvocations } from '../helpers/db.js';
+import { Redis } from 'ioredis';
 
 const redisUrl = serviceUrl('WEBHOOK_TEST_REDIS_URL');
 const postgresUrl = serviceUrl('WEBHOOK_TEST_POSTGRES_URL');
@@ -181,6 +182,68 @@ if (!redisUrl || !postgresUrl) {
       for (const id of accepted.slice(1)) expect((await syncInvocation(on(api, slow, 'slow'), id)).body).toMatchObject({ success: true });
       for (const id of otherWaiting)
         expect((await syncInvocation(on(other, otherSlow, 'other-slow'), id)).body).toMatchObject({ success: true });
+    }, 30_000);
+  });
+
+  describe("bounded backlog on BullMQ: an account's share holds while its runs wait, however long since its last accepted trigger", () => {
+    /** One account may hold 2 waiting runs of the 4; the worker has one slot. */
+    const MAX = 4;
+    const HALF = accountBacklogShare(MAX);
+    let cluster: BullMqCluster;
+    let api: ApiNode;
+    let redis: Redis;
+
+    beforeAll(async () => {
+      cluster = await BullMqCluster.create(redisUrl, postgresUrl, {
+        providers: [SlowBot, OtherSlowBot],
+        options: { maxQueuedRuns: MAX, maxConcurrentRuns: 1, shutdownGraceMs: 0 },
+      });
+      api = await cluster.startApi();
+      await cluster.startWorker();
+      const admin = api.app.get(WebhookTriggersAdmin);
+      await admin.setCredits('acct', 100);
+      await admin.setCredits('other', 100);
+      redis = new Redis(redisUrl);
+    });
+
+    afterAll(async () => {
+      await redis?.quit();
+      await cluster?.close();
+    });
+
+    it("runs of the account still ending keep its count of runs pending: past its share it is still refused 429 once its last accepted trigger is older than the count's expiry", async () => {
+      const slow = await api.app.get(WebhookTriggersAdmin).createTrigger('slow', { name: 'slow' });
+      const on = triggerOn({ baseUrl: api.url }, { id: slow.id, key: slow.key, botId: 'slow' });
+      const runner = api.app.get(BotRunner);
+      const status = async (id: string) =>
+        (await storedInvocations({ type: 'postgres', url: cluster.dbUrl }, slow.id)).find((r) => r.id === id)?.status;
+
+      // The worker's only slot: a run that ends soon; behind it, one that runs long and one short, both waiting.
+      const first = await startRun(on, { ms: 1_500 });
+      await until(async () => (await status(first)) === 'running', 5_000, 'the first run to start');
+      await until(() => runner.backlog() === 0 && runner.backlogOf('acct') === 0, 2_000, 'a read of the queue with it running');
+      const long = await startRun(on, { ms: 60_000 });
+      const waiting = await startRun(on, { ms: 10 });
+      await until(() => runner.backlogOf('acct') >= HALF, 2_000, "a read of acct's waiting runs");
+      expectError(await triggerBot(on, { ms: 10, over: 'share' }), 429);
+
+      // The account's count of runs pending lives 10 minutes past its last enqueue: here as if those minutes had
+      // nearly passed (its triggers refused meanwhile), while its runs go on ending and starting.
+      const countKey = `${cluster.keyPrefix}run-pending:acct`;
+      expect(await redis.pexpire(countKey, 2_000)).toBe(1);
+      expect(await status(first)).toBe('running'); // it ends after that
+      await until(async () => (await status(long)) === 'running', 5_000, 'the first run to end and the long one to start');
+      // Past the count's expiry, and a read of the queue after it.
+      await new Promise((resolve) => setTimeout(resolve, 2_300));
+
+      // One run of acct waits, one runs: one more is accepted (its share), then 429 again, as before.
+      const third = await startRun(on, { ms: 10 });
+      const over = await triggerBot(on, { ms: 10, over: 'after' });
+      expectError(over, 429);
+      expect(over.body.message).toBe(ACCOUNT_BACKLOG_FULL(HALF));
+
+      expect((await cancelRun(on, long)).status).toBe(200);
+      for (const id of [waiting, third]) expect((await syncInvocation(on, id)).body).toMatchObject({ success: true });
     }, 30_000);
   });
 }
