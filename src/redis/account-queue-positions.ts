@@ -6,13 +6,19 @@ import type { DispatchedRun } from '../runs/bot-runner.js';
 const MAX_JOB_PRIORITY = 2 ** 21 - 1;
 
 /**
- * Adds `ARGV[1]` to the count (the runs enqueued) and sets it to expire `ARGV[2]` ms from now; answers the new
- * count: one command per account and batch where INCRBY and PEXPIRE would be two. KEYS[1] the account's count.
+ * Adds `ARGV[1]` to the count (the runs enqueued), less the runs whose job the queue holds already (KEYS[2…], their
+ * job hashes: a run dispatched again, whose add is a no-op and whose job ends once), and sets it to expire `ARGV[2]`
+ * ms from now; answers the new count and how many were added: one command per account and batch. KEYS[1] the
+ * account's count.
  */
 const ENQUEUED = `
-local count = redis.call('INCRBY', KEYS[1], ARGV[1])
+local added = tonumber(ARGV[1])
+for i = 2, #KEYS do
+  if redis.call('EXISTS', KEYS[i]) == 1 then added = added - 1 end
+end
+local count = redis.call('INCRBY', KEYS[1], added)
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-return count
+return {count, added}
 `;
 
 /**
@@ -52,7 +58,7 @@ return waiting
 `;
 
 type PositionRedis = RedisClient & {
-  webhookRunsEnqueued(key: string, enqueued: number, ttlMs: number): Promise<number>;
+  webhookRunsEnqueued(...keysThenArgs: (string | number)[]): Promise<[number, number]>;
   webhookRunsEnded(key: string, ended: number, ttlMs: number): Promise<number>;
   webhookRunsWaiting(...keysThenArgs: (string | number)[]): Promise<number[]>;
 };
@@ -96,9 +102,11 @@ export class AccountQueuePositions {
     redis: RedisClient,
     private readonly keyPrefix: string,
     private readonly logger: Logger,
+    /** The prefix of the queue's job keys (a job's hash is it and the run's id), when runs may be dispatched again while their job is in the queue. */
+    private readonly jobPrefix?: string,
   ) {
     this.redis = redis as PositionRedis;
-    this.redis.defineCommand('webhookRunsEnqueued', { numberOfKeys: 1, lua: ENQUEUED });
+    this.redis.defineCommand('webhookRunsEnqueued', { lua: ENQUEUED });
     this.redis.defineCommand('webhookRunsEnded', { numberOfKeys: 1, lua: ENDED });
     this.redis.defineCommand('webhookRunsWaiting', { lua: WAITING });
   }
@@ -110,23 +118,32 @@ export class AccountQueuePositions {
 
   /**
    * Counts `runs` as enqueued and answers each one's priority, in order: one script call per account (sent
-   * together). An account whose count Redis does not answer gets priorities from 1 for its runs (the enqueue
+   * together). A run whose job the queue holds already (given `jobPrefix`) is not counted again: its add is a no-op. An account whose count Redis does not answer gets priorities from 1 for its runs (the enqueue
    * that follows fails too when Redis is gone, and the sweep enqueues them later, uncounted).
    */
   async enqueued(runs: readonly DispatchedRun[]): Promise<number[]> {
-    const perAccount = new Map<string, number>();
-    for (const run of runs) perAccount.set(run.accountId, (perAccount.get(run.accountId) ?? 0) + 1);
+    const perAccount = new Map<string, string[]>();
+    for (const run of runs) {
+      const ids = perAccount.get(run.accountId);
+      if (ids) ids.push(run.id);
+      else perAccount.set(run.accountId, [run.id]);
+    }
     const accounts = [...perAccount.keys()];
     const counts = await Promise.all(
-      accounts.map((accountId) =>
-        this.redis.webhookRunsEnqueued(this.key(accountId), perAccount.get(accountId)!, COUNT_TTL_MS).then(Number, () => null),
-      ),
+      accounts.map((accountId) => {
+        const ids = perAccount.get(accountId)!;
+        const jobs = this.jobPrefix === undefined ? [] : ids.map((id) => this.jobPrefix + id);
+        return this.redis.webhookRunsEnqueued(1 + jobs.length, this.key(accountId), ...jobs, ids.length, COUNT_TTL_MS).then(
+          ([count, added]) => Number(count) - Number(added),
+          () => null,
+        );
+      }),
     );
     // The position of the account's next run: the count before this batch, + 1.
     const next = new Map<string, number>();
     accounts.forEach((accountId, i) => {
-      const count = counts[i];
-      next.set(accountId, count === null ? 1 : count - perAccount.get(accountId)! + 1);
+      const before = counts[i];
+      next.set(accountId, before === null ? 1 : before + 1);
     });
     return runs.map((run) => {
       const position = next.get(run.accountId)!;

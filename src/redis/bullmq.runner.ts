@@ -148,7 +148,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     });
     this.queue.on('error', () => undefined); // reported by the producer's own listener above
     const keyPrefix = this.options.redis!.keyPrefix;
-    this.positions = new AccountQueuePositions(this.producer, keyPrefix, this.logger);
+    this.positions = new AccountQueuePositions(this.producer, keyPrefix, this.logger, this.queue.toKey(''));
     this.heartbeats = new WorkerHeartbeats(this.producer, keyPrefix);
     const cap = this.options.maxConcurrentRunsPerAccount;
     if (cap !== undefined) this.slots = new AccountRunSlots(this.producer, keyPrefix, cap, this.options.runLeaseMs, this.logger);

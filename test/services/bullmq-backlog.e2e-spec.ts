@@ -246,4 +246,49 @@ if (!redisUrl || !postgresUrl) {
       for (const id of [waiting, third]) expect((await syncInvocation(on, id)).body).toMatchObject({ success: true });
     }, 30_000);
   });
+
+  describe("bounded backlog on BullMQ: a run dispatched again while its job is in the queue (a recovery's) counts once in its account's share", () => {
+    const MAX = 4;
+    const HALF = accountBacklogShare(MAX);
+    let cluster: BullMqCluster;
+    let api: ApiNode;
+
+    beforeAll(async () => {
+      cluster = await BullMqCluster.create(redisUrl, postgresUrl, {
+        providers: [SlowBot, OtherSlowBot],
+        options: { maxQueuedRuns: MAX, maxConcurrentRuns: 1, shutdownGraceMs: 0 },
+      });
+      api = await cluster.startApi();
+      const admin = api.app.get(WebhookTriggersAdmin);
+      await admin.setCredits('acct', 100);
+      await admin.setCredits('other', 100);
+    });
+
+    afterAll(() => cluster?.close());
+
+    it('once that run ended, its account has no run waiting: its trigger is accepted while the other account fills its share', async () => {
+      const admin = api.app.get(WebhookTriggersAdmin);
+      const slow = await admin.createTrigger('slow', { name: 'slow' });
+      const otherSlow = await admin.createTrigger('other-slow', { name: 'other-slow' });
+      const on = (created: { id: string; key: string }, botId: string): TestTrigger =>
+        triggerOn({ baseUrl: api.url }, { id: created.id, key: created.key, botId });
+      const runner = api.app.get(BotRunner);
+
+      // No worker yet: the run's job waits in the queue while it is dispatched again (as LeaseRecovery does for a
+      // retryInterrupted run whose job BullMQ still holds): BotRunner.dispatch is safe to call twice for one run.
+      const run = await startRun(on(slow, 'slow'), { ms: 10 });
+      await runner.dispatch({ id: run, accountId: 'acct' });
+      await runner.dispatch({ id: run, accountId: 'acct' });
+      const worker = await cluster.startWorker();
+      expect((await syncInvocation(on(slow, 'slow'), run)).body).toMatchObject({ success: true });
+      await worker.close();
+      await until(() => runner.backlog() === 0, 2_000, 'a read of the empty queue');
+
+      // The other account's runs wait, as many as its share.
+      for (let i = 0; i < HALF; i++) await startRun(on(otherSlow, 'other-slow'), { ms: 10, i });
+      await until(() => runner.backlog() === HALF, 2_000, "a read of the other account's runs");
+      await new Promise((resolve) => setTimeout(resolve, 600)); // reads of the queue (every 250 ms) after them
+      await startRun(on(slow, 'slow'), { ms: 10, after: 'ended' });
+    }, 30_000);
+  });
 }
