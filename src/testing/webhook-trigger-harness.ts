@@ -1,8 +1,10 @@
-import { Injectable, type INestApplication } from '@nestjs/common';
-import { ModuleRef } from '@nestjs/core';
+import { Injectable, type INestApplication, RequestMethod } from '@nestjs/common';
+import { ApplicationConfig, ModuleRef } from '@nestjs/core';
 import { WebhookTriggersAdmin } from '../admin/webhook-triggers.admin.js';
 import type { CallbackEvent } from '../persistence/records.js';
 import { verifyWebhookSignature } from '../callbacks/standard-webhooks.js';
+import { servedPath } from '../http/global-prefix.js';
+import { WEBHOOK_ROUTES, WEBHOOKS_PATH } from '../http/webhook-routes.js';
 import { TESTING_UNKNOWN_BOT } from '../errors/webhook-trigger.messages.js';
 import { InvocationExecutor } from '../runs/invocation.executor.js';
 import { CapturingCallbackTransport } from './capturing-callback.transport.js';
@@ -60,27 +62,27 @@ export class TestRun implements TestAnswer {
 
   /** GET …/sync: waits for the run (on the test's clock: move it to reach a 408). `timeout` in seconds. */
   sync(timeout?: number): Promise<TestAnswer> {
-    return this.harness.call('GET', this.path(`/sync${timeout === undefined ? '' : `?timeout=${timeout}`}`), this.trigger.key);
+    return this.harness.call('GET', this.path('sync') + (timeout === undefined ? '' : `?timeout=${timeout}`), this.trigger.key);
   }
 
   /** GET …/invocation/{id}: the run's state at once. */
   status(): Promise<TestAnswer> {
-    return this.harness.call('GET', this.path(''), this.trigger.key);
+    return this.harness.call('GET', this.path('status'), this.trigger.key);
   }
 
   /** POST …/cancel. */
   cancel(): Promise<TestAnswer> {
-    return this.harness.call('POST', this.path('/cancel'), this.trigger.key);
+    return this.harness.call('POST', this.path('cancel'), this.trigger.key);
   }
 
   /** GET …/events until the stream ends (after `done`): every event of the run, in order. */
   events(): Promise<TestRunEvent[]> {
-    return this.harness.events(this.path('/events'), this.trigger.key);
+    return this.harness.events(this.path('events'), this.trigger.key);
   }
 
-  private path(rest: string): string {
+  private path(route: 'status' | 'sync' | 'cancel' | 'events'): string {
     if (!this.id) throw new Error(`This trigger request was refused (${this.statusCode}): there is no run to ask about`);
-    return `/webhooks/${this.trigger.id}/trigger/invocation/${this.id}${rest}`;
+    return this.harness.routePath(route, this.trigger.id, this.id);
   }
 }
 
@@ -103,6 +105,7 @@ export class WebhookTriggerHarness {
     readonly clock: TestClock,
     private readonly transport: CapturingCallbackTransport,
     private readonly moduleRef: ModuleRef,
+    private readonly appConfig: ApplicationConfig,
   ) {}
 
   /** The harness of `app` (which imported `WebhookTriggerTestingModule` and was initialized); it listens on 127.0.0.1 if it does not yet. */
@@ -137,7 +140,13 @@ export class WebhookTriggerHarness {
     const trigger = typeof target === 'string' ? await this.triggerOf(target) : target;
     const headers: Record<string, string> = { 'content-type': 'application/json', ...options.headers };
     if (options.idempotencyKey !== undefined) headers['idempotency-key'] = options.idempotencyKey;
-    const answer = await this.call('POST', `/webhooks/${trigger.id}/trigger`, options.key ?? trigger.key, JSON.stringify(inputs), headers);
+    const answer = await this.call(
+      'POST',
+      this.routePath('trigger', trigger.id),
+      options.key ?? trigger.key,
+      JSON.stringify(inputs),
+      headers,
+    );
     return new TestRun(this, trigger, answer.statusCode, answer.headers, answer.body);
   }
 
@@ -212,15 +221,27 @@ export class WebhookTriggerHarness {
     await this.moduleRef.get(InvocationExecutor, { strict: false }).idle();
   }
 
+  /** The path the app serves one of the module's routes at: under its global prefix, as Nest's router mounts it. */
+  routePath(route: keyof typeof WEBHOOK_ROUTES, triggerId: string, invocationId = ''): string {
+    const method = route === 'trigger' || route === 'cancel' ? RequestMethod.POST : RequestMethod.GET;
+    return servedPath(this.appConfig, `${WEBHOOKS_PATH}/${WEBHOOK_ROUTES[route]}`, method)
+      .replace(':triggerId', () => triggerId)
+      .replace(':invocationId', () => invocationId);
+  }
+
   /** Any request to the app (a path from its root), with the trigger key in X-Key when given. */
   async call(method: string, path: string, key?: string, body?: string, headers: Record<string, string> = {}): Promise<TestAnswer> {
     const response = await fetch(this.url(path), { method, body, headers: key === undefined ? headers : { ...headers, 'x-key': key } });
     const text = await response.text();
-    return {
-      statusCode: response.status,
-      headers: response.headers,
-      body: text === '' ? {} : (JSON.parse(text) as Record<string, unknown>),
-    };
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+    } catch {
+      throw new Error(
+        `${method} ${path} answered ${response.status} with a body that is not JSON: not the module's answer (${text.slice(0, 120)})`,
+      );
+    }
+    return { statusCode: response.status, headers: response.headers, body: parsed };
   }
 
   /** Reads an event stream to its end. */

@@ -292,6 +292,28 @@ describe('the testing kit, configured', () => {
     }
   });
 
+  it("drives an app of yours under its global prefix, and says so when an answer is not the module's", async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [WebhookTriggerTestingModule.forRoot({ bots: [SummarizeBot, PatientBot], providers: [Summarizer] })],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    app.setGlobalPrefix('api');
+    await app.init();
+    try {
+      const kit = await WebhookTriggerHarness.of(app);
+      const run = await kit.trigger('summarize', { text: 'alpha beta' });
+      expect(run.statusCode).toBe(200);
+      expect((await run.sync()).body).toMatchObject({ success: true });
+      expect((await run.status()).body).toMatchObject({ invocation: { status: 'succeeded' } });
+      expect((await run.events()).map((e) => e.event)).toContain('done');
+      const patient = await kit.trigger('patient');
+      expect((await patient.cancel()).statusCode).toBe(200);
+      await expect(kit.call('GET', '/nothing-here')).rejects.toThrow('GET /nothing-here answered 404 with a body that is not JSON');
+    } finally {
+      await app.close();
+    }
+  });
+
   it("lets a bot wait on the module's Clock it injects, so that the spec's clock moves its wait", async () => {
     const kit = await createWebhookTriggerHarness({ bots: [PollerBot] });
     try {
