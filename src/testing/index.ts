@@ -10,6 +10,8 @@ export {
   WebhookTriggerHarness,
   TestRun,
   type TestAnswer,
+  type TestAnswerBody,
+  type TestCallbackInvocation,
   type TestCallback,
   type TestRunEvent,
   type TestTrigger,

@@ -1,7 +1,8 @@
 import { Injectable, type INestApplication, RequestMethod } from '@nestjs/common';
 import { ApplicationConfig, ModuleRef } from '@nestjs/core';
 import { WebhookTriggersAdmin } from '../admin/webhook-triggers.admin.js';
-import type { CallbackEvent } from '../persistence/records.js';
+import type { BotOutput } from '../bots/bot.types.js';
+import type { CallbackEvent, InvocationError, InvocationStatus } from '../persistence/records.js';
 import { verifyWebhookSignature } from '../callbacks/standard-webhooks.js';
 import { servedPath } from '../http/global-prefix.js';
 import { WEBHOOK_ROUTES, WEBHOOKS_PATH } from '../http/webhook-routes.js';
@@ -16,8 +17,39 @@ export interface TestTrigger {
   key: string;
 }
 
+/**
+ * A JSON answer of the webhook API (docs/http-api.md); which fields it has depends on the route and the status:
+ * trigger `{ success, invocation: { id } }`; sync `{ success, outputs }`, or `{ success: false, status, outputs, error }`;
+ * status `{ success, invocation, outputs?, error? }`; a refusal `{ success: false, statusCode, error, message }`.
+ */
+export interface TestAnswerBody {
+  success?: boolean;
+  invocation?: { id: string; status?: InvocationStatus; createdAt?: string; startedAt?: string | null; finishedAt?: string | null };
+  outputs?: BotOutput[];
+  /** How a finished run ended (sync), or where a run is (a sync's 408). */
+  status?: InvocationStatus;
+  /** A run's error, or a refusal's reason phrase (`"Payment Required"`). */
+  error?: InvocationError | string | null;
+  statusCode?: number;
+  message?: string;
+  [field: string]: unknown;
+}
+
+/** A run as a callback's body shows it (docs/callbacks.md). */
+export interface TestCallbackInvocation {
+  id: string;
+  triggerId: string;
+  botId: string;
+  status: InvocationStatus;
+  outputs: BotOutput[];
+  error: InvocationError | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
 /** An HTTP answer, as the caller got it. */
-export interface TestAnswer<B = Record<string, unknown>> {
+export interface TestAnswer<B = TestAnswerBody> {
   statusCode: number;
   headers: Headers;
   /** The JSON body (every answer of the webhook API is JSON, errors included). */
@@ -37,7 +69,7 @@ export interface TestCallback {
   /** `invocation.completed`, `invocation.started` or `invocation.output`. */
   type: CallbackEvent;
   /** The parsed body: `{ type, timestamp, data: { invocation } }`; an `invocation.output` one also has `data.output: { index }`. */
-  body: { type: CallbackEvent; timestamp: string; data: { invocation: Record<string, unknown>; output?: { index: number } } };
+  body: { type: CallbackEvent; timestamp: string; data: { invocation: TestCallbackInvocation; output?: { index: number } } };
   headers: Record<string, string>;
   /** The signature verified against the trigger's callback secret, within the timestamp window when it was received (on the test's clock). */
   verified: boolean;
@@ -52,12 +84,12 @@ export class TestRun implements TestAnswer {
     readonly trigger: TestTrigger,
     readonly statusCode: number,
     readonly headers: Headers,
-    readonly body: Record<string, unknown>,
+    readonly body: TestAnswerBody,
   ) {}
 
   /** The invocation id of an accepted run (200); undefined when the trigger was refused. */
   get id(): string | undefined {
-    return (this.body.invocation as { id?: string } | undefined)?.id;
+    return this.body.invocation?.id;
   }
 
   /** GET …/sync: waits for the run (on the test's clock: move it to reach a 408). `timeout` in seconds. */
@@ -233,9 +265,9 @@ export class WebhookTriggerHarness {
   async call(method: string, path: string, key?: string, body?: string, headers: Record<string, string> = {}): Promise<TestAnswer> {
     const response = await fetch(this.url(path), { method, body, headers: key === undefined ? headers : { ...headers, 'x-key': key } });
     const text = await response.text();
-    let parsed: Record<string, unknown>;
+    let parsed: TestAnswerBody;
     try {
-      parsed = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+      parsed = text === '' ? {} : (JSON.parse(text) as TestAnswerBody);
     } catch {
       throw new Error(
         `${method} ${path} answered ${response.status} with a body that is not JSON: not the module's answer (${text.slice(0, 120)})`,

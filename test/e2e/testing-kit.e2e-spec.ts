@@ -199,6 +199,21 @@ describe('the testing kit', () => {
     });
   });
 
+  it('types the answers and callbacks it reads, so a spec picks fields without a cast', async () => {
+    await kit.setCallback('summarize');
+    const run = await kit.trigger('summarize', { text: 'typed' });
+    const synced = (await run.sync()).body;
+    const summary: string | undefined = synced.outputs?.[1]?.message;
+    expect(summary).toBe('typed');
+    const status: string | undefined = (await run.status()).body.invocation?.status;
+    expect(status).toBe('succeeded');
+    await kit.idle();
+    await kit.clock.tick(0);
+    const [callback] = await kit.callbacks();
+    const { outputs, error, finishedAt } = callback.body.data.invocation;
+    expect([outputs[0].title, error?.message, typeof finishedAt]).toEqual(['Started', undefined, 'string']);
+  });
+
   it("retries a callback its receiver refused, at the schedule's time on the clock", async () => {
     await kit.setCallback('summarize');
     kit.answerCallbacksWith(503);
