@@ -70,6 +70,8 @@ export interface TestCallback {
   type: CallbackEvent;
   /** The parsed body: `{ type, timestamp, data: { invocation } }`; an `invocation.output` one also has `data.output: { index }`. */
   body: { type: CallbackEvent; timestamp: string; data: { invocation: TestCallbackInvocation; output?: { index: number } } };
+  /** The body exactly as signed and sent: what a receiver of yours verifies (`verifyWebhookSignature`, `WebhookSignatureGuard`). */
+  rawBody: string;
   headers: Record<string, string>;
   /** The signature verified against the trigger's callback secret, within the timestamp window when it was received (on the test's clock). */
   verified: boolean;
@@ -242,7 +244,15 @@ export class WebhookTriggerHarness {
       } catch {
         verified = false;
       }
-      answer.push({ url: sent.url, type: body.type, body, headers: sent.headers, verified, answeredWith: sent.answeredWith });
+      answer.push({
+        url: sent.url,
+        type: body.type,
+        body,
+        rawBody: sent.body,
+        headers: sent.headers,
+        verified,
+        answeredWith: sent.answeredWith,
+      });
     }
     return answer;
   }

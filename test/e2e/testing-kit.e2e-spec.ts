@@ -5,7 +5,15 @@
  */
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { Clock, WebhookBot, WebhookBotHost, type BotContext, type BotInputs, type BotOutput } from '../../src/index.js';
+import {
+  Clock,
+  verifyWebhookSignature,
+  WebhookBot,
+  WebhookBotHost,
+  type BotContext,
+  type BotInputs,
+  type BotOutput,
+} from '../../src/index.js';
 import { TESTING_NOT_A_BOT, TESTING_PACKAGE_MISSING, TESTING_UNKNOWN_BOT } from '../../src/errors/webhook-trigger.messages.js';
 import {
   createWebhookTriggerHarness,
@@ -212,6 +220,15 @@ describe('the testing kit', () => {
     const [callback] = await kit.callbacks();
     const { outputs, error, finishedAt } = callback.body.data.invocation;
     expect([outputs[0].title, error?.message, typeof finishedAt]).toEqual(['Started', undefined, 'string']);
+  });
+
+  it("hands over a callback's body exactly as signed, for a receiver of yours to verify", async () => {
+    const { secret } = await kit.setCallback('summarize');
+    await (await kit.trigger('summarize', { text: 'raw' })).sync();
+    await kit.idle();
+    await kit.clock.tick(0);
+    const [callback] = await kit.callbacks();
+    expect(verifyWebhookSignature(secret, callback.headers, callback.rawBody, { now: kit.clock.now() })).toEqual(callback.body);
   });
 
   it("retries a callback its receiver refused, at the schedule's time on the clock", async () => {
