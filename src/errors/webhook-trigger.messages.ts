@@ -270,7 +270,7 @@ export const PROBES_NOT_FOUND =
 export const TRIGGERS_MOVED_ACCOUNT = (botId: string, accountId: string, count: number) =>
   `The ${count} trigger(s) of bot "${botId}" now charge account "${accountId}", the bot's account (it changed since they were created)`;
 export const TESTING_PACKAGE_MISSING =
-  'createWebhookTriggerHarness() needs @nestjs/testing: npm install -D @nestjs/testing (the version of your @nestjs/core)';
+  'The testing kit (createWebhookTriggerHarness(), runBot()) needs @nestjs/testing: npm install -D @nestjs/testing (the version of your @nestjs/core)';
 export const TESTING_NOT_A_BOT = (name: string) =>
   `WebhookTriggerTestingModule: bots lists ${name}, which is not a bot: decorate it with @WebhookBot({ id }), or give it in providers if your bots inject it`;
 export const TESTING_UNKNOWN_BOT = (botId: string, known: string[]) =>

@@ -1,5 +1,4 @@
-import { WebhookConfigurationError } from '../errors/webhook-trigger.errors.js';
-import { TESTING_PACKAGE_MISSING } from '../errors/webhook-trigger.messages.js';
+import { nestTesting } from './nest-testing.js';
 import { WebhookTriggerHarness } from './webhook-trigger-harness.js';
 import { type WebhookTriggerTestingOptions, WebhookTriggerTestingModule } from './webhook-trigger-testing.module.js';
 
@@ -16,18 +15,4 @@ export async function createWebhookTriggerHarness(config: WebhookTriggerTestingO
   const harness = app.get(WebhookTriggerHarness);
   await harness.attach(app, true);
   return harness;
-}
-
-/**
- * `@nestjs/testing`, loaded when a harness is made (so the kit's other parts, `runBot` and the testing module in
- * your own test module, import without it); missing, the error says to install it.
- */
-function nestTesting(): typeof import('@nestjs/testing') {
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a dev dependency of the host, needed here only
-    return require('@nestjs/testing') as typeof import('@nestjs/testing');
-  } catch (error) {
-    if ((error as { code?: unknown }).code === 'MODULE_NOT_FOUND') throw new WebhookConfigurationError(TESTING_PACKAGE_MISSING);
-    throw error;
-  }
 }

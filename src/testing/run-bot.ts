@@ -1,5 +1,4 @@
 import { Logger, type Provider, type Type } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import type { BotInputs, BotOutput } from '../bots/bot.types.js';
 import type { WebhookBotHost } from '../bots/webhook-bot-host.js';
 import { WEBHOOK_BOT_METADATA } from '../bots/webhook-bot.decorator.js';
@@ -7,6 +6,7 @@ import type { WebhookBotOptions } from '../bots/bot.types.js';
 import { INVALID_OUTPUTS } from '../errors/webhook-trigger.messages.js';
 import { cleanOutputs, isValidOutput, isValidOutputs } from '../runs/run-outputs.js';
 import { untilAborted } from '../runs/until-aborted.js';
+import { nestTesting } from './nest-testing.js';
 import { Clock, SYSTEM_CLOCK } from '../time/clock.js';
 
 /** What `runBot` gives `main()` besides the inputs, all optional. */
@@ -47,9 +47,11 @@ export interface RunBotResult {
 export async function runBot(bot: Type<WebhookBotHost>, inputs: BotInputs = {}, options: RunBotOptions = {}): Promise<RunBotResult> {
   const declared = Reflect.getMetadata(WEBHOOK_BOT_METADATA, bot) as WebhookBotOptions | undefined;
   if (!declared) throw new Error(`${bot.name} is not decorated with @WebhookBot()`);
-  const moduleRef = await Test.createTestingModule({
-    providers: [{ provide: Clock, useValue: options.clock ?? SYSTEM_CLOCK }, bot, ...(options.providers ?? [])],
-  }).compile();
+  const moduleRef = await nestTesting()
+    .Test.createTestingModule({
+      providers: [{ provide: Clock, useValue: options.clock ?? SYSTEM_CLOCK }, bot, ...(options.providers ?? [])],
+    })
+    .compile();
   const emitted: BotOutput[] = [];
   const signal = options.signal ?? new AbortController().signal;
   const stopped = (): RunBotResult => ({ status: 'failed', outputs: [], emitted, error: { message: messageOf(signal.reason) } });

@@ -268,6 +268,13 @@ describe('the testing kit, configured', () => {
     });
     try {
       await expect(createWebhookTriggerHarness({ bots: [SummarizeBot], providers: [Summarizer] })).rejects.toThrow(TESTING_PACKAGE_MISSING);
+      // Imported afresh without it, as an app that lacks it does: the import works, and each part that needs it says so.
+      let kit: typeof import('../../src/testing/index.js') | undefined;
+      jest.isolateModules(() => {
+        kit = jest.requireActual<typeof import('../../src/testing/index.js')>('../../src/testing/index.js');
+      });
+      await expect(kit!.createWebhookTriggerHarness({})).rejects.toThrow(TESTING_PACKAGE_MISSING);
+      await expect(kit!.runBot(SummarizeBot, { text: 'x' }, { providers: [Summarizer] })).rejects.toThrow(TESTING_PACKAGE_MISSING);
     } finally {
       jest.dontMock('@nestjs/testing');
     }
