@@ -142,6 +142,25 @@ describe('InProcessBotRunner', () => {
     expect(executor.running).toEqual(['a2', 'a3']);
   });
 
+  it("holds an account to its cap and counts its backlog after its runs' outcomes are stored out of order", async () => {
+    // a0's outcome is stored last: by then a1's end had let the account go idle, and a2 had started since.
+    const { executor, runner } = setUp(4, 1);
+    await runner.dispatch({ id: 'a0', accountId: 'a' });
+    await executor.botDone('a0');
+    await runner.dispatch({ id: 'a1', accountId: 'a' });
+    await executor.end('a1');
+    await runner.dispatch({ id: 'a2', accountId: 'a' });
+    await executor.end('a0');
+    expect(executor.running).toEqual(['a2']);
+    await runner.dispatch({ id: 'a3', accountId: 'a' });
+    expect(executor.running).toEqual(['a2']); // a3 waits: the account runs a2, its cap
+    expect(runner.backlogOf('a')).toBe(1);
+    await runner.dispatch({ id: 'a4', accountId: 'a' });
+    expect(runner.backlogOf('a')).toBe(2);
+    await executor.end('a2');
+    expect(executor.running).toEqual(['a3']);
+  });
+
   it("starts another account's run at the first free slot behind a backlog of 60,000 runs of one account, in constant time per start", async () => {
     const { executor, runner } = setUp(16);
     const t0 = performance.now();

@@ -223,7 +223,11 @@ export class InProcessBotRunner extends BotRunner {
       },
       ended: () => {
         this.finishing--;
-        if (account.running === 0 && account.waiting.size === 0) this.accounts.delete(account.id);
+        // Only while the map still holds this account: once it went idle and was dropped, a later run of the same id
+        // made a new one, which this (late) outcome must not drop (its runs would escape the cap and the backlog).
+        if (account.running === 0 && account.waiting.size === 0 && this.accounts.get(account.id) === account) {
+          this.accounts.delete(account.id);
+        }
         this.pump();
       },
     };
