@@ -1,7 +1,7 @@
 /** One item waiting for its batch. */
 interface Waiting<I, O> {
   item: I;
-  resolve: (value: O) => void;
+  resolve: (value: O | PromiseLike<O>) => void;
   reject: (error: unknown) => void;
 }
 
@@ -9,7 +9,8 @@ interface Waiting<I, O> {
  * Group commit's queue: the items pushed while a batch is in flight (or in the same tick, when none is)
  * go together into the next one, at most `max` at a time, so one node has one such batch in flight. Each
  * caller hears its own answer once `write` (one transaction, or one statement) resolved; if it rejects,
- * every caller of that batch hears the error.
+ * every caller of that batch hears the error. An answer may be a promise: a rejected one is its caller's error alone
+ * (a batch written in two steps, whose second failed after the first committed).
  */
 export class Batcher<I, O> {
   private waiting: Waiting<I, O>[] = [];
@@ -18,8 +19,8 @@ export class Batcher<I, O> {
   private scheduled = false;
 
   constructor(
-    /** Writes a batch; answers one result per item, in order. */
-    private readonly write: (items: I[]) => Promise<O[]>,
+    /** Writes a batch; answers one result per item, in order (a rejected promise: that item's error). */
+    private readonly write: (items: I[]) => Promise<Array<O | Promise<O>>>,
     private readonly max = 500,
   ) {}
 

@@ -158,6 +158,39 @@ if (!baseUrl) {
       expect(await balance('mixed')).toBe(0);
     });
 
+    it('a batch split by too few credits whose second step fails: the runs its first step stored and charged are answered accepted, only the others get the error', async () => {
+      await admin().setCredits('split-paid', 10);
+      await admin().setCredits('split-short', 0);
+      // The short account's row is held elsewhere: the second step (the one-at-a-time transaction) waits on it, and is cancelled.
+      const holder = new Client({ connectionString: db.url });
+      await holder.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`SELECT credits FROM webhook_accounts WHERE id = 'split-short' FOR UPDATE`);
+        const paid = run('split-paid');
+        const short = run('split-short');
+        const answers = Promise.allSettled([paid, short].map((r) => acceptorOf(nodes[0]).accept(r, now())));
+        const waiting = async () =>
+          (
+            await sql.query(
+              `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%FOR UPDATE%'`,
+            )
+          ).rows.map((r) => Number(r.pid));
+        await until(async () => (await waiting()).length === 1);
+        await sql.query('SELECT pg_cancel_backend($1)', [(await waiting())[0]]);
+        const [paidAnswer, shortAnswer] = await answers;
+
+        expect(await storedIds('split-paid')).toEqual([paid.id]);
+        expect(await balance('split-paid')).toBe(9);
+        expect(paidAnswer).toEqual({ status: 'fulfilled', value: { kind: 'accepted' } });
+        expect(shortAnswer.status).toBe('rejected');
+        expect(await storedIds('split-short')).toEqual([]);
+      } finally {
+        await holder.query('ROLLBACK');
+        await holder.end();
+      }
+    });
+
     it('idempotency repeats inside one batch: the first request is stored and charged once, the others answer its id', async () => {
       await admin().setCredits('keys', 100);
       const transactions = countTransactions(nodes[0]);

@@ -111,15 +111,24 @@ export class PostgresRunAcceptor {
     return this.batches.push({ run, since: since.getTime() });
   }
 
-  private async acceptBatch(batch: Pending[]): Promise<AcceptOutcome[]> {
+  private async acceptBatch(batch: Pending[]): Promise<Array<AcceptOutcome | Promise<AcceptOutcome>>> {
     if (batch.some((p) => p.run.runsWaiting)) await this.claimsInFlight();
     if (batch.some((p) => p.run.idempotencyKey !== null)) return this.db.run((tx) => this.decide(batch, tx));
     const stored = await this.acceptIfAffordable(batch);
     if (stored.size === batch.length) return batch.map(() => ({ kind: 'accepted' }));
     // The requests of accounts that could not pay for all of theirs: decided one by one, in arrival order.
     const rest = batch.filter((p) => !stored.has(p.run.id));
-    const decided = await this.db.run((tx) => this.decide(rest, tx));
-    const outcomes = new Map(rest.map((p, i) => [p.run.id, decided[i]]));
+    let outcomes: Map<string, AcceptOutcome | Promise<AcceptOutcome>>;
+    try {
+      const decided = await this.db.run((tx) => this.decide(rest, tx));
+      outcomes = new Map(rest.map((p, i) => [p.run.id, decided[i]]));
+    } catch (error) {
+      // The first step's runs are committed and charged whatever befell this one: they are accepted (and started);
+      // only the requests this step was deciding hear its error.
+      const failed = Promise.reject(error);
+      failed.catch(() => undefined); // handled by each caller it is handed to
+      outcomes = new Map(rest.map((p) => [p.run.id, failed]));
+    }
     return batch.map((p) => outcomes.get(p.run.id) ?? { kind: 'accepted' });
   }
 
