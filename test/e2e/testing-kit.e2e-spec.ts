@@ -337,6 +337,10 @@ describe('the testing kit, configured', () => {
     }).compile();
     const app = moduleRef.createNestApplication({ logger: false });
     app.setGlobalPrefix('api');
+    // A page of the host's that answers HTML (what a proxy or Express's own 404 would; Nest's 404 body is JSON).
+    const page = (_req: unknown, res: { status(code: number): { type(t: string): { send(body: string): void } } }) =>
+      res.status(404).type('html').send('<!DOCTYPE html><p>Not here</p>');
+    for (const path of ['/nothing-here', '/api/nothing-here']) app.getHttpAdapter().get(path, page);
     await app.init();
     try {
       const kit = await WebhookTriggerHarness.of(app);
