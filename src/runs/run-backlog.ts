@@ -4,6 +4,7 @@ import { BacklogFullError, RateLimitedError } from '../errors/webhook-trigger.er
 import { ACCOUNT_BACKLOG_FULL, LOG_ACCOUNT_BACKLOG_FULL, LOG_BACKLOG_FULL } from '../errors/webhook-trigger.messages.js';
 import { LOG_CONTEXT, RESOLVED_OPTIONS } from '../options/module.constants.js';
 import type { ResolvedWebhookTriggerOptions } from '../options/webhook-trigger-options.interface.js';
+import { Clock } from '../time/clock.js';
 import { BotRunner } from './bot-runner.js';
 import { DispatchRetries } from './dispatch-retries.js';
 
@@ -35,6 +36,7 @@ export class RunBacklog {
     private readonly retries: DispatchRetries,
     private readonly registry: WebhookBotRegistry,
     @Inject(RESOLVED_OPTIONS) private readonly options: ResolvedWebhookTriggerOptions,
+    private readonly clock: Clock,
   ) {}
 
   /** Runs waiting to start, as `maxQueuedRuns` bounds them; answered from memory (read on every trigger). */
@@ -65,7 +67,7 @@ export class RunBacklog {
       throw new RateLimitedError('account', 1, ACCOUNT_BACKLOG_FULL(share));
     }
     this.refusals++;
-    const now = performance.now();
+    const now = this.clock.now();
     if (now - this.loggedAt >= BACKLOG_LOG_EVERY_MS) {
       this.logger.warn(LOG_BACKLOG_FULL(max, this.refusals));
       this.refusals = 0;
@@ -77,7 +79,7 @@ export class RunBacklog {
   /** An account's bots are not keeping up with its accepts: its operator hears of it, at most every `BACKLOG_LOG_EVERY_MS`. */
   private noteShareRefusal(accountId: string, share: number): void {
     this.shareRefusals.set(accountId, (this.shareRefusals.get(accountId) ?? 0) + 1);
-    const now = performance.now();
+    const now = this.clock.now();
     if (now - this.shareLoggedAt < BACKLOG_LOG_EVERY_MS) return;
     this.logger.warn(LOG_ACCOUNT_BACKLOG_FULL(share, this.shareRefusals));
     this.shareRefusals.clear();
