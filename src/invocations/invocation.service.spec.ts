@@ -22,20 +22,7 @@ describe('InvocationService', () => {
   let trigger: TriggerRecord;
 
   function serviceOn(fakes: WebhookFakes, storage: InMemoryWebhookStorage = fakes.storage): InvocationService {
-    const { registry, runner, invocationEvents, executor, shutdown, options, finisher, clock, retries, backlog } = fakes;
-    return new InvocationService(
-      storage,
-      registry,
-      runner,
-      invocationEvents,
-      executor,
-      shutdown,
-      options,
-      finisher,
-      clock,
-      retries,
-      backlog,
-    );
+    return fakes.serviceOn(storage);
   }
 
   const balance = () => f.accounts.getBalance('acct');

@@ -77,20 +77,11 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
   const executor = new InvocationExecutor(invocations, registry, bus, invocationEvents, resolved, outbox, finisher, clock);
   const runner = new RecordingBotRunner(executor);
   const retries = new DispatchRetries(resolved, clock);
-  const backlog = new RunBacklog(runner, retries, registry, resolved);
-  const service = new InvocationService(
-    storage,
-    registry,
-    runner,
-    invocationEvents,
-    executor,
-    shutdown,
-    resolved,
-    finisher,
-    clock,
-    retries,
-    backlog,
-  );
+  const backlog = new RunBacklog(runner, retries, registry, resolved, clock);
+  /** The invocation service on these parts, over `on` (another storage, e.g. one whose writes fail). */
+  const serviceOn = (on: InMemoryWebhookStorage): InvocationService =>
+    new InvocationService(on, registry, runner, invocationEvents, executor, shutdown, resolved, finisher, clock, retries, backlog);
+  const service = serviceOn(storage);
 
   /** Registers a bot with the module's defaults for what it leaves out. */
   function addBot(bot: Partial<Omit<RegisteredBot, 'instance'>> & { id: string; main?: BotMain }): RegisteredBot {
@@ -149,6 +140,7 @@ export function createWebhookFakes(options: WebhookTriggerModuleOptions = {}, ex
     retries,
     backlog,
     service,
+    serviceOn,
     addBot,
     addTrigger,
   };

@@ -22,6 +22,22 @@ if (!redisUrl || !postgresUrl) {
     'BullMQ backlog suite NOT RUN: set WEBHOOK_TEST_REDIS_URL=redis://127.0.0.1:6379 and WEBHOOK_TEST_POSTGRES_URL=postgres://postgres@127.0.0.1:5432/test',
   );
 } else {
+  /**
+   * A cluster of the two accounts' slow bots (acct's SlowBot, other's OtherSlowBot; 100 credits each) bounded at
+   * `maxQueuedRuns`, whose workers run one run at a time, and its first API node.
+   */
+  const twoAccountCluster = async (maxQueuedRuns: number): Promise<{ cluster: BullMqCluster; api: ApiNode }> => {
+    const cluster = await BullMqCluster.create(redisUrl, postgresUrl, {
+      providers: [SlowBot, OtherSlowBot],
+      options: { maxQueuedRuns, maxConcurrentRuns: 1, shutdownGraceMs: 0 },
+    });
+    const api = await cluster.startApi();
+    const admin = api.app.get(WebhookTriggersAdmin);
+    await admin.setCredits('acct', 100);
+    await admin.setCredits('other', 100);
+    return { cluster, api };
+  };
+
   describe('bounded backlog on BullMQ (maxQueuedRuns): a bound on the run queue, shared by its API nodes', () => {
     let cluster: BullMqCluster;
     let api: ApiNode;
@@ -112,16 +128,9 @@ if (!redisUrl || !postgresUrl) {
     const store = () => ({ type: 'postgres' as const, url: cluster.dbUrl });
 
     beforeAll(async () => {
-      cluster = await BullMqCluster.create(redisUrl, postgresUrl, {
-        providers: [SlowBot, OtherSlowBot],
-        options: { maxQueuedRuns: MAX, maxConcurrentRuns: 1, shutdownGraceMs: 0 },
-      });
-      api = await cluster.startApi();
+      ({ cluster, api } = await twoAccountCluster(MAX));
       other = await cluster.startApi();
       await cluster.startWorker();
-      const admin = api.app.get(WebhookTriggersAdmin);
-      await admin.setCredits('acct', 100);
-      await admin.setCredits('other', 100);
     });
 
     afterAll(() => cluster?.close());
@@ -194,15 +203,8 @@ if (!redisUrl || !postgresUrl) {
     let redis: Redis;
 
     beforeAll(async () => {
-      cluster = await BullMqCluster.create(redisUrl, postgresUrl, {
-        providers: [SlowBot, OtherSlowBot],
-        options: { maxQueuedRuns: MAX, maxConcurrentRuns: 1, shutdownGraceMs: 0 },
-      });
-      api = await cluster.startApi();
+      ({ cluster, api } = await twoAccountCluster(MAX));
       await cluster.startWorker();
-      const admin = api.app.get(WebhookTriggersAdmin);
-      await admin.setCredits('acct', 100);
-      await admin.setCredits('other', 100);
       redis = new Redis(redisUrl);
     });
 
@@ -254,14 +256,7 @@ if (!redisUrl || !postgresUrl) {
     let api: ApiNode;
 
     beforeAll(async () => {
-      cluster = await BullMqCluster.create(redisUrl, postgresUrl, {
-        providers: [SlowBot, OtherSlowBot],
-        options: { maxQueuedRuns: MAX, maxConcurrentRuns: 1, shutdownGraceMs: 0 },
-      });
-      api = await cluster.startApi();
-      const admin = api.app.get(WebhookTriggersAdmin);
-      await admin.setCredits('acct', 100);
-      await admin.setCredits('other', 100);
+      ({ cluster, api } = await twoAccountCluster(MAX));
     });
 
     afterAll(() => cluster?.close());

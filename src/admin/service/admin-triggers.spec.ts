@@ -9,6 +9,19 @@ const KEY_SECRET = 'a host secret of enough length';
 const PUBLIC = 'https://api.example.com';
 
 /** What `promise` rejects with, to check the error's class and message. */
+/** A stored run of the weather bot (3 credits, account acme) through `triggerId`. */
+const weatherRun = (triggerId: string, id: string, createdAt: Date) => ({
+  id,
+  triggerId,
+  botId: 'weather',
+  accountId: 'acme',
+  inputs: {},
+  credits: 3,
+  idempotencyKey: null,
+  requestHash: null,
+  createdAt,
+});
+
 const failure = (promise: Promise<unknown>) =>
   promise.then(
     () => 'resolved',
@@ -36,9 +49,8 @@ describe('AdminTriggers', () => {
     expect(await a.triggers.getBotSummary('weather')).toEqual({ ...summary, accountCredits: null, triggers: 0, runsLast24h: 0 });
     const { id: triggerId } = await a.triggers.createTrigger('weather', { name: 'n' });
     await a.credits.setCredits('acme', 10);
-    const run = { triggerId, botId: 'weather', accountId: 'acme', inputs: {}, credits: 3, idempotencyKey: null, requestHash: null };
-    await a.invocationRows.insert({ ...run, id: 'inv_recent', createdAt: new Date(Date.now() - 60_000) });
-    await a.invocationRows.insert({ ...run, id: 'inv_yesterday', createdAt: new Date(Date.now() - 25 * 3600_000) });
+    await a.invocationRows.insert(weatherRun(triggerId, 'inv_recent', new Date(Date.now() - 60_000)));
+    await a.invocationRows.insert(weatherRun(triggerId, 'inv_yesterday', new Date(Date.now() - 25 * 3600_000)));
     const expected = { ...summary, accountCredits: 10, triggers: 1, runsLast24h: 1 };
     expect(await a.triggers.getBotSummary('weather')).toEqual(expected);
     expect(await a.triggers.listBotSummaries()).toEqual([expected]);
@@ -51,17 +63,8 @@ describe('AdminTriggers', () => {
     started.push(app);
     const created = await app.triggers.createTrigger('weather', { name: 'n' });
     expect(created.createdAt).toEqual(new Date(now));
-    const run = {
-      triggerId: created.id,
-      botId: 'weather',
-      accountId: 'acme',
-      inputs: {},
-      credits: 3,
-      idempotencyKey: null,
-      requestHash: null,
-    };
-    await app.invocationRows.insert({ ...run, id: 'inv_clock_recent', createdAt: new Date(now - 60_000) });
-    await app.invocationRows.insert({ ...run, id: 'inv_clock_old', createdAt: new Date(now - 25 * 3600_000) });
+    await app.invocationRows.insert(weatherRun(created.id, 'inv_clock_recent', new Date(now - 60_000)));
+    await app.invocationRows.insert(weatherRun(created.id, 'inv_clock_old', new Date(now - 25 * 3600_000)));
     expect((await app.triggers.getBotSummary('weather'))?.runsLast24h).toBe(1);
   });
 
@@ -166,17 +169,7 @@ describe('AdminTriggers', () => {
       const kept = await a.triggers.createTrigger('weather', { name: 'kept' });
       const gone = await a.triggers.createTrigger('weather', { name: 'gone' });
       await a.callbacks.setCallback(gone.id, { url: 'https://receiver.example.com/hook' });
-      await a.invocationRows.insert({
-        id: 'inv_AAAAAAAAAAAAAAAAAAAAAA',
-        triggerId: gone.id,
-        botId: 'weather',
-        accountId: 'acme',
-        inputs: {},
-        credits: 3,
-        idempotencyKey: null,
-        requestHash: null,
-        createdAt: new Date(),
-      });
+      await a.invocationRows.insert(weatherRun(gone.id, 'inv_AAAAAAAAAAAAAAAAAAAAAA', new Date()));
       expect(await a.triggers.deleteTrigger(gone.id)).toBe(true);
       expect(await a.triggers.deleteTrigger(gone.id)).toBe(false);
       expect((await a.triggers.listTriggers('weather')).map((t) => t.id)).toEqual([kept.id]);
