@@ -5,6 +5,7 @@ import {
   IdempotencyKeyReusedError,
   InvocationAlreadyFinishedError,
   NotEnoughCreditsError,
+  RateLimitedError,
   ShuttingDownError,
 } from '../errors/webhook-trigger.errors.js';
 import { RUN_CANCELLED } from '../errors/webhook-trigger.messages.js';
@@ -218,6 +219,30 @@ describe('InvocationService', () => {
       expect(fakes.retries.pending).toBe(2);
       await expect(bounded.start(echo, { n: 3 })).rejects.toBeInstanceOf(BacklogFullError);
       expect(await fakes.accounts.getBalance('acct')).toBe(8);
+      fakes.retries.onApplicationShutdown();
+    });
+
+    it("counts an account's runs waiting to be dispatched again in its share of maxQueuedRuns (429 past it), as in the whole", async () => {
+      const fakes = createWebhookFakes({ maxQueuedRuns: 4 });
+      fakes.addBot({ id: 'echo', credits: 1, accountId: 'acct' });
+      fakes.addBot({ id: 'other', credits: 1, accountId: 'other' });
+      const { trigger: echo } = await fakes.addTrigger('echo');
+      const { trigger: other } = await fakes.addTrigger('other');
+      await fakes.accounts.setBalance('acct', 10);
+      await fakes.accounts.setBalance('other', 10);
+      const bounded = serviceOn(fakes);
+      // The runner's service is down: every run accepted waits for its next dispatch, none in the runner.
+      jest.spyOn(fakes.runner, 'dispatch').mockRejectedValue(new Error('the queue is unreachable'));
+      await bounded.start(echo, { n: 1 });
+      await bounded.start(echo, { n: 2 });
+      expect(fakes.backlog.count()).toBe(2);
+      expect(fakes.backlog.countOf('acct')).toBe(2);
+      // acct holds its share (2 of 4): refused 429, nothing charged; the other account's runs still go.
+      await expect(bounded.start(echo, { n: 3 })).rejects.toBeInstanceOf(RateLimitedError);
+      expect(await fakes.accounts.getBalance('acct')).toBe(8);
+      await bounded.start(other, { n: 1 });
+      expect(fakes.backlog.countOf('other')).toBe(1);
+      expect(await fakes.accounts.getBalance('other')).toBe(9);
       fakes.retries.onApplicationShutdown();
     });
 

@@ -57,8 +57,9 @@ export abstract class BotRunner {
   /**
    * Of `backlog()`, the runs of one account: what its share of `maxQueuedRuns` bounds when the bots belong to
    * more than one account (half of it; past that, a trigger of the account is answered 429), so one account
-   * cannot fill the backlog for every other. Answered from memory on every trigger. A runner that does not
-   * count per account (the default: 0) sets no share.
+   * cannot fill the backlog for every other. Answered from memory on every trigger. `RunBacklog` adds the account's
+   * runs waiting to be dispatched again, as it does for the whole. A runner that does not count per account (the
+   * default: 0) sets no share of its own backlog.
    */
   backlogOf(accountId: string): number {
     void accountId;

@@ -20,6 +20,8 @@ export class DispatchRetries implements OnApplicationShutdown {
   /** Failures so far of the runs being retried (forgotten once a start takes). */
   private readonly failures = new Map<string, number>();
   private readonly timers = new Set<ClockTimer>();
+  /** Of the runs waiting for their next dispatch, how many each account has (an account leaves at none). */
+  private readonly pendingByAccount = new Map<string, number>();
   private stopped = false;
 
   constructor(
@@ -53,6 +55,7 @@ export class DispatchRetries implements OnApplicationShutdown {
     const timer = this.clock.setTimer(
       () => {
         this.timers.delete(timer);
+        this.countOff(run.accountId);
         if (this.stopped) return;
         dispatch(run).catch((again: unknown) => this.later(run, dispatch, again));
       },
@@ -60,11 +63,23 @@ export class DispatchRetries implements OnApplicationShutdown {
       { unref: true },
     );
     this.timers.add(timer);
+    this.pendingByAccount.set(run.accountId, (this.pendingByAccount.get(run.accountId) ?? 0) + 1);
+  }
+
+  private countOff(accountId: string): void {
+    const left = (this.pendingByAccount.get(accountId) ?? 1) - 1;
+    if (left > 0) this.pendingByAccount.set(accountId, left);
+    else this.pendingByAccount.delete(accountId);
   }
 
   /** Runs waiting here for their next dispatch: counted in the backlog `maxQueuedRuns` bounds (`RunBacklog`). */
   get pending(): number {
     return this.timers.size;
+  }
+
+  /** Of those, the account's: counted in its share of the backlog (`RunBacklog`). */
+  pendingOf(accountId: string): number {
+    return this.pendingByAccount.get(accountId) ?? 0;
   }
 
   /** A start of `runId` took (it ran, or was found started elsewhere): its failures are forgotten. */
@@ -76,6 +91,7 @@ export class DispatchRetries implements OnApplicationShutdown {
     this.stopped = true;
     for (const timer of this.timers) timer.clear();
     this.timers.clear();
+    this.pendingByAccount.clear();
     this.failures.clear();
   }
 }

@@ -19,7 +19,7 @@ export function accountBacklogShare(maxQueuedRuns: number): number {
 /**
  * The backlog `maxQueuedRuns` bounds, decided in one place: the runs waiting to start (the runner's `backlog()`
  * and the runs waiting in DispatchRetries to be dispatched again: a runner that throws must not let accepts grow
- * without bound), when it is full, and one account's share of it. The trigger's refusal (`admit`), the health
+ * without bound), when it is full, and one account's share of it, counted the same way (`countOf`). The trigger's refusal (`admit`), the health
  * check's `backlog` and the backlog gauge (`count`, `full`) read it, so they never disagree.
  */
 @Injectable()
@@ -44,6 +44,11 @@ export class RunBacklog {
     return this.runner.backlog() + this.retries.pending;
   }
 
+  /** Of those, the account's (the runner's `backlogOf` and its runs waiting to be dispatched again): what its share bounds. */
+  countOf(accountId: string): number {
+    return this.runner.backlogOf(accountId) + this.retries.pendingOf(accountId);
+  }
+
   /** Whether `queued` waiting runs fill the bound (`maxQueuedRuns`; 0 sets none). */
   full(queued = this.count()): boolean {
     const max = this.options.maxQueuedRuns;
@@ -62,7 +67,7 @@ export class RunBacklog {
     if (max === 0) return;
     if (!this.full()) {
       const share = accountBacklogShare(max);
-      if (!this.registry.manyAccounts || this.runner.backlogOf(accountId) < share) return;
+      if (!this.registry.manyAccounts || this.countOf(accountId) < share) return;
       this.noteShareRefusal(accountId, share);
       throw new RateLimitedError('account', 1, ACCOUNT_BACKLOG_FULL(share));
     }
