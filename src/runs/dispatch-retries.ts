@@ -17,7 +17,7 @@ const FIRST_RETRY_MS = 500;
 @Injectable()
 export class DispatchRetries implements OnApplicationShutdown {
   private readonly logger = new Logger(LOG_CONTEXT);
-  /** Failures so far of the runs being retried (forgotten once a start takes). */
+  /** Failures so far of the runs being retried (forgotten once a start takes or the run is given up: `forget`). */
   private readonly failures = new Map<string, number>();
   private readonly timers = new Set<ClockTimer>();
   /** Of the runs waiting for their next dispatch, how many each account has (an account leaves at none). */
@@ -37,7 +37,7 @@ export class DispatchRetries implements OnApplicationShutdown {
     try {
       await runner.dispatch(run);
     } catch (error) {
-      this.later(run, (again) => runner.dispatch(again).then(() => this.started(again.id)), error);
+      this.later(run, (again) => runner.dispatch(again).then(() => this.forget(again.id)), error);
     }
   }
 
@@ -82,8 +82,12 @@ export class DispatchRetries implements OnApplicationShutdown {
     return this.pendingByAccount.get(accountId) ?? 0;
   }
 
-  /** A start of `runId` took (it ran, or was found started elsewhere): its failures are forgotten. */
-  started(runId: string): void {
+  /**
+   * `runId` no longer waits on a retry here, and its failures are forgotten: a start took (it ran, or its claim found
+   * it started, ended or cancelled elsewhere), or the runner gave it up (claimed, but its start or outcome could not
+   * be stored: recovery settles it). So a run's entry lasts only while something retries it (or until shutdown).
+   */
+  forget(runId: string): void {
     if (this.failures.size > 0) this.failures.delete(runId);
   }
 

@@ -1,8 +1,11 @@
+import { Logger } from '@nestjs/common';
 import { resolveWebhookTriggerOptions } from '../options/resolve-options.js';
-import { SYSTEM_CLOCK } from '../time/clock.js';
+import { SYSTEM_CLOCK, type Clock } from '../time/clock.js';
+import { ManualClock } from '../time/manual-clock.js';
 import { DispatchRetries } from './dispatch-retries.js';
 import { InProcessBotRunner } from './in-process.runner.js';
 import type { InvocationExecutor } from './invocation.executor.js';
+import { RunClaimError } from './run-error.js';
 
 /**
  * The runner's one collaborator, reduced to what the runner uses: `execute(id, botDone)` starts a run whose
@@ -13,11 +16,17 @@ class HeldExecutor {
   draining = false;
   readonly owner = 'this-process';
   readonly started: string[] = [];
-  private readonly held: Array<{ id: string; botDone: () => void; stored: () => void; executing: boolean }> = [];
+  private readonly held: Array<{
+    id: string;
+    botDone: () => void;
+    stored: () => void;
+    failed: (error: unknown) => void;
+    executing: boolean;
+  }> = [];
 
   execute(id: string, botDone: () => void): Promise<void> {
     this.started.push(id);
-    return new Promise<void>((stored) => this.held.push({ id, botDone, stored, executing: true }));
+    return new Promise<void>((stored, failed) => this.held.push({ id, botDone, stored, failed, executing: true }));
   }
 
   /** A run its accept step stored running for this process: no claim, held like the others. */
@@ -42,25 +51,33 @@ class HeldExecutor {
     await new Promise((r) => setImmediate(r)); // let the runner's .finally() hand the slot on
   }
 
+  /** The oldest run in flight with this id fails with `error` (its claim, or storing its start or outcome). */
+  async fail(id: string, error: unknown): Promise<void> {
+    const i = this.held.findIndex((h) => h.id === id);
+    const [run] = this.held.splice(i, 1);
+    run.failed(error);
+    await new Promise((r) => setImmediate(r));
+  }
+
   /** Runs whose bot is executing. */
   get running(): string[] {
     return this.held.filter((h) => h.executing).map((h) => h.id);
   }
 }
 
-function setUp(maxConcurrentRuns: number, maxConcurrentRunsPerAccount?: number) {
+function setUp(maxConcurrentRuns: number, maxConcurrentRunsPerAccount?: number, clock: Clock = SYSTEM_CLOCK) {
   const executor = new HeldExecutor();
   const options = resolveWebhookTriggerOptions({ maxConcurrentRuns, maxConcurrentRunsPerAccount });
-  return {
-    executor,
-    runner: new InProcessBotRunner(executor as unknown as InvocationExecutor, options, new DispatchRetries(options, SYSTEM_CLOCK)),
-  };
+  const retries = new DispatchRetries(options, clock);
+  return { executor, retries, runner: new InProcessBotRunner(executor as unknown as InvocationExecutor, options, retries) };
 }
 
 const runsOf = (account: string, n: number, from = 0) =>
   Array.from({ length: n }, (_, i) => ({ id: `${account}${from + i}`, accountId: account }));
 
 describe('InProcessBotRunner', () => {
+  beforeAll(() => Logger.overrideLogger(false)); // the notes on runs given up or dispatched again
+
   it('holds each account to maxConcurrentRunsPerAccount when one is set, and gives free slots to accounts under it', async () => {
     const { executor, runner } = setUp(4, 2);
     for (const run of [...runsOf('a', 5), ...runsOf('b', 5), ...runsOf('c', 5)]) await runner.dispatch(run);
@@ -248,6 +265,26 @@ describe('InProcessBotRunner', () => {
     await executor.end('a2');
     expect(runner.backlog()).toBe(0);
     expect(runner.behind()).toBe(false);
+  });
+
+  it('forgets the failures of a run it gave up (claimed, its outcome not stored): when recovery hands it back, its next failed claim waits 0.5 s again', async () => {
+    const clock = new ManualClock();
+    const { executor, retries, runner } = setUp(1, undefined, clock);
+    const run = { id: 'a0', accountId: 'a' };
+    const claimFailed = () => new RunClaimError('a0', new Error('Connection terminated unexpectedly'));
+    await runner.dispatch(run);
+    await executor.fail('a0', claimFailed()); // dispatched again in 0.5 s
+    await clock.tick(500);
+    expect(executor.started).toEqual(['a0', 'a0']);
+    // Claimed this time, but its outcome could not be stored: given up here (its lease runs out, recovery settles it).
+    await executor.fail('a0', new Error('the outcome could not be stored'));
+    expect(retries.pending).toBe(0);
+    // Recovery hands it back (a retryInterrupted bot), and its claim meets a database error again: its first failure.
+    await runner.dispatch(run);
+    await executor.fail('a0', claimFailed());
+    await clock.tick(500);
+    expect(executor.started).toEqual(['a0', 'a0', 'a0', 'a0']);
+    await executor.end('a0');
   });
 
   it('starts nothing once the executor drains; waiting runs stay queued', async () => {

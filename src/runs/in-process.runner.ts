@@ -249,7 +249,7 @@ export class InProcessBotRunner extends BotRunner {
     };
     run(() => slot.release()).then(
       () => {
-        this.retries.started(id);
+        this.retries.forget(id);
         ended();
       },
       (error: unknown) => {
@@ -259,8 +259,12 @@ export class InProcessBotRunner extends BotRunner {
     );
   }
 
-  /** A run claimed here whose start or outcome could not be stored: its lease runs out, and recovery settles it. */
+  /**
+   * A run claimed here whose start or outcome could not be stored: its lease runs out, and recovery settles it. Given
+   * up here, so its failed claims before are forgotten too (were recovery to hand it back, it starts again at 0.5 s).
+   */
   private unfinished(id: string, error: unknown): void {
+    this.retries.forget(id);
     this.logger.error(`Run ${id} could not be executed`, error instanceof Error ? error.stack : String(error));
   }
 }
