@@ -301,6 +301,59 @@ if (!baseUrl) {
       expect(await storedIds('gate')).toHaveLength(10);
     });
 
+    it('a run accepted as running holds its whole lease from when its row is written, however long its batch waited: recovery never finds it expired as it starts', async () => {
+      const LEASE_MS = 1_000;
+      const HELD_MS = 1_500; // longer than the lease: counted from the accept call, it ran out before the COMMIT
+      await admin().setCredits('lease-held', 10);
+      const claimed = (fields: Partial<NewInvocation> = {}): NewInvocation => {
+        const at = new Date();
+        return run('lease-held', {
+          claim: { owner: 'owner-lease', startedAt: at, leaseExpiresAt: new Date(at.getTime() + LEASE_MS) },
+          ...fields,
+        });
+      };
+      const leaseOf = async (id: string) =>
+        Number((await sql.query(`SELECT lease_expires_at FROM webhook_invocations WHERE id = $1`, [id])).rows[0].lease_expires_at);
+      // Another transaction holds the account's row: the batch's statement waits for its lock.
+      const holder = new Client({ connectionString: db.url });
+      await holder.connect();
+      let released = 0;
+      try {
+        await holder.query('BEGIN');
+        await holder.query(`SELECT credits FROM webhook_accounts WHERE id = 'lease-held' FOR UPDATE`);
+        // One batch: a free run, first (a row the statement could write before the debit waited for the lock), and a run of the account.
+        const locked = [claimed({ credits: 0 }), claimed()];
+        const first = Promise.all(locked.map((r) => acceptorOf(nodes[0]).accept(r, now())));
+        await until(
+          async () =>
+            (
+              await sql.query(
+                `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%INSERT INTO webhook_invocations%'`,
+              )
+            ).rows.length === 1,
+        );
+        // Another accept meanwhile waits for the next batch, behind the one in flight.
+        const queued = claimed({ credits: 0 });
+        const second = acceptorOf(nodes[0]).accept(queued, now());
+        await sleep(HELD_MS);
+        await holder.query('COMMIT');
+        released = Date.now();
+        expect(await Promise.all([first, second])).toEqual([[{ kind: 'accepted' }, { kind: 'accepted' }], { kind: 'accepted' }]);
+        const answered = Date.now();
+        const ids = [...locked, queued].map((r) => r.id);
+        // None is expired as its runner starts it; each lease is a whole lease from its write (a loose upper bound).
+        const expired = (await nodes[0].get(InvocationRepository).listExpiredLeases(new Date(answered), 1000)).map((r) => r.id);
+        expect(expired.filter((id) => ids.includes(id))).toEqual([]);
+        for (const id of ids) {
+          expect(await leaseOf(id)).toBeGreaterThanOrEqual(released + LEASE_MS - 100);
+          expect(await leaseOf(id)).toBeLessThanOrEqual(answered + LEASE_MS + 100);
+        }
+      } finally {
+        await holder.query('ROLLBACK').catch(() => undefined);
+        await holder.end();
+      }
+    });
+
     it("outcomes stored together are one statement, each only by its run's owner while it runs", async () => {
       const runs = await runningRuns('finishes', 6, 'owner-a');
       const repository = nodes[0].get(InvocationRepository);

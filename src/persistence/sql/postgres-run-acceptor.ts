@@ -2,6 +2,7 @@ import type { NewInvocation } from '../records.js';
 import type { AcceptOutcome } from '../webhook-storage.js';
 import type { WebhookTransaction } from '../unit-of-work.js';
 import { Batcher } from '../../batching/batcher.js';
+import type { Clock } from '../../time/clock.js';
 import { text } from './sql-rows.js';
 import type { SqlExecutor } from './sql-executor.js';
 
@@ -9,6 +10,8 @@ import type { SqlExecutor } from './sql-executor.js';
 interface Pending {
   run: NewInvocation;
   since: number;
+  /** When the accept was asked (the module's clock): a claim's lease is moved on by the wait from then to its statement. */
+  askedAt: number;
 }
 
 /** The run that holds an idempotency key. */
@@ -26,27 +29,39 @@ const ROWS =
 /** The columns of `ROWS` a stored run takes, and their values (a run its accept step claimed is stored `running`). */
 const STORED_COLUMNS =
   'id, trigger_id, bot_id, account_id, status, inputs, credits, idempotency_key, request_hash, created_at, started_at, owner, lease_expires_at, attempts, trace_context';
+/**
+ * A claimed run's lease as its row is written: the lease bound (moved on by the wait before the statement was sent,
+ * `columnsOf`), moved on again by the time the statement itself waited (for an account's lock) before writing the row,
+ * as the database measures it. So a run accepted as running holds a whole `runLeaseMs` from its write, however long
+ * its batch waited: recovery never finds it expired as its process starts it (the first renewal comes within a third
+ * of a lease after that).
+ */
+const LEASE_AS_WRITTEN = `r.lease_expires_at + (extract(epoch from clock_timestamp() - statement_timestamp()) * 1000)::bigint`;
 const STORED_VALUES =
-  'r.id, r.trigger_id, r.bot_id, r.account_id, r.status, r.inputs, r.credits, r.idempotency_key, r.request_hash, r.created_at, r.started_at, r.owner, r.lease_expires_at, r.attempts, r.trace_context';
+  'r.id, r.trigger_id, r.bot_id, r.account_id, r.status, r.inputs, r.credits, r.idempotency_key, r.request_hash, r.created_at, r.started_at, r.owner, ' +
+  `${LEASE_AS_WRITTEN}, r.attempts, r.trace_context`;
 
-/** The arrays `ROWS` binds, in its order. */
-const columnsOf = (runs: NewInvocation[]): unknown[][] => [
-  runs.map((r) => r.id),
-  runs.map((r) => r.triggerId),
-  runs.map((r) => r.botId),
-  runs.map((r) => r.accountId),
-  runs.map((r) => JSON.stringify(r.inputs)),
-  runs.map((r) => r.credits),
-  runs.map((r) => r.idempotencyKey),
-  runs.map((r) => r.requestHash),
-  runs.map((r) => r.createdAt.getTime()),
-  runs.map((r) => (r.claim ? 'running' : 'queued')),
-  runs.map((r) => r.claim?.startedAt.getTime() ?? null),
-  runs.map((r) => r.claim?.owner ?? null),
-  runs.map((r) => r.claim?.leaseExpiresAt.getTime() ?? null),
-  runs.map((r) => (r.claim ? 1 : 0)),
-  runs.map((r) => r.traceContext ?? null),
-];
+/** The arrays `ROWS` binds, in its order, for a statement sent at `sentAt` (the module's clock). */
+const columnsOf = (batch: Pending[], sentAt: number): unknown[][] => {
+  const runs = batch.map((p) => p.run);
+  return [
+    runs.map((r) => r.id),
+    runs.map((r) => r.triggerId),
+    runs.map((r) => r.botId),
+    runs.map((r) => r.accountId),
+    runs.map((r) => JSON.stringify(r.inputs)),
+    runs.map((r) => r.credits),
+    runs.map((r) => r.idempotencyKey),
+    runs.map((r) => r.requestHash),
+    runs.map((r) => r.createdAt.getTime()),
+    runs.map((r) => (r.claim ? 'running' : 'queued')),
+    runs.map((r) => r.claim?.startedAt.getTime() ?? null),
+    runs.map((r) => r.claim?.owner ?? null),
+    batch.map((p) => (p.run.claim ? p.run.claim.leaseExpiresAt.getTime() + Math.max(0, sentAt - p.askedAt) : null)),
+    runs.map((r) => (r.claim ? 1 : 0)),
+    runs.map((r) => r.traceContext ?? null),
+  ];
+};
 
 /**
  * The accepted rows (`ROWS`), and the debit of what was stored, per account, in the same statement: the UPDATE reads the INSERT's RETURNING, so a
@@ -74,7 +89,9 @@ const ACCEPT_IF_AFFORDABLE =
   `debited AS (UPDATE webhook_accounts AS a SET credits = a.credits - d.amount ` +
   `FROM (SELECT account_id, sum(credits) AS amount FROM r WHERE credits > 0 GROUP BY account_id) AS d ` +
   `WHERE a.id = d.account_id AND a.credits >= d.amount RETURNING a.id), ` +
-  `stored AS (INSERT INTO webhook_invocations (${STORED_COLUMNS}) SELECT ${STORED_VALUES} FROM r ` +
+  // Joined with the count of the debits, so no row (a free run's neither) is written before every debit took its
+  // account's lock: a claimed run's lease counts from then (LEASE_AS_WRITTEN).
+  `stored AS (INSERT INTO webhook_invocations (${STORED_COLUMNS}) SELECT ${STORED_VALUES} FROM r, (SELECT count(*) FROM debited) AS locked ` +
   `WHERE r.credits = 0 OR r.account_id IN (SELECT id FROM debited) RETURNING id) ` +
   `SELECT id FROM stored`;
 
@@ -105,10 +122,11 @@ export class PostgresRunAcceptor {
      * (a worker's claim of the run before, at one connection) never waits.
      */
     private readonly claimsInFlight: () => Promise<void> | undefined,
+    private readonly clock: Clock,
   ) {}
 
   accept(run: NewInvocation, since: Date): Promise<AcceptOutcome> {
-    return this.batches.push({ run, since: since.getTime() });
+    return this.batches.push({ run, since: since.getTime(), askedAt: this.clock.now() });
   }
 
   private async acceptBatch(batch: Pending[]): Promise<Array<AcceptOutcome | Promise<AcceptOutcome>>> {
@@ -133,7 +151,7 @@ export class PostgresRunAcceptor {
   }
 
   private async acceptIfAffordable(batch: Pending[]): Promise<Set<string>> {
-    const { rows } = await this.db.write(ACCEPT_IF_AFFORDABLE, columnsOf(batch.map((p) => p.run)));
+    const { rows } = await this.db.write(ACCEPT_IF_AFFORDABLE, columnsOf(batch, this.clock.now()));
     return new Set(rows.map((row) => text(row.id)));
   }
 
@@ -227,7 +245,7 @@ export class PostgresRunAcceptor {
   /** One multi-row INSERT and one debit per account of what it stored; answers the ids stored. */
   private async insertAndDebit(accepted: Pending[], tx: WebhookTransaction): Promise<Set<string>> {
     const runs = accepted.map((p) => p.run);
-    const { rows } = await this.db.write(INSERT_AND_DEBIT, columnsOf(runs), tx);
+    const { rows } = await this.db.write(INSERT_AND_DEBIT, columnsOf(accepted, this.clock.now()), tx);
     const inserted = new Set(rows.map((row) => text(row.id)));
     // The rows are locked and every amount was checked against them: a short debit is a bug, and rolls back.
     const charged = new Set(runs.filter((r) => r.credits > 0 && inserted.has(r.id)).map((r) => r.accountId));

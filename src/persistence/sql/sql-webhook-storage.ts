@@ -1,5 +1,6 @@
 import type { Provider } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
+import { Clock } from '../../time/clock.js';
 import type { NewInvocation } from '../records.js';
 import { sqliteConnectionOf, WEBHOOK_DATA_SOURCE } from '../typeorm/webhook-data-source.js';
 import { WebhookStorage, type AcceptOutcome } from '../webhook-storage.js';
@@ -53,9 +54,12 @@ export class SqlWebhookStorage extends WebhookStorage {
 export class PostgresWebhookStorage extends SqlWebhookStorage {
   private readonly acceptor: PostgresRunAcceptor;
 
-  constructor(override readonly unitOfWork: PostgresExecutor) {
+  constructor(
+    override readonly unitOfWork: PostgresExecutor,
+    clock: Clock,
+  ) {
     super(unitOfWork);
-    this.acceptor = new PostgresRunAcceptor(unitOfWork, () => this.invocations.claimsInFlight());
+    this.acceptor = new PostgresRunAcceptor(unitOfWork, () => this.invocations.claimsInFlight(), clock);
   }
 
   override accept(run: NewInvocation, since: Date): Promise<AcceptOutcome> {
@@ -66,9 +70,9 @@ export class PostgresWebhookStorage extends SqlWebhookStorage {
 /** `WebhookStorage` on the module's DataSource: PostgreSQL, or the module's own SQLite file. */
 export const sqlWebhookStorageProvider: Provider = {
   provide: WebhookStorage,
-  inject: [WEBHOOK_DATA_SOURCE],
-  useFactory: (dataSource: DataSource): WebhookStorage =>
+  inject: [WEBHOOK_DATA_SOURCE, Clock],
+  useFactory: (dataSource: DataSource, clock: Clock): WebhookStorage =>
     dataSource.options.type === 'postgres'
-      ? new PostgresWebhookStorage(new PostgresExecutor(dataSource))
+      ? new PostgresWebhookStorage(new PostgresExecutor(dataSource), clock)
       : new SqlWebhookStorage(new SqliteExecutor(sqliteConnectionOf(dataSource))),
 };
