@@ -51,14 +51,12 @@ export function countedJobs(runs: DispatchedRun[], priorities: number[]) {
   return runs.map((run, i) => ({ name: COUNTED_JOB, data: runJobData(run), opts: { jobId: run.id, priority: priorities[i] } }));
 }
 
-/** The jobs a sweep re-adds (SWEPT_JOB): not counted, first in line. */
+/**
+ * The jobs a sweep re-adds (SWEPT_JOB): not counted (a run counted before its add failed stays counted, and its end
+ * takes it off like any other's), first in line.
+ */
 export function sweptJobs(runs: DispatchedRun[]) {
   return runs.map((run) => ({ name: SWEPT_JOB, data: runJobData(run), opts: { jobId: run.id, priority: 1 } }));
-}
-
-/** The account whose pending runs a job counts in, or undefined (a swept job, or one of an older version). */
-export function countedAccount(job: { name: string; data: unknown }): string | undefined {
-  return job.name === COUNTED_JOB ? jobAccount(job.data) : undefined;
 }
 
 /**
@@ -69,8 +67,8 @@ export function inJobTraceContext<J extends { data: unknown }, R>(process: (job:
   return (job, token) => withStoredContext(jobTraceContext(job.data), () => process(job, token));
 }
 
-/** A job counted in its account's pending runs (AccountQueuePositions) until it ends. */
-export const COUNTED_JOB = 'run';
+/** The job of a dispatched run, counted in its account's runs pending (AccountQueuePositions) until it ends. */
+const COUNTED_JOB = 'run';
 /** A job a sweep re-added: not counted (the add is a no-op when the job is still in the queue). */
 const SWEPT_JOB = 'swept';
 

@@ -18,14 +18,13 @@ import { Batcher } from '../batching/batcher.js';
 import { WorkerHeartbeats } from './worker-heartbeats.js';
 import { RunQueueBacklog } from './run-queue-backlog.js';
 import {
-  COUNTED_JOB,
   ENQUEUE_BATCH,
   ENQUEUE_TIMEOUT_MS,
   HAND_OFF_TRIES,
   SWEEP_BATCH,
-  countedAccount,
   countedJobs,
   inJobTraceContext,
+  jobAccount,
   sweptJobs,
   WEBHOOK_RUN_QUEUE,
   loadBullMq,
@@ -148,7 +147,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     });
     this.queue.on('error', () => undefined); // reported by the producer's own listener above
     const keyPrefix = this.options.redis!.keyPrefix;
-    this.positions = new AccountQueuePositions(this.producer, keyPrefix, this.logger, this.queue.toKey(''));
+    this.positions = new AccountQueuePositions(this.producer, keyPrefix, this.logger);
     this.heartbeats = new WorkerHeartbeats(this.producer, keyPrefix);
     const cap = this.options.maxConcurrentRunsPerAccount;
     if (cap !== undefined) this.slots = new AccountRunSlots(this.producer, keyPrefix, cap, this.options.runLeaseMs, this.logger);
@@ -263,13 +262,14 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
    * costs a command per turn of starts. Error, per account: the other nodes' enqueues of one read's interval (250 ms)
    * are missed, as for the whole bound; a run whose job just left its worker counts as waiting until its end is
    * counted off (a turn); a dead worker's jobs count as held until BullMQ hands them out again (`runLeaseMs`), and
-   * its unreported ends as waiting until the count heals; swept jobs are not counted. Each account's count is capped
-   * by the queue's waiting jobs, so a count left too high never refuses an account while the queue holds less.
+   * its unreported ends as waiting until the count heals; a run whose enqueue failed before Redis counted it is not
+   * counted once swept. Each account's count is capped by the queue's waiting jobs, so a count left too high never
+   * refuses an account while the queue holds less.
    */
   private waitingOfAccounts(): (() => Promise<Map<string, number>>) | undefined {
     if (!this.registry.manyAccounts || this.options.role === 'worker') return undefined;
     const accounts = [...new Set(this.registry.list().map((bot) => bot.accountId))];
-    const queue = { active: this.queue!.keys.active, jobPrefix: this.queue!.toKey(''), countedJob: COUNTED_JOB };
+    const queue = { active: this.queue!.keys.active, jobPrefix: this.queue!.toKey('') };
     return () => this.positions!.waiting(accounts, queue);
   }
 
@@ -303,9 +303,10 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
     try {
       delayed = !(await this.runJob(job, token));
     } finally {
-      // However it ended (a job that failed has ended too). Jobs of an older version carry no account: never counted.
-      const counted = countedAccount(job);
-      if (!delayed && counted) this.positions!.runEnded(counted);
+      // However it ended (a job that failed has ended too), and whether or not its run was counted (a swept job's was
+      // if its add failed after the count). Jobs of an older version carry no account: never counted.
+      const accountId = jobAccount(job.data);
+      if (!delayed && accountId) this.positions!.runEnded(accountId, job.id!);
     }
     if (delayed) throw new this.bull.DelayedError();
   }

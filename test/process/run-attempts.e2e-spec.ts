@@ -11,6 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import Redis from 'ioredis';
 import { Client } from 'pg';
 import { leasedRows } from '../helpers/db.js';
 import { eventually, getStatus, syncInvocation, triggerBot } from '../helpers/http.js';
@@ -33,10 +34,11 @@ const ADMIN_TOKEN = 'run-attempts-admin-token-3c9d41';
 const KILLS_ITS_PROCESS = resolve(__dirname, '../fixtures/retry-bot-kills-process.cjs');
 /** The default of `maxRunAttempts`: the sample app does not set it. */
 const MAX_RUN_ATTEMPTS = 3;
-const TOO_OFTEN = {
+const tooOften = (attempts: number) => ({
   code: 'interrupted_too_often',
-  message: `The run was interrupted too often: its process stopped before it finished on each of ${MAX_RUN_ATTEMPTS} attempts`,
-};
+  message: `The run was interrupted too often: its process stopped before it finished on each of ${attempts} attempts`,
+});
+const TOO_OFTEN = tooOften(MAX_RUN_ATTEMPTS);
 
 const dirs: string[] = [];
 function tempDir(): string {
@@ -161,7 +163,12 @@ if (!postgresUrl || !redisUrl) {
     const balance = async () =>
       Number((await pg.query<{ credits: string }>(`SELECT credits FROM webhook_accounts WHERE id = 'demo'`)).rows[0].credits);
 
-    it(`is taken over by the next worker until its ${MAX_RUN_ATTEMPTS} attempts are used, then stored failed (interrupted_too_often), credits kept`, async () => {
+    /**
+     * Starts an API node and a killing worker after another until the run's `attempts` (its `maxRunAttempts`) are
+     * used, then a last worker that stores it failed: charged once, never started again, and nothing of it left in
+     * its account's runs pending (its place in line and its share of `maxQueuedRuns`).
+     */
+    const killedOnEveryAttempt = async (attempts: number, env: Record<string, string> = {}): Promise<void> => {
       const log = join(tempDir(), 'starts.log');
       const shared = {
         DATABASE_URL: db.url,
@@ -170,6 +177,7 @@ if (!postgresUrl || !redisUrl) {
         ADMIN_TOKEN,
         WEBHOOK_KEY_SECRET: `run-attempts-key-secret-${randomBytes(8).toString('hex')}`,
         WEBHOOK_RUN_LEASE_MS: '1500',
+        ...env,
       };
       const worker = { ...shared, KILLING_BOT_LOG: log, NODE_OPTIONS: `--require ${KILLS_ITS_PROCESS}` };
       const api = await startSampleApp({ ...shared, WEBHOOK_ROLE: 'api', PORT: String(await freePort()) });
@@ -180,21 +188,41 @@ if (!postgresUrl || !redisUrl) {
       const id = started.body.invocation.id as string;
 
       // The first worker takes the job and dies; each next one takes the run over (BullMQ's stalled-job
-      // check, or the lease recovery once BullMQ gave the job up) and dies too.
-      await restartUntilKilled(worker, 'worker', log, MAX_RUN_ATTEMPTS);
-      expect(starts(log)).toEqual(Array(MAX_RUN_ATTEMPTS).fill(id));
-      expect(await row(id)).toMatchObject({ status: 'running', attempts: MAX_RUN_ATTEMPTS });
+      // check, or the lease recovery) and dies too.
+      await restartUntilKilled(worker, 'worker', log, attempts);
+      expect(starts(log)).toEqual(Array(attempts).fill(id));
+      expect(await row(id)).toMatchObject({ status: 'running', attempts });
 
       const last = await startSampleApp(worker, 'worker');
       await eventually('the run to be stored failed', 15_000, async () => ((await row(id)).status === 'failed' ? true : undefined));
       const stored = await row(id);
-      expect({ ...stored, error: JSON.parse(stored.error!) }).toEqual({ status: 'failed', attempts: MAX_RUN_ATTEMPTS, error: TOO_OFTEN });
-      expect((await syncInvocation(trigger, id)).body).toEqual({ success: false, status: 'failed', outputs: [], error: TOO_OFTEN });
+      expect({ ...stored, error: JSON.parse(stored.error!) }).toEqual({ status: 'failed', attempts, error: tooOften(attempts) });
+      expect((await syncInvocation(trigger, id)).body).toEqual({
+        success: false,
+        status: 'failed',
+        outputs: [],
+        error: tooOften(attempts),
+      });
       expect(await balance()).toBe(before - 1);
       expect(last.exitedAt()).toBeUndefined();
-      expect(starts(log)).toHaveLength(MAX_RUN_ATTEMPTS);
+      expect(starts(log)).toHaveLength(attempts);
+      // Once the run ended, its account has no run pending (deleted with its last member): the account's place in
+      // line and its share of maxQueuedRuns are whole again, not one run short for its next 10 idle minutes.
+      const redis = new Redis(redisUrl);
+      try {
+        await eventually("the account's runs pending to go", 5_000, async () =>
+          (await redis.exists(`${keyPrefix}pending-runs:demo`)) === 0 ? true : undefined,
+        );
+      } finally {
+        redis.disconnect();
+      }
       expect(await stopSampleApp(last)).not.toBeNull();
       expect(await stopSampleApp(api)).not.toBeNull();
+    };
+
+    it(`is taken over by the next worker until its ${MAX_RUN_ATTEMPTS} attempts are used, then stored failed (interrupted_too_often), credits kept; its account's count of pending runs goes with it`, async () => {
+      // Its first job stalls twice: BullMQ's default gave it up, and the lease recovery enqueued the run again.
+      await killedOnEveryAttempt(MAX_RUN_ATTEMPTS);
     });
   });
 }

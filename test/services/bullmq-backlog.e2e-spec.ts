@@ -24,12 +24,12 @@ if (!redisUrl || !postgresUrl) {
 } else {
   /**
    * A cluster of the two accounts' slow bots (acct's SlowBot, other's OtherSlowBot; 100 credits each) bounded at
-   * `maxQueuedRuns`, whose workers run one run at a time, and its first API node.
+   * `maxQueuedRuns`, whose workers run one run at a time, and its first API node; `runLeaseMs` when given.
    */
-  const twoAccountCluster = async (maxQueuedRuns: number): Promise<{ cluster: BullMqCluster; api: ApiNode }> => {
+  const twoAccountCluster = async (maxQueuedRuns: number, runLeaseMs?: number): Promise<{ cluster: BullMqCluster; api: ApiNode }> => {
     const cluster = await BullMqCluster.create(redisUrl, postgresUrl, {
       providers: [SlowBot, OtherSlowBot],
-      options: { maxQueuedRuns, maxConcurrentRuns: 1, shutdownGraceMs: 0 },
+      options: { maxQueuedRuns, maxConcurrentRuns: 1, shutdownGraceMs: 0, ...(runLeaseMs ? { runLeaseMs } : {}) },
     });
     const api = await cluster.startApi();
     const admin = api.app.get(WebhookTriggersAdmin);
@@ -231,7 +231,7 @@ if (!redisUrl || !postgresUrl) {
 
       // The account's count of runs pending lives 10 minutes past its last enqueue: here as if those minutes had
       // nearly passed (its triggers refused meanwhile), while its runs go on ending and starting.
-      const countKey = `${cluster.keyPrefix}run-pending:acct`;
+      const countKey = `${cluster.keyPrefix}pending-runs:acct`;
       expect(await redis.pexpire(countKey, 2_000)).toBe(1);
       expect(await status(first)).toBe('running'); // it ends after that
       await until(async () => (await status(long)) === 'running', 5_000, 'the first run to end and the long one to start');
@@ -284,6 +284,59 @@ if (!redisUrl || !postgresUrl) {
       await until(() => runner.backlog() === HALF, 2_000, "a read of the other account's runs");
       await new Promise((resolve) => setTimeout(resolve, 600)); // reads of the queue (every 250 ms) after them
       await startRun(on(slow, 'slow'), { ms: 10, after: 'ended' });
+    }, 30_000);
+  });
+
+  describe("bounded backlog on BullMQ: a run whose enqueue Redis failed after counting it, added later by a sweep, counts once in its account's share", () => {
+    const MAX = 4;
+    const HALF = accountBacklogShare(MAX);
+    /** Workers sweep every third of it for runs queued longer than it. */
+    const LEASE_MS = 1_500;
+    let cluster: BullMqCluster;
+    let api: ApiNode;
+    let redis: Redis;
+
+    beforeAll(async () => {
+      ({ cluster, api } = await twoAccountCluster(MAX, LEASE_MS));
+      redis = new Redis(redisUrl);
+    });
+
+    afterAll(async () => {
+      await redis?.quit();
+      await cluster?.close();
+    });
+
+    it("once that run ended, its account has no run waiting: as many of its triggers as its share are accepted while the other account's wait", async () => {
+      const admin = api.app.get(WebhookTriggersAdmin);
+      const slow = await admin.createTrigger('slow', { name: 'slow' });
+      const otherSlow = await admin.createTrigger('other-slow', { name: 'other-slow' });
+      const on = triggerOn({ baseUrl: api.url }, { id: slow.id, key: slow.key, botId: 'slow' });
+      const onOther = triggerOn({ baseUrl: api.url }, { id: otherSlow.id, key: otherSlow.key, botId: 'other-slow' });
+      const runner = api.app.get(BotRunner);
+
+      // Redis answers the count of the run's account, then fails the add: BullMQ's add script reads the queue's meta
+      // hash, made a string here. The trigger is answered 200 anyway (stored and charged), and its job is not added.
+      const meta = `${cluster.keyPrefix}runs:meta`;
+      await redis.del(meta);
+      await redis.set(meta, 'not a hash');
+      const run = await startRun(on, { ms: 10 });
+      expect(await redis.exists(`${cluster.keyPrefix}runs:${run}`)).toBe(0);
+      await redis.del(meta);
+
+      // A worker's sweep adds it (queued longer than runLeaseMs) and runs it.
+      const worker = await cluster.startWorker();
+      expect((await syncInvocation(on, run)).body).toMatchObject({ success: true });
+      await worker.close();
+      await until(() => runner.backlog() === 0, 2_000, 'a read of the empty queue');
+
+      // The other account's runs wait, as many as its share (an account's count is capped by the queue's waiting jobs).
+      for (let i = 0; i < HALF; i++) await startRun(onOther, { ms: 10, i });
+      await until(() => runner.backlog() === HALF, 2_000, "a read of the other account's runs");
+      await new Promise((resolve) => setTimeout(resolve, 600)); // reads of the queue (every 250 ms) after them
+
+      // Nothing of acct waits: its share is whole (it was one short for 10 idle minutes, the failed add's run counted for good).
+      for (let i = 0; i < HALF; i++) await startRun(on, { ms: 10, i });
+      expectError(await triggerBot(on, { ms: 10, over: 'share' }), 503);
     }, 30_000);
   });
 }

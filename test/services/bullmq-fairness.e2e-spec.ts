@@ -69,7 +69,7 @@ if (!redisUrl || !postgresUrl) {
       expect(botMeter.peak('acct')).toBe(8);
       expect(performance.now() - t0).toBeLessThan(2 * RUN_MS); // one wave, not two
       // Every run's end was counted off its account's pending runs: nothing is left behind.
-      await until(async () => (await redis.exists(`${cluster.keyPrefix}run-pending:acct`)) === 0, 2000, 'the pending count to empty');
+      await until(async () => (await redis.exists(`${cluster.keyPrefix}pending-runs:acct`)) === 0, 2000, 'the pending count to empty');
     }, 30_000);
 
     it("two accounts with deep backlogs each get half the slots across the workers; a third account's first run starts within one run's duration", async () => {
@@ -99,7 +99,7 @@ if (!redisUrl || !postgresUrl) {
       expect(botMeter.peak()).toBe(8);
     }, 60_000);
 
-    it("the queue positions: a batch's runs come after their account's runs pending, one script call per account; the count expires 10 minutes after the last enqueue and goes at zero; without Redis, positions from 1", async () => {
+    it("the queue positions: a batch's runs come after their account's runs pending, one script call per account; a run counts once however often it is enqueued or its end reported; the count expires 10 minutes after the last enqueue and goes at zero; without Redis, positions from 1", async () => {
       const logger = new Logger('test');
       jest.spyOn(logger, 'debug').mockImplementation(() => undefined);
       const client = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500 });
@@ -118,12 +118,19 @@ if (!redisUrl || !postgresUrl) {
         expect(await positions.enqueued([run('1', 'p'), run('2', 'q'), run('3', 'p')])).toEqual([1, 1, 2]);
         expect(sent).toHaveLength(2); // one call per account, not one per run nor two per account
         expect(await positions.enqueued([run('4', 'p')])).toEqual([3]);
+        // Enqueued again (a run dispatched again, a batch sent again): still one of p's runs pending.
+        expect(await positions.enqueued([run('1', 'p')])).toEqual([4]);
+        expect(await positions.enqueued([run('4', 'p')])).toEqual([4]);
         const ttl = await client.pttl(positions.key('p'));
         expect(ttl).toBeGreaterThan(9 * 60_000);
         expect(ttl).toBeLessThanOrEqual(10 * 60_000);
-        positions.runEnded('q');
+        positions.runEnded('q', '2');
         await until(async () => (await client.exists(positions.key('q'))) === 0, 2000, "q's count to go at zero");
-        for (let i = 0; i < 3; i++) positions.runEnded('p');
+        // Run 1's end reported twice (by two workers, or again after a lost reply), run 4's once: run 3 is still pending.
+        for (const id of ['1', '1', '4']) positions.runEnded('p', id);
+        await until(async () => (await client.scard(positions.key('p'))) === 1, 2000, "p's ends to be counted off");
+        expect(await positions.enqueued([run('8', 'p')])).toEqual([2]);
+        for (const id of ['3', '8']) positions.runEnded('p', id);
         await until(async () => (await client.exists(positions.key('p'))) === 0, 2000, "p's count to go at zero");
         expect(await positions.enqueued([run('5', 'p')])).toEqual([1]);
       } finally {
