@@ -34,6 +34,8 @@ export interface SampleConfig {
   botTimeoutMs: number;
   /** How long a run's lease lasts; a run whose process died is recovered once it runs out (`runLeaseMs`). */
   runLeaseMs: number;
+  /** Most starts of a `retryInterrupted` run that keeps losing its process (`maxRunAttempts`). */
+  maxRunAttempts: number;
   /** WEBHOOK_CALLBACK_ALLOWED_HOSTS: hosts callbacks may reach even when private (`callbackAllowedHosts`). */
   callbackAllowedHosts: string[];
   /** WEBHOOK_CALLBACK_RETRY_MS: the callbacks' retry schedule in ms (`callbackRetryScheduleMs`); unset: Standard Webhooks'. */
@@ -184,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
   const shutdownGraceMs = wholeNumber(env, 'WEBHOOK_SHUTDOWN_GRACE_MS', 10_000, 0, MAX_TIMER_MS);
   const botTimeoutMs = wholeNumber(env, 'WEBHOOK_BOT_TIMEOUT_MS', 900_000, 1, MAX_TIMER_MS);
   const runLeaseMs = wholeNumber(env, 'WEBHOOK_RUN_LEASE_MS', 15_000, 1, MAX_TIMER_MS);
+  const maxRunAttempts = wholeNumber(env, 'WEBHOOK_MAX_RUN_ATTEMPTS', 3, 1, 1_000);
   const callbackAllowedHosts = callbackHosts(env);
   const callbackRetryScheduleMs = callbackRetries(env);
   const callbackTimeoutMs = wholeNumber(env, 'WEBHOOK_CALLBACK_TIMEOUT_MS', 15_000, 1, 600_000);
@@ -210,6 +213,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): SampleConfig {
     shutdownGraceMs,
     botTimeoutMs,
     runLeaseMs,
+    maxRunAttempts,
     callbackAllowedHosts,
     callbackRetryScheduleMs,
     callbackTimeoutMs,
@@ -291,6 +295,7 @@ export function webhookOptions(config: SampleConfig): WebhookTriggerModuleOption
     shutdownGraceMs: config.shutdownGraceMs,
     botTimeoutMs: config.botTimeoutMs,
     runLeaseMs: config.runLeaseMs,
+    maxRunAttempts: config.maxRunAttempts,
     role: config.role,
     callbackAllowedHosts: config.callbackAllowedHosts,
     ...(config.callbackRetryScheduleMs !== undefined && { callbackRetryScheduleMs: config.callbackRetryScheduleMs }),

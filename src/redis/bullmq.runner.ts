@@ -171,6 +171,10 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
       concurrency: this.options.maxConcurrentRuns,
       lockDuration: this.options.runLeaseMs,
       stalledInterval: this.options.runLeaseMs,
+      // A job whose worker died is handed out again however often: the run's own bounds decide what happens to it
+      // (InterruptedRuns, maxRunAttempts), and so it always reaches process(), which takes it off its account's runs
+      // pending. BullMQ's default (1) failed a job stalled twice without handing it to anyone.
+      maxStalledCount: Number.MAX_SAFE_INTEGER,
       autorun: false,
     });
     this.worker.on('error', (error: Error) => this.logger.warn(`Run worker: ${error.message}`));

@@ -221,8 +221,14 @@ if (!postgresUrl || !redisUrl) {
     };
 
     it(`is taken over by the next worker until its ${MAX_RUN_ATTEMPTS} attempts are used, then stored failed (interrupted_too_often), credits kept; its account's count of pending runs goes with it`, async () => {
-      // Its first job stalls twice: BullMQ's default gave it up, and the lease recovery enqueued the run again.
+      // Its job stalls once per dead worker and is handed to the next worker each time.
       await killedOnEveryAttempt(MAX_RUN_ATTEMPTS);
+    });
+
+    it("with maxRunAttempts 2, its job stalls twice (two workers killed holding it): the third worker is still handed that job and stores the run failed; its account's count of pending runs goes with it", async () => {
+      // BullMQ's default failed a job stalled twice without handing it to anyone, and the lease recovery, not
+      // dispatching a run with no attempt left, stored it failed: its end was never counted off.
+      await killedOnEveryAttempt(2, { WEBHOOK_MAX_RUN_ATTEMPTS: '2' });
     });
   });
 }

@@ -637,6 +637,7 @@ describe('sample app (real process)', () => {
       ['WEBHOOK_SHUTDOWN_GRACE_MS', '-1'],
       ['WEBHOOK_BOT_TIMEOUT_MS', '1.5'],
       ['WEBHOOK_RUN_LEASE_MS', 'forever'],
+      ['WEBHOOK_MAX_RUN_ATTEMPTS', '0'],
       ['WEBHOOK_CALLBACK_ALLOWED_HOSTS', 'http://127.0.0.1:3000'],
       ['WEBHOOK_CALLBACK_ALLOWED_HOSTS', '127.0.0.1,,localhost'],
       ['WEBHOOK_CALLBACK_RETRY_MS', '0,5s'],
