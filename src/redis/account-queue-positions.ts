@@ -1,9 +1,12 @@
 import type { Logger } from '@nestjs/common';
 import type { Redis as RedisClient } from 'ioredis';
+import { Batcher } from '../batching/batcher.js';
 import type { DispatchedRun } from '../runs/bot-runner.js';
 
 /** BullMQ's highest job priority (`2 ** 21 - 1`); a lower number is fetched first. */
 const MAX_JOB_PRIORITY = 2 ** 21 - 1;
+/** Most ended runs one report takes off (more go in the next, right after). */
+const ENDED_BATCH = 1000;
 
 /**
  * Adds the runs `ARGV[2…]` (their ids) to the account's runs pending (KEYS[1], a set: a run dispatched again is one
@@ -74,9 +77,9 @@ export interface RunQueueKeys {
 /**
  * How long an account's runs pending outlive its last enqueue or reported end. They order the queue and bound the
  * account's share of the backlog, so they must last while the account's runs wait (a count that expired under a
- * backlog let the account fill it again); a run left in them (a worker that died between the run's end and its
- * report) costs that account its place in line (and some of its share), never a run; it goes once the account has
- * been idle (nothing enqueued, nothing ended) this long.
+ * backlog let the account fill it again); a run left in them (Redis failed its end's report) costs that account its
+ * place in line (and some of its share), never a run; it goes once the account has been idle (nothing enqueued,
+ * nothing ended) this long.
  */
 const COUNT_TTL_MS = 10 * 60_000;
 
@@ -93,9 +96,8 @@ const COUNT_TTL_MS = 10 * 60_000;
  */
 export class AccountQueuePositions {
   private readonly redis: PositionRedis;
-  /** Runs ended on this worker per account, not yet reported (sent once per event-loop turn). */
-  private ended = new Map<string, string[]>();
-  private reporting = false;
+  /** Runs ended on this worker: those of one turn, and those ended while a report is in flight, go in one report. */
+  private readonly ends = new Batcher<{ accountId: string; runId: string }, void>((ended) => this.report(ended), ENDED_BATCH);
 
   constructor(
     redis: RedisClient,
@@ -147,8 +149,8 @@ export class AccountQueuePositions {
 
   /**
    * Of the accounts' runs pending, the ones waiting (not held by a worker), by account: one script call (`WAITING`).
-   * Runs whose job left the active list and whose end is not reported yet count as waiting for that moment; a run
-   * left pending by a dead worker counts until it goes (the caller bounds each by the queue's waiting jobs). Rejects
+   * A run's end is reported before its job leaves the active list, so it never counts as waiting; a run left pending
+   * (its end's report failed) counts until it goes (the caller bounds each by the queue's waiting jobs). Rejects
    * when Redis does not answer.
    */
   async waiting(accounts: readonly string[], queue: RunQueueKeys): Promise<Map<string, number>> {
@@ -157,29 +159,28 @@ export class AccountQueuePositions {
     return new Map(accounts.map((accountId, i) => [accountId, Math.max(0, Number(waiting[i]))]));
   }
 
-  /** A run of `accountId` ended (however it ended): reported with the others of this turn; a repeat changes nothing. Never throws. */
-  runEnded(accountId: string, runId: string): void {
-    const ids = this.ended.get(accountId);
-    if (ids) ids.push(runId);
-    else this.ended.set(accountId, [runId]);
-    if (this.reporting) return;
-    this.reporting = true;
-    setImmediate(() => void this.report());
+  /**
+   * A run of `accountId` ended (however it ended): reported with the others of this turn; a repeat changes nothing.
+   * Resolves once Redis answered that report (or failed it: logged), never rejects: a worker awaits it before BullMQ
+   * completes the job, so a worker that dies before the report leaves the job to be handed out again, and the
+   * worker it goes to reports its run's end again.
+   */
+  runEnded(accountId: string, runId: string): Promise<void> {
+    return this.ends.push({ accountId, runId });
   }
 
-  private async report(): Promise<void> {
-    const ended = this.ended;
-    this.ended = new Map();
+  private async report(ended: { accountId: string; runId: string }[]): Promise<void[]> {
+    const perAccount = new Map<string, string[]>();
+    for (const { accountId, runId } of ended) {
+      const ids = perAccount.get(accountId);
+      if (ids) ids.push(runId);
+      else perAccount.set(accountId, [runId]);
+    }
     try {
-      await Promise.all([...ended].map(([accountId, ids]) => this.redis.webhookRunsEnded(this.key(accountId), COUNT_TTL_MS, ...ids)));
+      await Promise.all([...perAccount].map(([accountId, ids]) => this.redis.webhookRunsEnded(this.key(accountId), COUNT_TTL_MS, ...ids)));
     } catch (error) {
       this.logger.debug(`Ended runs not counted (${(error as Error).message}); their accounts' counts heal when idle`);
-    } finally {
-      this.reporting = false;
-      if (this.ended.size > 0) {
-        this.reporting = true;
-        setImmediate(() => void this.report());
-      }
     }
+    return ended.map(() => undefined);
   }
 }

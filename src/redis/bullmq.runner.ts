@@ -264,11 +264,10 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
    * turn, never per trigger or run. Its work grows with the jobs active, which the workers' slots bound; reading the
    * waiting jobs instead grows with the backlog (up to `maxQueuedRuns` a read), and counting starts on the workers
    * costs a command per turn of starts. Error, per account: the other nodes' enqueues of one read's interval (250 ms)
-   * are missed, as for the whole bound; a run whose job just left its worker counts as waiting until its end is
-   * counted off (a turn); a dead worker's jobs count as held until BullMQ hands them out again (`runLeaseMs`), and
-   * its unreported ends as waiting until the count heals; a run whose enqueue failed before Redis counted it is not
-   * counted once swept. Each account's count is capped by the queue's waiting jobs, so a count left too high never
-   * refuses an account while the queue holds less.
+   * are missed, as for the whole bound; a dead worker's jobs count as held until BullMQ hands them out again
+   * (`runLeaseMs`); an end whose report Redis failed counts as waiting until the count heals; a run whose enqueue
+   * failed before Redis counted it is not counted once swept. Each account's count is capped by the queue's waiting
+   * jobs, so a count left too high never refuses an account while the queue holds less.
    */
   private waitingOfAccounts(): (() => Promise<Map<string, number>>) | undefined {
     if (!this.registry.manyAccounts || this.options.role === 'worker') return undefined;
@@ -308,9 +307,10 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
       delayed = !(await this.runJob(job, token));
     } finally {
       // However it ended (a job that failed has ended too), and whether or not its run was counted (a swept job's was
-      // if its add failed after the count). Jobs of an older version carry no account: never counted.
+      // if its add failed after the count). Jobs of an older version carry no account: never counted. Before BullMQ
+      // completes the job: a worker that dies first leaves it to the next, which reports the end again.
       const accountId = jobAccount(job.data);
-      if (!delayed && accountId) this.positions!.runEnded(accountId, job.id!);
+      if (!delayed && accountId) await this.positions!.runEnded(accountId, job.id!);
     }
     if (delayed) throw new this.bull.DelayedError();
   }
