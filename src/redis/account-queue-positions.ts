@@ -7,6 +7,10 @@ import type { DispatchedRun } from '../runs/bot-runner.js';
 const MAX_JOB_PRIORITY = 2 ** 21 - 1;
 /** Most ended runs one report takes off (more go in the next, right after). */
 const ENDED_BATCH = 1000;
+/** A report Redis failed is sent again this much later (taking a run off twice changes nothing), until it answers. */
+const END_RETRY_MS = 1000;
+/** Most ended runs kept for a report sent again; past it (Redis gone a long while) they heal when their account is idle. */
+const END_RETRY_MAX = 10_000;
 
 /**
  * Adds the runs `ARGV[2…]` (their ids) to the account's runs pending (KEYS[1], a set: a run dispatched again is one
@@ -77,9 +81,9 @@ export interface RunQueueKeys {
 /**
  * How long an account's runs pending outlive its last enqueue or reported end. They order the queue and bound the
  * account's share of the backlog, so they must last while the account's runs wait (a count that expired under a
- * backlog let the account fill it again); a run left in them (Redis failed its end's report) costs that account its
- * place in line (and some of its share), never a run; it goes once the account has been idle (nothing enqueued,
- * nothing ended) this long.
+ * backlog let the account fill it again); a run left in them (Redis failed its end's report, and its worker died
+ * before sending it again) costs that account its place in line (and some of its share), never a run; it goes once
+ * the account has been idle (nothing enqueued, nothing ended) this long.
  */
 const COUNT_TTL_MS = 10 * 60_000;
 
@@ -98,6 +102,8 @@ export class AccountQueuePositions {
   private readonly redis: PositionRedis;
   /** Runs ended on this worker: those of one turn, and those ended while a report is in flight, go in one report. */
   private readonly ends = new Batcher<{ accountId: string; runId: string }, void>((ended) => this.report(ended), ENDED_BATCH);
+  /** Ended runs whose report Redis failed, waiting to be sent again. */
+  private retrying = 0;
 
   constructor(
     redis: RedisClient,
@@ -150,7 +156,7 @@ export class AccountQueuePositions {
   /**
    * Of the accounts' runs pending, the ones waiting (not held by a worker), by account: one script call (`WAITING`).
    * A run's end is reported before its job leaves the active list, so it never counts as waiting; a run left pending
-   * (its end's report failed) counts until it goes (the caller bounds each by the queue's waiting jobs). Rejects
+   * (its end's report failed, and is not sent again yet) counts until it goes (the caller bounds each by the queue's waiting jobs). Rejects
    * when Redis does not answer.
    */
   async waiting(accounts: readonly string[], queue: RunQueueKeys): Promise<Map<string, number>> {
@@ -161,9 +167,9 @@ export class AccountQueuePositions {
 
   /**
    * A run of `accountId` ended (however it ended): reported with the others of this turn; a repeat changes nothing.
-   * Resolves once Redis answered that report (or failed it: logged), never rejects: a worker awaits it before BullMQ
-   * completes the job, so a worker that dies before the report leaves the job to be handed out again, and the
-   * worker it goes to reports its run's end again.
+   * Resolves once Redis answered that report (or failed it: logged, and sent again later), never rejects: a worker
+   * awaits it before BullMQ completes the job, so a worker that dies before the report leaves the job to be handed
+   * out again, and the worker it goes to reports its run's end again.
    */
   runEnded(accountId: string, runId: string): Promise<void> {
     return this.ends.push({ accountId, runId });
@@ -176,11 +182,30 @@ export class AccountQueuePositions {
       if (ids) ids.push(runId);
       else perAccount.set(accountId, [runId]);
     }
-    try {
-      await Promise.all([...perAccount].map(([accountId, ids]) => this.redis.webhookRunsEnded(this.key(accountId), COUNT_TTL_MS, ...ids)));
-    } catch (error) {
-      this.logger.debug(`Ended runs not counted (${(error as Error).message}); their accounts' counts heal when idle`);
+    const accounts = [...perAccount];
+    const results = await Promise.allSettled(
+      accounts.map(([accountId, ids]) => this.redis.webhookRunsEnded(this.key(accountId), COUNT_TTL_MS, ...ids)),
+    );
+    const failed = accounts.filter((_, i) => results[i].status === 'rejected');
+    if (failed.length > 0) {
+      const reason = (results.find((result) => result.status === 'rejected') as PromiseRejectedResult).reason as Error;
+      const again = this.retry(failed) ? `sent again in ${END_RETRY_MS} ms` : "too many to keep: their accounts' counts heal when idle";
+      this.logger.debug(`Ended runs not counted (${reason.message}); ${again}`);
     }
     return ended.map(() => undefined);
+  }
+
+  /** Sends the ends of `failed` (account, run ids) again later; false when END_RETRY_MAX are waiting already. */
+  private retry(failed: [string, string[]][]): boolean {
+    const runs = failed.flatMap(([accountId, ids]) => ids.map((runId) => ({ accountId, runId })));
+    if (this.retrying + runs.length > END_RETRY_MAX) return false;
+    this.retrying += runs.length;
+    setTimeout(() => {
+      this.retrying -= runs.length;
+      // Not once the runner closed its connection (shutdown): they heal when their accounts are idle.
+      if (this.redis.status === 'end') return;
+      for (const run of runs) void this.ends.push(run);
+    }, END_RETRY_MS).unref();
+    return true;
   }
 }

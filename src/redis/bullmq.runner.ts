@@ -265,7 +265,7 @@ export class BullMqBotRunner extends BotRunner implements OnModuleInit, OnApplic
    * waiting jobs instead grows with the backlog (up to `maxQueuedRuns` a read), and counting starts on the workers
    * costs a command per turn of starts. Error, per account: the other nodes' enqueues of one read's interval (250 ms)
    * are missed, as for the whole bound; a dead worker's jobs count as held until BullMQ hands them out again
-   * (`runLeaseMs`); an end whose report Redis failed counts as waiting until the count heals; a run whose enqueue
+   * (`runLeaseMs`); an end whose report Redis failed counts as waiting until it is sent again; a run whose enqueue
    * failed before Redis counted it is not counted once swept. Each account's count is capped by the queue's waiting
    * jobs, so a count left too high never refuses an account while the queue holds less.
    */

@@ -143,6 +143,32 @@ if (!redisUrl || !postgresUrl) {
       // Redis gone: positions count from 1 (the add that follows fails too; the sweep enqueues the runs later).
       expect(await positions.enqueued([run('6', 'p'), run('7', 'p')])).toEqual([1, 2]);
     });
+
+    it("a run's end whose report Redis failed is reported again once Redis answers: the run leaves its account's runs pending", async () => {
+      const logger = new Logger('test');
+      const debug = jest.spyOn(logger, 'debug').mockImplementation(() => undefined);
+      const proxy = new TcpProxy('127.0.0.1', redisPort());
+      await proxy.open();
+      const client = new Redis(proxy.url('redis'), { enableOfflineQueue: false, maxRetriesPerRequest: 1, commandTimeout: 500 });
+      try {
+        await until(() => client.status === 'ready', 2000, 'redis');
+        const positions = new AccountQueuePositions(client, `${cluster.keyPrefix}retried:`, logger);
+        expect(await positions.enqueued([{ id: 'r1', accountId: 'f' }])).toEqual([1]);
+
+        // The worker's Redis connection drops as the run ends: the report fails (logged), the run is still pending.
+        await proxy.cut();
+        await positions.runEnded('f', 'r1');
+        expect(debug).toHaveBeenCalledWith(expect.stringMatching(/^Ended runs not counted/));
+        expect(await redis.sismember(positions.key('f'), 'r1')).toBe(1);
+
+        // Redis answers again: the end is reported again, without another run ending on this worker.
+        await proxy.open();
+        await until(async () => (await redis.exists(positions.key('f'))) === 0, 5000, "the run to leave f's runs pending");
+      } finally {
+        client.disconnect();
+        await proxy.cut();
+      }
+    });
   });
 
   describe('a hard per-account cap on BullMQ workers: maxConcurrentRunsPerAccount 2 holds across all workers', () => {
