@@ -30,14 +30,20 @@ export interface RunBotOptions {
 
 /** How `main()` ended, judged as the module judges a run (without storing anything). */
 export interface RunBotResult {
-  /** `succeeded`, or `failed` when it threw, returned something that is not a list of `{ title, message }`, or its signal fired. */
+  /**
+   * `succeeded`, or `failed` when it threw, returned something that is not a list of `{ title, message }`, or its
+   * signal fired (`error.code` says which it was).
+   */
   status: 'succeeded' | 'failed';
   /** The returned outputs (only `title` and `message` kept), empty when it failed. */
   outputs: BotOutput[];
   /** What it passed to `ctx.emit`, in order (valid ones; an invalid one fails the run). */
   emitted: BotOutput[];
-  /** What it threw, why its outputs were refused, or the reason its signal fired with. */
-  error: { message: string; code?: string } | null;
+  /**
+   * What it threw (`message` only), why its outputs were refused (`code: 'invalid_outputs'`), or the reason its
+   * signal fired with (`code: 'aborted'`: the stop came from the signal, whatever the bot did about it).
+   */
+  error: { message: string; code?: 'aborted' | 'invalid_outputs' } | null;
 }
 
 /**
@@ -54,7 +60,12 @@ export async function runBot(bot: Type<WebhookBotHost>, inputs: BotInputs = {}, 
     .compile();
   const emitted: BotOutput[] = [];
   const signal = options.signal ?? new AbortController().signal;
-  const stopped = (): RunBotResult => ({ status: 'failed', outputs: [], emitted, error: { message: messageOf(signal.reason) } });
+  const stopped = (): RunBotResult => ({
+    status: 'failed',
+    outputs: [],
+    emitted,
+    error: { message: messageOf(signal.reason), code: 'aborted' },
+  });
   let badEmit = false;
   try {
     const instance = moduleRef.get(bot);

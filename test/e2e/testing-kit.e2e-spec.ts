@@ -422,12 +422,32 @@ describe('runBot: main() alone', () => {
     expect(await result).toMatchObject({ status: 'failed', error: { message: 'stop now' } });
   });
 
+  it("tells a stop by the spec's signal from the bot failing with the same words", async () => {
+    const controller = new AbortController();
+    const stopped = runBot(PatientBot, {}, { signal: controller.signal });
+    controller.abort(new Error('stop now'));
+    const byTheSignal = await stopped;
+    expect(byTheSignal).toEqual({ status: 'failed', outputs: [], emitted: [], error: { message: 'stop now', code: 'aborted' } });
+    // A bot that throws those words itself failed on its own: no code.
+    @WebhookBot({ id: 'quitter' })
+    class QuitterBot extends WebhookBotHost {
+      main(): Promise<BotOutput[]> {
+        return Promise.reject(new Error('stop now'));
+      }
+    }
+    const byTheBot = await runBot(QuitterBot);
+    expect(byTheBot).toEqual({ status: 'failed', outputs: [], emitted: [], error: { message: 'stop now' } });
+    // The code is typed: a spec can branch on it without a cast.
+    const why: 'aborted' | 'invalid_outputs' | undefined = byTheSignal.error?.code;
+    expect(why).toBe('aborted');
+  });
+
   it('ends once the signal fires, as a run does, even when main() missed or ignores it', async () => {
     // Aborted before main() is reached (runBot builds the bot first): a listener added then never hears it.
     const early = new AbortController();
     const listening = runBot(ListeningBot, {}, { signal: early.signal });
     early.abort(new Error('stop now'));
-    expect(await listening).toEqual({ status: 'failed', outputs: [], emitted: [], error: { message: 'stop now' } });
+    expect(await listening).toEqual({ status: 'failed', outputs: [], emitted: [], error: { message: 'stop now', code: 'aborted' } });
 
     const later = new AbortController();
     const stuck = runBot(StuckBot, {}, { signal: later.signal });
