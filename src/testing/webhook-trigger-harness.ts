@@ -257,7 +257,11 @@ export class WebhookTriggerHarness {
     return answer;
   }
 
-  /** Resolves once no run is in flight in this app (every bot is over and its outcome stored). */
+  /**
+   * Resolves once no run is in flight in this app (every bot is over and its outcome stored). A run that waits on
+   * the clock (a bot's wait on the module's `Clock`, its time limit) is in flight until the clock passes its wait:
+   * `await clock.tick(ms)` first, or this never resolves.
+   */
   async idle(): Promise<void> {
     // The executor is the module's own (not exported): found from the app, as a test may.
     await this.moduleRef.get(InvocationExecutor, { strict: false }).idle();

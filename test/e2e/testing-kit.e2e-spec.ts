@@ -370,6 +370,25 @@ describe('the testing kit, configured', () => {
     }
   });
 
+  it('keeps idle() waiting while a run waits on the clock, and resolves it once the clock passes the wait', async () => {
+    const kit = await createWebhookTriggerHarness({ bots: [PollerBot] });
+    try {
+      const run = await kit.trigger('poller');
+      let idle = false;
+      const idled = kit.idle().then(() => (idle = true));
+      // tick lets the work it starts settle, and a status request takes more turns: had idle() resolved, it would have.
+      await kit.clock.tick(4_999);
+      expect((await run.status()).body).toMatchObject({ invocation: { status: 'running' } });
+      expect(idle).toBe(false);
+      // As docs/testing.md says: move the clock past the wait, then idle() resolves with the outcome stored.
+      await kit.clock.tick(1);
+      await idled;
+      expect((await run.status()).body).toMatchObject({ invocation: { status: 'succeeded' } });
+    } finally {
+      await kit.close();
+    }
+  });
+
   it('runs on the clock it is given', async () => {
     const clock = new TestClock(Date.parse('2030-01-01T00:00:00Z'));
     const kit = await createWebhookTriggerHarness({ bots: [SummarizeBot], providers: [Summarizer], clock });
