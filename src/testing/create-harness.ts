@@ -11,8 +11,15 @@ export async function createWebhookTriggerHarness(config: WebhookTriggerTestingO
     .Test.createTestingModule({ imports: [WebhookTriggerTestingModule.forRoot(config)] })
     .compile();
   const app = moduleRef.createNestApplication({ logger: false });
-  await app.init();
-  const harness = app.get(WebhookTriggerHarness);
-  await harness.attach(app, true);
-  return harness;
+  try {
+    await app.init();
+    const harness = app.get(WebhookTriggerHarness);
+    await harness.attach(app, true);
+    return harness;
+  } catch (error) {
+    // The spec never gets the harness to close: what started meanwhile (your providers' pools, timers) would
+    // keep the runner alive.
+    await app.close().catch(() => undefined);
+    throw error;
+  }
 }

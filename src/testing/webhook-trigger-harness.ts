@@ -1,5 +1,7 @@
 import { Injectable, type INestApplication, RequestMethod } from '@nestjs/common';
 import { ApplicationConfig, ModuleRef } from '@nestjs/core';
+import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import { WebhookTriggersAdmin } from '../admin/webhook-triggers.admin.js';
 import type { BotOutput } from '../bots/bot.types.js';
 import type { CallbackEvent, InvocationError, InvocationStatus } from '../persistence/records.js';
@@ -142,7 +144,10 @@ export class WebhookTriggerHarness {
     private readonly appConfig: ApplicationConfig,
   ) {}
 
-  /** The harness of `app` (which imported `WebhookTriggerTestingModule` and was initialized); it listens on 127.0.0.1 if it does not yet. */
+  /**
+   * The harness of `app` (which imported `WebhookTriggerTestingModule` and was initialized); it listens on 127.0.0.1
+   * if it does not yet, on a port that does not keep the process alive. Close the app in `afterEach` (or `finally`).
+   */
   static async of(app: INestApplication): Promise<WebhookTriggerHarness> {
     const harness = app.get(WebhookTriggerHarness);
     await harness.attach(app, false);
@@ -151,8 +156,14 @@ export class WebhookTriggerHarness {
 
   /** Used by `createWebhookTriggerHarness` and `of`: where requests go, and whether `close()` closes the app. */
   async attach(app: INestApplication, owned: boolean): Promise<void> {
-    const server = app.getHttpServer() as { listening?: boolean };
-    if (!server.listening) await app.listen(0, '127.0.0.1');
+    const server = app.getHttpServer() as Server;
+    if (!server.listening) {
+      await app.listen(0, '127.0.0.1');
+      // The port the kit opened holds no spec's runner alive: a spec that fails before its app.close() still ends
+      // (Jest reports it and exits); the app's own handles stay the app's to close.
+      server.unref();
+      server.on('connection', (socket: Socket) => socket.unref());
+    }
     this.baseUrl = (await app.getUrl()).replace('[::1]', '127.0.0.1');
     if (owned) this.closeApp = () => app.close();
   }

@@ -5,6 +5,8 @@
  */
 import { Injectable, Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import {
   Clock,
   verifyWebhookSignature,
@@ -354,6 +356,58 @@ describe('the testing kit, configured', () => {
       await expect(kit.call('GET', '/nothing-here')).rejects.toThrow('GET /nothing-here answered 404 with a body that is not JSON');
     } finally {
       await app.close();
+    }
+  });
+
+  it('lets Jest exit when a spec of your own app fails before app.close(): the port the harness opened holds nothing open', async () => {
+    // A child Jest on this repository's e2e project, running test/fixtures/own-app-fails-before-close.kit-spec.ts only.
+    const root = join(__dirname, '../..');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the repository's own Jest config (CommonJS)
+    const { projects } = require(join(root, 'jest.config.js')) as { projects: { displayName: string }[] };
+    const { displayName: _name, ...e2e } = projects.find((project) => project.displayName === 'e2e')!;
+    const config = { ...e2e, testMatch: ['<rootDir>/test/fixtures/own-app-fails-before-close.kit-spec.ts'] };
+    const child = spawn(process.execPath, [join(root, 'node_modules/jest/bin/jest.js'), '--config', JSON.stringify(config), '--ci'], {
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    // Left open, the app keeps Jest alive for good ("Jest did not exit"): a loose bound, far over its start on 2 cores.
+    const killer = setTimeout(() => child.kill('SIGKILL'), 45_000);
+    const exitCode = await new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    clearTimeout(killer);
+    expect(output).toContain('Tests:       1 failed, 1 total');
+    expect(output).not.toContain('Jest did not exit');
+    expect(exitCode).toBe(1);
+  }, 60_000);
+
+  it('closes what its app opened when the app fails to start, so nothing of yours is left holding the runner', async () => {
+    // A provider of yours that holds a real handle while the app is up, as a connection pool does.
+    const pool: { handle?: NodeJS.Timeout } = {};
+    @Injectable()
+    class Pool {
+      onModuleInit() {
+        pool.handle = setInterval(() => undefined, 1000);
+      }
+      onModuleDestroy() {
+        clearInterval(pool.handle);
+        pool.handle = undefined;
+      }
+    }
+    @Injectable()
+    class Seeder {
+      onApplicationBootstrap() {
+        throw new Error('the seed data is missing');
+      }
+    }
+    try {
+      await expect(createWebhookTriggerHarness({ bots: [SummarizeBot], providers: [Summarizer, Pool, Seeder] })).rejects.toThrow(
+        'the seed data is missing',
+      );
+      expect(pool.handle).toBeUndefined();
+    } finally {
+      clearInterval(pool.handle); // left open, it would keep this Jest alive
     }
   });
 
