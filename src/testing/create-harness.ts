@@ -1,4 +1,4 @@
-import { nestTesting } from './nest-testing.js';
+import { compileTestingModule } from './nest-testing.js';
 import { WebhookTriggerHarness } from './webhook-trigger-harness.js';
 import { type WebhookTriggerTestingOptions, WebhookTriggerTestingModule } from './webhook-trigger-testing.module.js';
 
@@ -7,9 +7,11 @@ import { type WebhookTriggerTestingOptions, WebhookTriggerTestingModule } from '
  * callbacks captured) in an app on a free loopback port, and its harness. `await harness.close()` after the spec.
  */
 export async function createWebhookTriggerHarness(config: WebhookTriggerTestingOptions = {}): Promise<WebhookTriggerHarness> {
-  const moduleRef = await nestTesting()
-    .Test.createTestingModule({ imports: [WebhookTriggerTestingModule.forRoot(config)] })
-    .compile();
+  const moduleRef = await compileTestingModule(
+    { imports: [WebhookTriggerTestingModule.forRoot(config)] },
+    [...(config.bots ?? []), ...(config.providers ?? [])],
+    'createWebhookTriggerHarness()',
+  );
   const app = moduleRef.createNestApplication({ logger: false });
   try {
     await app.init();

@@ -6,7 +6,7 @@ import type { WebhookBotOptions } from '../bots/bot.types.js';
 import { INVALID_OUTPUTS } from '../errors/webhook-trigger.messages.js';
 import { cleanOutputs, isValidOutput, isValidOutputs } from '../runs/run-outputs.js';
 import { untilAborted } from '../runs/until-aborted.js';
-import { nestTesting } from './nest-testing.js';
+import { compileTestingModule } from './nest-testing.js';
 import { Clock, SYSTEM_CLOCK } from '../time/clock.js';
 
 /** What `runBot` gives `main()` besides the inputs, all optional. */
@@ -53,11 +53,12 @@ export interface RunBotResult {
 export async function runBot(bot: Type<WebhookBotHost>, inputs: BotInputs = {}, options: RunBotOptions = {}): Promise<RunBotResult> {
   const declared = Reflect.getMetadata(WEBHOOK_BOT_METADATA, bot) as WebhookBotOptions | undefined;
   if (!declared) throw new Error(`${bot.name} is not decorated with @WebhookBot()`);
-  const moduleRef = await nestTesting()
-    .Test.createTestingModule({
-      providers: [{ provide: Clock, useValue: options.clock ?? SYSTEM_CLOCK }, bot, ...(options.providers ?? [])],
-    })
-    .compile();
+  const given = [bot, ...(options.providers ?? [])];
+  const moduleRef = await compileTestingModule(
+    { providers: [{ provide: Clock, useValue: options.clock ?? SYSTEM_CLOCK }, ...given] },
+    given,
+    'runBot()',
+  );
   const emitted: BotOutput[] = [];
   const signal = options.signal ?? new AbortController().signal;
   const stopped = (): RunBotResult => ({

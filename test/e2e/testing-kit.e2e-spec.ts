@@ -16,7 +16,12 @@ import {
   type BotInputs,
   type BotOutput,
 } from '../../src/index.js';
-import { TESTING_NOT_A_BOT, TESTING_PACKAGE_MISSING, TESTING_UNKNOWN_BOT } from '../../src/errors/webhook-trigger.messages.js';
+import {
+  TESTING_MISSING_PROVIDER,
+  TESTING_NOT_A_BOT,
+  TESTING_PACKAGE_MISSING,
+  TESTING_UNKNOWN_BOT,
+} from '../../src/errors/webhook-trigger.messages.js';
 import {
   createWebhookTriggerHarness,
   runBot,
@@ -262,6 +267,25 @@ describe('the testing kit, configured', () => {
     await expect(createWebhookTriggerHarness({ bots: [{ provide: 'a bot', useClass: Summarizer }] })).rejects.toThrow(
       TESTING_NOT_A_BOT('Summarizer'),
     );
+  });
+
+  it("keeps Nest's error for a bot whose dependency was not given, and adds the fix: the providers option", async () => {
+    const fix = TESTING_MISSING_PROVIDER('SummarizeBot', 'Summarizer', 'createWebhookTriggerHarness()');
+    const refused = await createWebhookTriggerHarness({ bots: [SummarizeBot] }).then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    expect(refused?.constructor.name).toBe('UnknownDependenciesException'); // Nest's own, not one of ours
+    expect(refused?.message).toContain("Nest can't resolve dependencies of the SummarizeBot (?)");
+    expect(refused?.message).toContain(fix);
+    expect(refused?.stack?.split(fix)).toHaveLength(2); // once, in what a runner prints
+
+    const unbuilt = await runBot(SummarizeBot, { text: 'x' }).then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    expect(unbuilt?.message).toContain("Nest can't resolve dependencies of the SummarizeBot (?)");
+    expect(unbuilt?.message).toContain(TESTING_MISSING_PROVIDER('SummarizeBot', 'Summarizer', 'runBot()'));
   });
 
   it('says to install @nestjs/testing when a harness is made without it (the rest of the kit imports without it)', async () => {
