@@ -278,7 +278,7 @@ export const TESTING_UNKNOWN_BOT = (botId: string, known: string[]) =>
   '(createWebhookTriggerHarness({ bots }) or WebhookTriggerTestingModule.forRoot({ bots })), or trigger one of your triggers: { id, key }';
 export const TESTING_MISSING_PROVIDER = (needing: string, missing: string, where: string) =>
   `The testing kit: ${needing} needs ${missing}, which it was not given: add it to the providers of ${where}, ` +
-  `the real one or a fake ({ provide: ${missing}, useValue: … }); the kit imports none of your modules`;
+  `the real one or a fake ({ provide: ${missing}, useValue: … }), or the module of yours that exports it to its imports`;
 export const TESTING_FAKE_TIMERS =
   "TestClock.tick() needs a real setImmediate (it lets the app's work go on between timers), and fake timers replaced it " +
   "(jest.useFakeTimers(), vi.useFakeTimers() or fakeTimers in your config). The kit needs none: its clock moves the module's time. " +

@@ -1,4 +1,4 @@
-import { Logger, type Provider, type Type } from '@nestjs/common';
+import { Logger, type ModuleMetadata, type Provider, type Type } from '@nestjs/common';
 import type { BotInputs, BotOutput } from '../bots/bot.types.js';
 import type { WebhookBotHost } from '../bots/webhook-bot-host.js';
 import { WEBHOOK_BOT_METADATA } from '../bots/webhook-bot.decorator.js';
@@ -13,6 +13,8 @@ import { Clock, SYSTEM_CLOCK } from '../time/clock.js';
 export interface RunBotOptions {
   /** What the bot injects (real providers or your fakes). */
   providers?: Provider[];
+  /** Your modules whose exported providers the bot injects (`MailModule`). */
+  imports?: ModuleMetadata['imports'];
   /**
    * The run's signal: abort it to see how the bot stops. As a run does, runBot ends once it fires (also when it
    * fired before `main()` was called, or `main()` ignores it): `failed` with its reason's message.
@@ -55,7 +57,7 @@ export async function runBot(bot: Type<WebhookBotHost>, inputs: BotInputs = {}, 
   if (!declared) throw new Error(`${bot.name} is not decorated with @WebhookBot()`);
   const given = [bot, ...(options.providers ?? [])];
   const moduleRef = await compileTestingModule(
-    { providers: [{ provide: Clock, useValue: options.clock ?? SYSTEM_CLOCK }, ...given] },
+    { imports: options.imports, providers: [{ provide: Clock, useValue: options.clock ?? SYSTEM_CLOCK }, ...given] },
     given,
     'runBot()',
   );

@@ -27,6 +27,11 @@ export interface WebhookTriggerTestingOptions {
   /** What your bots inject (real providers or your own fakes). */
   providers?: Provider[];
   /**
+   * Your modules whose exported providers your bots inject (`MailModule`), imported as a feature module of yours
+   * would be: the kit imports none of your modules otherwise. In `forRootAsync()` they reach the options factory too.
+   */
+  imports?: ModuleMetadata['imports'];
+  /**
    * The module's options, as in `WebhookTriggerModule.forRoot()`, except where things are kept: the kit keeps
    * everything in memory (`database` and `migrationsRun` are refused). `keySecret` defaults to a random one,
    * so keys and callback secrets can be shown again; `shutdownGraceMs` defaults to `0`, so closing the kit ends
@@ -47,7 +52,6 @@ export type WebhookTriggerTestingModuleOptions = Omit<WebhookTriggerModuleOption
  * `ConfigService`…), the rest as in `forRoot()` (bots and providers are known when the module is built).
  */
 export interface WebhookTriggerTestingAsyncOptions extends Omit<WebhookTriggerTestingOptions, 'options'> {
-  imports?: ModuleMetadata['imports'];
   inject?: FactoryProvider['inject'];
   useFactory: (...args: any[]) => Promise<WebhookTriggerTestingModuleOptions> | WebhookTriggerTestingModuleOptions; // eslint-disable-line @typescript-eslint/no-explicit-any -- Nest's own factory signature
 }
@@ -120,7 +124,7 @@ export class WebhookTriggerTestingModule {
     const transport = new CapturingCallbackTransport(clock);
     return {
       module: WebhookTriggerTestingModule,
-      imports: [webhookModule({ storage: new InMemoryWebhookStorage(), clock, callbackTransport: transport })],
+      imports: [webhookModule({ storage: new InMemoryWebhookStorage(), clock, callbackTransport: transport }), ...(config.imports ?? [])],
       providers: [
         ...(config.bots ?? []),
         ...(config.providers ?? []),

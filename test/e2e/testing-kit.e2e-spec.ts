@@ -288,6 +288,60 @@ describe('the testing kit, configured', () => {
     expect(unbuilt?.message).toContain(TESTING_MISSING_PROVIDER('SummarizeBot', 'Summarizer', 'runBot()'));
   });
 
+  it('builds bots with the providers your own modules export (imports), in the harness, forRootAsync and runBot', async () => {
+    @Module({ providers: [Summarizer], exports: [Summarizer] })
+    class SummarizingModule {}
+
+    const kit = await createWebhookTriggerHarness({ bots: [SummarizeBot], imports: [SummarizingModule] });
+    try {
+      const run = await kit.trigger('summarize', { text: 'one two three four' });
+      expect(run.statusCode).toBe(200);
+      expect((await run.sync()).body).toEqual({
+        success: true,
+        outputs: [
+          { title: 'Started', message: '18 characters' },
+          { title: 'Summary', message: 'one two three' },
+        ],
+      });
+    } finally {
+      await kit.close();
+    }
+
+    // forRootAsync: the same imports reach the options factory and the bots.
+    let factoryGot: unknown;
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        WebhookTriggerTestingModule.forRootAsync({
+          bots: [SummarizeBot],
+          imports: [SummarizingModule],
+          inject: [Summarizer],
+          useFactory: (summarizer: Summarizer) => {
+            factoryGot = summarizer;
+            return {};
+          },
+        }),
+      ],
+    }).compile();
+    expect(factoryGot).toBeInstanceOf(Summarizer);
+    const app = moduleRef.createNestApplication({ logger: false });
+    try {
+      await app.init();
+      const asyncKit = await WebhookTriggerHarness.of(app);
+      const run = await asyncKit.trigger('summarize', { text: 'a b c d e' });
+      expect((await run.sync()).body).toMatchObject({
+        success: true,
+        outputs: [{ title: 'Started' }, { title: 'Summary', message: 'a b c' }],
+      });
+    } finally {
+      await app.close();
+    }
+
+    expect(await runBot(SummarizeBot, { text: 'x y z w' }, { imports: [SummarizingModule] })).toMatchObject({
+      status: 'succeeded',
+      outputs: [{ title: 'Summary', message: 'x y z' }],
+    });
+  });
+
   it('says to install @nestjs/testing when a harness is made without it (the rest of the kit imports without it)', async () => {
     jest.doMock('@nestjs/testing', () => {
       throw Object.assign(new Error("Cannot find module '@nestjs/testing'"), { code: 'MODULE_NOT_FOUND' });
