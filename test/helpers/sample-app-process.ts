@@ -7,8 +7,11 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { resolve } from 'node:path';
+import Redis from 'ioredis';
+import { Client } from 'pg';
 import { SAMPLE_APP_ENTRIES } from '../global-setup.js';
 import { send, sleep, type HttpResult } from './http.js';
+import { createScratchDatabase, deleteRedisKeys } from './services.js';
 
 const ROOT = resolve(__dirname, '../..');
 
@@ -159,4 +162,36 @@ export function freePort(): Promise<number> {
       server.close(() => done(port));
     });
   });
+}
+
+/** What a suite of sample-app processes on PostgreSQL and Redis reads its results from (`openProcessServices`). */
+export interface ProcessServices {
+  /** The scratch database the processes share (`DATABASE_URL`). */
+  dbUrl: string;
+  /** A client on that database, connected. */
+  pg: Client;
+  /** A client on the suite's Redis. */
+  redis: Redis;
+  /** Kills the suite's sample apps first, then closes the clients, drops the database and the suite's Redis keys. */
+  close(): Promise<void>;
+}
+
+/** A scratch database with a client on it, and a Redis client, for a suite whose processes use `keyPrefix`. */
+export async function openProcessServices(postgresUrl: string, redisUrl: string, keyPrefix: string): Promise<ProcessServices> {
+  const db = await createScratchDatabase(postgresUrl);
+  const pg = new Client({ connectionString: db.url });
+  await pg.connect();
+  const redis = new Redis(redisUrl);
+  return {
+    dbUrl: db.url,
+    pg,
+    redis,
+    close: async () => {
+      await killSampleApps();
+      redis.disconnect();
+      await pg.end();
+      await db.drop();
+      await deleteRedisKeys(redisUrl, keyPrefix);
+    },
+  };
 }

@@ -6,11 +6,19 @@
  */
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import Redis from 'ioredis';
-import { Client } from 'pg';
+import type Redis from 'ioredis';
+import type { Client } from 'pg';
 import { eventually, send, triggerBot } from '../helpers/http.js';
-import { adminApi, freePort, killSampleApps, launchSampleApp, startSampleApp, within } from '../helpers/sample-app-process.js';
-import { createScratchDatabase, deleteRedisKeys, serviceUrl } from '../helpers/services.js';
+import {
+  adminApi,
+  freePort,
+  openProcessServices,
+  launchSampleApp,
+  startSampleApp,
+  within,
+  type ProcessServices,
+} from '../helpers/sample-app-process.js';
+import { serviceUrl } from '../helpers/services.js';
 
 jest.setTimeout(60_000);
 
@@ -27,28 +35,20 @@ if (!postgresUrl || !redisUrl) {
   it.todo('end report crash suite NOT RUN: set WEBHOOK_TEST_POSTGRES_URL=postgres://… and WEBHOOK_TEST_REDIS_URL=redis://…');
 } else {
   describe("a worker killed between a run's end and its report (BullMQ runner, real processes)", () => {
-    let db: { url: string; drop: () => Promise<void> };
+    let services: ProcessServices;
     let pg: Client;
     let redis: Redis;
 
     beforeAll(async () => {
-      db = await createScratchDatabase(postgresUrl);
-      pg = new Client({ connectionString: db.url });
-      await pg.connect();
-      redis = new Redis(redisUrl);
+      services = await openProcessServices(postgresUrl, redisUrl, keyPrefix);
+      ({ pg, redis } = services);
     });
 
-    afterAll(async () => {
-      await killSampleApps();
-      redis?.disconnect();
-      await pg?.end();
-      await db?.drop();
-      await deleteRedisKeys(redisUrl, keyPrefix);
-    });
+    afterAll(() => services?.close());
 
     it('the run keeps its stored outcome and ran once; the next worker takes it off its account’s runs pending', async () => {
       const shared = {
-        DATABASE_URL: db.url,
+        DATABASE_URL: services.dbUrl,
         REDIS_URL: redisUrl,
         REDIS_KEY_PREFIX: keyPrefix,
         ADMIN_TOKEN,

@@ -6,11 +6,19 @@
  */
 import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
-import Redis from 'ioredis';
-import { Client } from 'pg';
+import type Redis from 'ioredis';
+import type { Client } from 'pg';
 import { send, sleep, triggerBot, until } from '../helpers/http.js';
-import { adminApi, freePort, killSampleApps, startSampleApp, within, type SampleAppProcess } from '../helpers/sample-app-process.js';
-import { createScratchDatabase, deleteRedisKeys, serviceUrl } from '../helpers/services.js';
+import {
+  adminApi,
+  freePort,
+  startSampleApp,
+  within,
+  openProcessServices,
+  type ProcessServices,
+  type SampleAppProcess,
+} from '../helpers/sample-app-process.js';
+import { serviceUrl } from '../helpers/services.js';
 
 jest.setTimeout(60_000);
 
@@ -38,7 +46,7 @@ if (!postgresUrl || !redisUrl) {
   it.todo('enqueue crash suite NOT RUN: set WEBHOOK_TEST_POSTGRES_URL=postgres://… and WEBHOOK_TEST_REDIS_URL=redis://…');
 } else {
   describe('an API node killed between COMMIT and enqueue (BullMQ runner, real processes)', () => {
-    let db: { url: string; drop: () => Promise<void> };
+    let services: ProcessServices;
     let pg: Client;
     let redis: Redis;
     let shared: Record<string, string>;
@@ -61,12 +69,10 @@ if (!postgresUrl || !redisUrl) {
       startSampleApp({ ...shared, WEBHOOK_ROLE: 'api', PORT: String(await freePort()), ...env });
 
     beforeAll(async () => {
-      db = await createScratchDatabase(postgresUrl);
-      pg = new Client({ connectionString: db.url });
-      await pg.connect();
-      redis = new Redis(redisUrl);
+      services = await openProcessServices(postgresUrl, redisUrl, keyPrefix);
+      ({ pg, redis } = services);
       shared = {
-        DATABASE_URL: db.url,
+        DATABASE_URL: services.dbUrl,
         REDIS_URL: redisUrl,
         REDIS_KEY_PREFIX: keyPrefix,
         ADMIN_TOKEN,
@@ -75,13 +81,7 @@ if (!postgresUrl || !redisUrl) {
       };
     });
 
-    afterAll(async () => {
-      await killSampleApps();
-      redis?.disconnect();
-      await pg?.end();
-      await db?.drop();
-      await deleteRedisKeys(redisUrl, keyPrefix);
-    });
+    afterAll(() => services?.close());
 
     it('the client gets no answer, the run is stored queued and charged, a worker sweep runs it exactly once, and a retry with the same Idempotency-Key gets that run', async () => {
       const doomed = await startApi({ NODE_OPTIONS: `--require ${CRASH_BEFORE_ENQUEUE}` });
